@@ -1,0 +1,27 @@
+#pragma once
+// Subcommands of `halogen`. Each cmd_<name>.cpp adds one CLI11 subcommand whose callback does the work and
+// throws halogen::UserError for anything the user can fix (printed by main as one line, exit 2).
+#include <CLI/CLI.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace halogen::app {
+
+// Thrown by a subcommand (or a mode of one) that this build does not implement yet: main exits 3.
+class NotBuilt : public std::runtime_error {
+ public:
+  explicit NotBuilt(const std::string& what) : std::runtime_error(what + " is not built yet in this version") {}
+};
+
+// The process exit code a subcommand wants main to return (0 unless set).
+int& exit_code();
+
+void add_convert_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_partition_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+
+}  // namespace halogen::app

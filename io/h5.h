@@ -1,0 +1,81 @@
+#pragma once
+// A thin RAII layer over the HDF5 C API. Every failure is a UserError naming the file and the object, e.g.
+// "g.h5: /csr/indptr: expected int64 [2709], found int32 [2709]". HDF5's own error stack printing is off.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace halogen::h5 {
+
+// Owns one hid_t and closes it with the right H5*close.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(int64_t id, int (*closer)(int64_t)) : id_(id), closer_(closer) {}
+  ~Handle() { reset(); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
+  Handle& operator=(Handle&& other) noexcept;
+  void reset();
+  int64_t id() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  int64_t id_ = -1;
+  int (*closer_)(int64_t) = nullptr;
+};
+
+enum class Mode { read, create /* truncate */ };
+
+class File {
+ public:
+  File(const std::string& path, Mode mode);
+  const std::string& path() const { return path_; }
+  int64_t id() const { return handle_.id(); }
+  void close() { handle_.reset(); }
+
+  bool exists(const std::string& object_path) const;  // dataset or group, e.g. "/split/train"
+  // Shape of a dataset; UserError if absent.
+  std::vector<int64_t> shape(const std::string& dataset) const;
+
+  // Writers create intermediate groups. Data is written chunked+compressed when `compress` is set.
+  template <typename T>
+  void write(const std::string& dataset, const T* data, const std::vector<int64_t>& dims, bool compress = false);
+  template <typename T>
+  void write(const std::string& dataset, const std::vector<T>& data, bool compress = false) {
+    write(dataset, data.data(), {static_cast<int64_t>(data.size())}, compress);
+  }
+
+  // Readers check rank and element type: int64 datasets read only as int64 etc., except that integer
+  // datasets of any width read into int64/int32 when values fit (checked), and float64 into float32.
+  template <typename T>
+  std::vector<T> read(const std::string& dataset, std::vector<int64_t>* dims = nullptr) const;
+  // Reads rows [row_begin, row_end) of a dataset whose first dimension is rows (hyperslab).
+  template <typename T>
+  std::vector<T> read_rows(const std::string& dataset, int64_t row_begin, int64_t row_end) const;
+  // Reads the elements at sorted, unique row indices `rows` (point selection of whole rows).
+  template <typename T>
+  std::vector<T> read_selected_rows(const std::string& dataset, const std::vector<int64_t>& rows) const;
+
+  // Attributes on the root group or on an object path.
+  void set_attr(const std::string& name, const std::string& value, const std::string& object = "/");
+  void set_attr(const std::string& name, int64_t value, const std::string& object = "/");
+  void set_attr(const std::string& name, double value, const std::string& object = "/");
+  bool has_attr(const std::string& name, const std::string& object = "/") const;
+  std::string attr_string(const std::string& name, const std::string& object = "/") const;
+  int64_t attr_int(const std::string& name, const std::string& object = "/") const;
+  double attr_double(const std::string& name, const std::string& object = "/") const;
+
+  // Names of the members of a group, sorted.
+  std::vector<std::string> list(const std::string& group) const;
+
+ private:
+  std::string path_;
+  Handle handle_;
+};
+
+// Silences HDF5's automatic error printing (called once by File's constructor).
+void quiet_hdf5_errors();
+
+}  // namespace halogen::h5

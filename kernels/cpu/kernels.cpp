@@ -1,0 +1,2 @@
+// Placeholder translation unit until the kernels land.
+namespace halogen::kernels {}

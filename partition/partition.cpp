@@ -1,0 +1,2 @@
+// Placeholder translation unit until the partitioner land.
+namespace halogen::partition {}

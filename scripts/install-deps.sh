@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every dependency of Halogen on Debian 12 / Ubuntu 22.04+: idempotent and non-interactive.
+# The CUDA toolkit is used when present (nvcc on PATH or in /usr/local/cuda) but never installed or required.
+# Run as root or with sudo available.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libopenmpi-dev openmpi-bin
+  libmetis-dev libhdf5-dev libopenblas-dev zlib1g-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev
+  python3 python3-numpy python3-scipy python3-h5py python3-matplotlib
+  slurm-wlm munge
+)
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+# The scripts run with whatever `python3` is first on PATH; when that is not Debian's (pyenv, conda, venv),
+# give it the same modules from PyPI.
+if ! python3 -c 'import numpy, scipy, h5py, matplotlib' 2>/dev/null; then
+  echo "install-deps: adding numpy scipy h5py matplotlib to $(command -v python3)"
+  python3 -m pip install -q numpy scipy h5py matplotlib
+fi
+
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: CUDA toolkit found; the CUDA backend will be built"
+else
+  echo "install-deps: no CUDA toolkit; building the CPU backend only"
+fi

@@ -1,0 +1,51 @@
+#include "comm/mpi_session.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/check.h"
+#include "core/runtime.h"
+
+namespace halogen::comm {
+
+void abort_all(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_CHECK(MPI_Initialized(&initialized));
+  if (!initialized) {
+    int provided = 0;
+    MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    owns_ = true;
+  }
+  // Errors in MPI calls return codes (checked by MPI_CHECK, which aborts the job with the call site).
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  MPI_Comm node_comm;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm));
+  MPI_CHECK(MPI_Comm_rank(node_comm, &local_rank_));
+  MPI_CHECK(MPI_Comm_size(node_comm, &local_size_));
+  MPI_CHECK(MPI_Comm_free(&node_comm));
+  set_rank_info(RankInfo{rank_, size_, local_rank_});
+  set_abort_handler([](int code) { abort_all(code); });
+}
+
+MpiSession::~MpiSession() {
+  if (!owns_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+}  // namespace halogen::comm

@@ -1,0 +1,88 @@
+#pragma once
+// Counter-based random numbers (Philox4x32-10, Salmon et al., SC'11). A number is a pure function of
+// (seed, stream, index): `stream` says what it is for (dropout of layer l in epoch e, weight init of tensor k,
+// negative sampling, ...) and `index` says which element (e.g. global_vertex * width + column). So every rank,
+// and the CPU and CUDA kernels alike, draw identical numbers for the same purpose, whoever draws them.
+// Header-only and usable from CUDA device code (no CUDA header is included).
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define HALOGEN_HD __host__ __device__ __forceinline__
+#else
+#define HALOGEN_HD inline
+#endif
+
+namespace halogen::rng {
+
+struct Philox4 {
+  uint32_t v[4];
+};
+
+HALOGEN_HD uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
+  const uint64_t product = static_cast<uint64_t>(a) * b;
+  *hi = static_cast<uint32_t>(product >> 32);
+  return static_cast<uint32_t>(product);
+}
+
+// Philox4x32 with 10 rounds: counter (4 words) + key (2 words) -> 4 random words.
+HALOGEN_HD Philox4 philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0, hi1;
+    const uint32_t lo0 = mulhilo(kMul0, c0, &hi0);
+    const uint32_t lo1 = mulhilo(kMul1, c2, &hi1);
+    const uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
+    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+    k0 += kWeyl0;
+    k1 += kWeyl1;
+  }
+  return Philox4{{c0, c1, c2, c3}};
+}
+
+// Four 32-bit words for (seed, stream, index). Counter = (index lo, index hi, stream lo, stream hi).
+HALOGEN_HD Philox4 bits(uint64_t seed, uint64_t stream, uint64_t index) {
+  return philox4x32(static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
+                    static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
+                    static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// Uniform in [0, 1) with 24 bits (exactly representable in float).
+HALOGEN_HD float uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  return static_cast<float>(bits(seed, stream, index).v[0] >> 8) * (1.0f / 16777216.0f);
+}
+
+// Uniform 64-bit integer.
+HALOGEN_HD uint64_t uniform_u64(uint64_t seed, uint64_t stream, uint64_t index) {
+  const Philox4 r = bits(seed, stream, index);
+  return (static_cast<uint64_t>(r.v[1]) << 32) | r.v[0];
+}
+
+// Standard normal by Box-Muller on two words of the same draw.
+HALOGEN_HD float normal(uint64_t seed, uint64_t stream, uint64_t index) {
+  const Philox4 r = bits(seed, stream, index);
+  const float u1 = (static_cast<float>(r.v[0] >> 8) + 1.0f) * (1.0f / 16777216.0f);  // (0, 1]
+  const float u2 = static_cast<float>(r.v[1] >> 8) * (1.0f / 16777216.0f);
+  return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);
+}
+
+// A stream id from up to four small tags (purpose, epoch, layer, ...), so call sites name what they draw for.
+HALOGEN_HD uint64_t stream_id(uint32_t purpose, uint32_t a = 0, uint32_t b = 0, uint32_t c = 0) {
+  const Philox4 r = philox4x32(purpose, a, b, c, 0x48414C4Fu /* "HALO" */, 0x47454E31u);
+  return (static_cast<uint64_t>(r.v[1]) << 32) | r.v[0];
+}
+
+// Purposes for stream_id(); append, never renumber (changing one changes every run's numbers).
+enum Purpose : uint32_t {
+  kWeightInit = 1,
+  kDropout = 2,
+  kGraphGenerate = 3,
+  kSplit = 4,
+  kFeatures = 5,
+  kPartition = 6,
+  kNegativeSampling = 7,
+  kBenchData = 8,
+};
+
+}  // namespace halogen::rng

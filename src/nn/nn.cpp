@@ -1,0 +1,2 @@
+// Placeholder translation unit until the layers land.
+namespace halogen::nn {}

@@ -1,0 +1,2 @@
+// Placeholder translation unit until the trainer land.
+namespace halogen::train {}

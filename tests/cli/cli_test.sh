@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The command line's contract: --help lists the six subcommands; unknown subcommands and unknown flags are
+# one-line errors with exit 2.
+set -u
+bin="$1"
+fail() { echo "FAIL: $*"; exit 1; }
+
+help=$("$bin" --help) || fail "halogen --help exited $?"
+for sub in convert generate partition train bench info; do
+  grep -qE "^  $sub( |$)" <<<"$help" || fail "--help does not list $sub"
+done
+for sub in convert generate partition train bench info; do
+  "$bin" "$sub" --help >/dev/null || fail "halogen $sub --help exited $?"
+done
+
+check_usage_error() {
+  local out rc
+  out=$("$bin" "$@" 2>&1); rc=$?
+  [ "$rc" -eq 2 ] || fail "halogen $* exited $rc, expected 2 (output: $out)"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "halogen $* printed more than one line: $out"
+  grep -q "error" <<<"$out" || fail "halogen $* did not say error: $out"
+}
+check_usage_error nosuch
+check_usage_error train --nosuch
+check_usage_error
+echo "cli: all checks passed"
