@@ -1,11 +1,18 @@
-// `halogen bench`: not built yet; the issue that builds it replaces this file.
+// `halogen bench <name>`: microbenchmarks in the nccl-tests style. Each benchmark is its own bench_<name>.cpp.
+#include "apps/bench.h"
 #include "apps/commands.h"
 
 namespace halogen::app {
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("bench", "Microbenchmarks: spmm, gemm, halo, allreduce, epoch");
-  cmd->callback([] { throw NotBuilt("halogen bench"); });
+  CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks: spmm, gemm, halo, allreduce, epoch, partition");
+  bench->require_subcommand(1, 1);
+  add_bench_spmm(*bench);
+  add_bench_gemm(*bench);
+  add_bench_halo(*bench);
+  add_bench_allreduce(*bench);
+  add_bench_epoch(*bench);
+  add_bench_partition(*bench);
 }
 
 }  // namespace halogen::app

@@ -1,0 +1,54 @@
+#pragma once
+// Communicator: what a rank needs from the others during training. MpiComm moves host buffers with MPI;
+// NcclComm (CUDA builds) moves device buffers with NCCL on its own stream. Both implement the same calls, so
+// the trainer and the halo exchange are written once.
+//
+// Asynchrony: start_* posts the transfers and returns a request; wait() completes it. Between the two the
+// caller runs the local product (overlap). On NCCL, "complete" means the compute stream waits on an event
+// recorded on the communication stream (no host synchronisation).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "kernels/ops.h"
+
+namespace halogen::comm {
+
+// One peer-to-peer message: `count` floats at `data`, to/from rank `peer`.
+struct Message {
+  int peer = 0;
+  float* data = nullptr;
+  int64_t count = 0;
+};
+
+class Request {
+ public:
+  virtual ~Request() = default;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual Device device() const = 0;
+
+  // Posts all sends and receives of one exchange (any peers, including none). Buffers must stay untouched
+  // until wait(). Self-messages (peer == rank) are not allowed; callers copy locally instead.
+  virtual std::unique_ptr<Request> start_exchange(const std::vector<Message>& sends,
+                                                  const std::vector<Message>& receives,
+                                                  kernels::Stream compute_stream) = 0;
+  virtual void wait(std::unique_ptr<Request> request, kernels::Stream compute_stream) = 0;
+
+  // In-place sum over all ranks (weight gradients, loss, metric counts).
+  virtual void allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) = 0;
+  virtual void allreduce_sum(double* data, int64_t count) = 0;  // host scalars
+  virtual void allreduce_sum(int64_t* data, int64_t count) = 0;  // host counts
+  virtual void allreduce_max(double* data, int64_t count) = 0;   // host scalars (timings)
+  virtual void barrier() = 0;
+  // Aborts every rank (MPI_Abort / ncclCommAbort + MPI_Abort).
+  [[noreturn]] virtual void abort(int exit_code) = 0;
+};
+
+}  // namespace halogen::comm

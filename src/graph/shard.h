@@ -1,0 +1,47 @@
+#pragma once
+// One rank's shard of a partitioned graph: exactly the contents of part-%05d.h5 (DESIGN.md, "Files").
+// Local ids: owned vertices are [0, n_own) in the order of owned_gid; halo vertices are [n_own, n_own+n_halo)
+// in the order of halo_gid, which is grouped by owner part (rows [recv_offsets[q], recv_offsets[q+1]) of the
+// halo come from part q).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace halogen::graph {
+
+struct ShardSnapshot;  // dynamic graphs (defined with the temporal support)
+
+struct Shard {
+  int32_t part = 0;
+  int32_t num_parts = 1;
+  int64_t global_num_nodes = 0;
+  int64_t global_num_edges = 0;
+  int32_t num_classes = 0;
+  int64_t num_features = 0;
+  std::string graph_name;
+
+  std::vector<int64_t> owned_gid;     // (n_own) global ids, ascending
+  std::vector<int64_t> halo_gid;      // (n_halo) global ids, grouped by owner, ascending within a group
+  std::vector<int64_t> recv_offsets;  // (P+1) halo rows [off[q], off[q+1]) arrive from part q
+  std::vector<int32_t> send_idx;      // (S) local owned row ids sent, grouped by destination part
+  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) of send_idx go to part q, in q's halo order
+
+  std::vector<int64_t> indptr{0};     // (n_own+1) local CSR of the owned rows (global adjacency rows)
+  std::vector<int32_t> indices;       // (nnz) local column ids, sorted within a row
+  std::vector<float> weight;          // (nnz) edge weights, empty when unweighted
+
+  std::vector<int64_t> degree_owned;  // (n_own) global degree (row length in the global CSR, no self-loop)
+  std::vector<int64_t> degree_halo;   // (n_halo) global degree of halo vertices
+
+  std::vector<float> features;        // (n_own, num_features)
+  std::vector<int32_t> labels;        // (n_own), -1 = none; empty when the graph has none
+  std::vector<float> targets;         // regression targets (T, n_own) or (n_own); empty when none
+  int64_t target_steps = 0;
+  std::vector<int64_t> train, valid, test;  // local ids (into [0, n_own)), ascending
+
+  int64_t num_owned() const { return static_cast<int64_t>(owned_gid.size()); }
+  int64_t num_halo() const { return static_cast<int64_t>(halo_gid.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
+
+}  // namespace halogen::graph
