@@ -1,0 +1,17 @@
+#pragma once
+// The graph file (DESIGN.md, "Files"): one HDF5 file per graph, format="halogen.graph" version=1.
+#include <string>
+
+#include "graph/graph.h"
+
+namespace halogen::io {
+
+// Reads and validates a whole graph file: shapes agree, indptr monotone and ending at E, ids in range, rows
+// sorted without duplicates, labels in [-1, num_classes), split ids unique and in range, features finite.
+// Any violation is a UserError naming the file, the dataset path and the first bad index.
+graph::Graph read_graph(const std::string& path);
+
+// Writes atomically (a temporary file in the same directory, renamed on success; removed on failure).
+void write_graph(const std::string& path, const graph::Graph& graph);
+
+}  // namespace halogen::io
