@@ -1,0 +1,147 @@
+// Row-wise epilogues of a layer: bias, ReLU, dropout (fused into one pass), their backward, and the bias
+// gradient. Dropout decisions come from the counter-based RNG keyed by global row id, so they do not depend
+// on the rank, the partition or the thread count.
+#include <omp.h>
+
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/cpu/checks.h"
+#include "kernels/cpu/ops.h"
+
+namespace halogen::kernels::cpu {
+
+void add_bias(Matrix<float> out, Span<const float> bias, Stream) {
+  detail::require_host(out, "add_bias out");
+  detail::require_host(bias, "add_bias bias");
+  HALOGEN_ASSERT(bias.size == out.cols, "bias has %lld entries, out has %lld columns", (long long)bias.size,
+                 (long long)out.cols);
+  const int64_t width = out.cols;
+  const float* __restrict__ b = bias.data;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < out.rows; ++r) {
+    float* __restrict__ row = out.row(r);
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c) row[c] += b[c];
+  }
+}
+
+void bias_backward(Matrix<const float> grad_out, Span<float> grad_bias, Stream) {
+  detail::require_host(grad_out, "bias_backward grad_out");
+  detail::require_host(grad_bias, "bias_backward grad_bias");
+  HALOGEN_ASSERT(grad_bias.size == grad_out.cols, "grad_bias has %lld entries, grad_out has %lld columns",
+                 (long long)grad_bias.size, (long long)grad_out.cols);
+  const int64_t width = grad_out.cols;
+  if (grad_out.rows == 0 || width == 0) return;
+  // Column sums of fixed row blocks (in parallel), then the blocks in order: independent of the thread count.
+  const int64_t blocks = (grad_out.rows + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
+  std::vector<float> block_sums(static_cast<size_t>(blocks * width), 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int64_t block = 0; block < blocks; ++block) {
+    float* __restrict__ sums = block_sums.data() + block * width;
+    const int64_t end = std::min(grad_out.rows, (block + 1) * detail::kReductionBlockRows);
+    for (int64_t r = block * detail::kReductionBlockRows; r < end; ++r) {
+      const float* __restrict__ row = grad_out.row(r);
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) sums[c] += row[c];
+    }
+  }
+  for (int64_t c = 0; c < width; ++c) {
+    double total = 0.0;
+    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * width + c];
+    grad_bias[c] += static_cast<float>(total);
+  }
+}
+
+namespace {
+
+void check_dropout(const EpilogueParams& params, Span<const int64_t> row_gid, int64_t rows) {
+  HALOGEN_ASSERT(params.dropout >= 0.0f && params.dropout < 1.0f, "dropout probability %g is not in [0, 1)",
+                 static_cast<double>(params.dropout));
+  detail::require_host(row_gid, "dropout row_gid");
+  HALOGEN_ASSERT(params.dropout == 0.0f || row_gid.size == rows, "row_gid has %lld entries for %lld rows",
+                 (long long)row_gid.size, (long long)rows);
+}
+
+// The dropout factor of element (row with global id gid, column c) of a matrix `width` wide.
+inline float dropout_factor(const EpilogueParams& params, int64_t gid, int64_t width, int64_t c,
+                            float keep_scale) {
+  const uint64_t index = static_cast<uint64_t>(gid) * static_cast<uint64_t>(width) + static_cast<uint64_t>(c);
+  return rng::uniform(params.seed, params.rng_stream, index) >= params.dropout ? keep_scale : 0.0f;
+}
+
+}  // namespace
+
+void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64_t> row_gid,
+                       const EpilogueParams& params, Matrix<float> mask, Stream) {
+  detail::require_host(h, "bias_relu_dropout h");
+  detail::require_host(bias, "bias_relu_dropout bias");
+  detail::require_host(mask, "bias_relu_dropout mask");
+  HALOGEN_ASSERT(bias.size == 0 || bias.size == h.cols, "bias has %lld entries, h has %lld columns",
+                 (long long)bias.size, (long long)h.cols);
+  const bool record = mask.rows != 0;
+  if (record) detail::require_same_shape(h, mask, "h", "mask");
+  check_dropout(params, row_gid, h.rows);
+  const int64_t width = h.cols;
+  const bool has_bias = bias.size != 0, relu = params.relu, drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < h.rows; ++r) {
+    float* __restrict__ row = h.row(r);
+    float* __restrict__ mask_row = record ? mask.row(r) : nullptr;
+    const int64_t gid = drop ? row_gid[r] : 0;
+    for (int64_t c = 0; c < width; ++c) {
+      const float pre = has_bias ? row[c] + bias[c] : row[c];
+      const float factor = drop ? dropout_factor(params, gid, width, c, keep_scale) : 1.0f;
+      if (relu && !(pre > 0.0f)) {
+        row[c] = pre != pre ? pre : 0.0f;  // NaN stays NaN so that the caller's NaN check sees it
+        if (record) mask_row[c] = 0.0f;
+      } else {
+        row[c] = pre * factor;
+        if (record) mask_row[c] = factor;
+      }
+    }
+  }
+}
+
+void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+             Matrix<float> out, Matrix<float> mask, Stream) {
+  detail::require_host(x, "dropout x");
+  detail::require_host(out, "dropout out");
+  detail::require_host(mask, "dropout mask");
+  detail::require_same_shape(x, out, "x", "out");
+  const bool record = mask.rows != 0;
+  if (record) detail::require_same_shape(x, mask, "x", "mask");
+  check_dropout(params, row_gid, x.rows);
+  const int64_t width = x.cols;
+  const bool drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < x.rows; ++r) {
+    const float* in_row = x.row(r);  // may alias out_row (in place)
+    float* out_row = out.row(r);
+    float* mask_row = record ? mask.row(r) : nullptr;
+    const int64_t gid = drop ? row_gid[r] : 0;
+    for (int64_t c = 0; c < width; ++c) {
+      const float factor = drop ? dropout_factor(params, gid, width, c, keep_scale) : 1.0f;
+      out_row[c] = in_row[c] * factor;
+      if (record) mask_row[c] = factor;
+    }
+  }
+}
+
+void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream) {
+  detail::require_host(grad, "apply_mask grad");
+  detail::require_host(mask, "apply_mask mask");
+  detail::require_same_shape(grad, mask, "grad", "mask");
+  const int64_t width = grad.cols;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < grad.rows; ++r) {
+    float* __restrict__ g = grad.row(r);
+    const float* __restrict__ m = mask.row(r);
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c) g[c] *= m[c];
+  }
+}
+
+}  // namespace halogen::kernels::cpu

@@ -1,2 +1,0 @@
-// Placeholder translation unit until the kernels land.
-namespace halogen::kernels {}

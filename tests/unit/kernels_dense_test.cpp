@@ -1,0 +1,271 @@
+// CPU dense ops against naive references: gemm (all transpose combinations, strided views, alpha/beta, beta =
+// 0 ignoring NaN in c, k = 0), bias add and its backward, the fused bias/ReLU/dropout epilogue, dropout and
+// mask application (exact expected values from the RNG contract).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "core/rng.h"
+#include "kernels/ops.h"
+#include "kernels_test_util.h"
+
+using namespace halogen;
+using namespace halogen::kernels;
+using namespace halogen::kernels::test;
+
+namespace {
+
+// A matrix stored so that op(stored) has shape (rows, cols).
+HostMatrix random_operand(std::mt19937_64& gen, int64_t rows, int64_t cols, bool transposed,
+                          int64_t padding) {
+  HostMatrix m = transposed ? HostMatrix(cols, rows, padding) : HostMatrix(rows, cols, padding);
+  m.randomize(gen);
+  return m;
+}
+
+float op_element(const HostMatrix& m, bool transposed, int64_t r, int64_t c) {
+  return transposed ? m(c, r) : m(r, c);
+}
+
+}  // namespace
+
+TEST(CpuGemm, MatchesNaiveForAllTransposesAndStrides) {
+  std::mt19937_64 gen(11);
+  for (bool transpose_a : {false, true})
+    for (bool transpose_b : {false, true})
+      for (int64_t padding : {0, 3})
+        for (auto [m, k, n] :
+             {std::array<int64_t, 3>{1, 1, 1}, {7, 5, 3}, {33, 17, 9}, {64, 70, 16}, {2, 129, 1}}) {
+          SCOPED_TRACE(testing::Message() << "ta " << transpose_a << " tb " << transpose_b << " pad "
+                                          << padding << " m " << m << " k " << k << " n " << n);
+          const HostMatrix a = random_operand(gen, m, k, transpose_a, padding);
+          const HostMatrix b = random_operand(gen, k, n, transpose_b, padding);
+          HostMatrix c(m, n, padding);
+          c.randomize(gen);
+          const HostMatrix c_before = c;
+          const float alpha = 0.75f, beta = -0.5f;
+          gemm(a.cview(), transpose_a, b.cview(), transpose_b, c.view(), alpha, beta);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double sum = 0.0, abs_sum = 0.0;
+              for (int64_t l = 0; l < k; ++l) {
+                const double term =
+                    double(op_element(a, transpose_a, i, l)) * op_element(b, transpose_b, l, j);
+                sum += term;
+                abs_sum += std::fabs(term);
+              }
+              const double expected = alpha * sum + beta * c_before(i, j);
+              // Float dot product of k terms (any order, FMA or not): error <= k * 2^-24 * sum |terms|;
+              // doubled.
+              ASSERT_NEAR(c(i, j), expected, 2.0 * (k + 2) * 5.97e-8 * (abs_sum + std::fabs(c_before(i, j))));
+            }
+          EXPECT_TRUE(c.padding_intact());
+        }
+}
+
+TEST(CpuGemm, BetaZeroIgnoresNaNAndKZeroScales) {
+  std::mt19937_64 gen(12);
+  HostMatrix a(4, 3), b(3, 5), c(4, 5);
+  a.randomize(gen);
+  b.randomize(gen);
+  for (float& value : c.data) value = std::nanf("");
+  gemm(a.cview(), false, b.cview(), false, c.view(), 1.0f, 0.0f);
+  for (float value : c.data) EXPECT_FALSE(std::isnan(value));
+  // k = 0: c = beta c (and beta = 0 writes zeros even over NaN).
+  HostMatrix a0(4, 0), b0(0, 5);
+  HostMatrix c2(4, 5);
+  c2.randomize(gen);
+  const HostMatrix c2_before = c2;
+  gemm(a0.cview(), false, b0.cview(), false, c2.view(), 1.0f, 2.0f);
+  for (size_t i = 0; i < c2.data.size(); ++i) EXPECT_EQ(c2.data[i], 2.0f * c2_before.data[i]);
+  for (float& value : c2.data) value = std::nanf("");
+  gemm(a0.cview(), false, b0.cview(), false, c2.view(), 1.0f, 0.0f);
+  for (float value : c2.data) EXPECT_EQ(value, 0.0f);
+}
+
+TEST(CpuBias, AddAndBackward) {
+  std::mt19937_64 gen(13);
+  for (int64_t width : {1, 5, 16, 37})
+    for (int64_t rows : {0, 1, 3, 2500}) {  // 2500 rows spans several reduction blocks
+      HostMatrix h(rows, width, 2);
+      h.randomize(gen);
+      const HostMatrix before = h;
+      std::vector<float> bias(width);
+      for (float& value : bias) value = std::uniform_real_distribution<float>(-1, 1)(gen);
+      add_bias(h.view(), Span<const float>{bias.data(), width});
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < width; ++c) ASSERT_EQ(h(r, c), before(r, c) + bias[c]);
+      EXPECT_TRUE(h.padding_intact());
+
+      std::vector<float> grad_bias(width, 0.5f);  // "+=": starts from 0.5
+      bias_backward(before.cview(), Span<float>{grad_bias.data(), width});
+      for (int64_t c = 0; c < width; ++c) {
+        double sum = 0.5, abs_sum = 0.5;
+        for (int64_t r = 0; r < rows; ++r) {
+          sum += before(r, c);
+          abs_sum += std::fabs(before(r, c));
+        }
+        // Blocked float sums of <= 1024 terms then a double sum: error <= 1024 * 2^-24 * sum |terms|.
+        EXPECT_NEAR(grad_bias[c], sum, 1024 * 5.97e-8 * abs_sum + 1e-6) << "column " << c << " rows " << rows;
+      }
+    }
+}
+
+TEST(CpuBias, BackwardBitwiseIdenticalForAnyThreadCount) {
+  std::mt19937_64 gen(14);
+  HostMatrix g(5000, 24);
+  g.randomize(gen);
+  const int saved = omp_get_max_threads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 5}) {
+    omp_set_num_threads(threads);
+    std::vector<float> grad_bias(24, 0.0f);
+    bias_backward(g.cview(), Span<float>{grad_bias.data(), 24});
+    results.push_back(grad_bias);
+  }
+  omp_set_num_threads(saved);
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+}
+
+namespace {
+
+// The epilogue's contract written out element by element.
+void expected_epilogue(const HostMatrix& before, const std::vector<float>& bias,
+                       const std::vector<int64_t>& gid, const EpilogueParams& params, HostMatrix& h,
+                       HostMatrix& mask) {
+  const float keep_scale = 1.0f / (1.0f - params.dropout);
+  for (int64_t r = 0; r < before.rows; ++r)
+    for (int64_t c = 0; c < before.cols; ++c) {
+      const float pre = bias.empty() ? before(r, c) : before(r, c) + bias[c];
+      float factor = 1.0f;
+      if (params.dropout > 0.0f)
+        factor =
+            rng::uniform(params.seed, params.rng_stream, uint64_t(gid[r]) * before.cols + c) >= params.dropout
+                ? keep_scale
+                : 0.0f;
+      if (params.relu && pre <= 0.0f) factor = 0.0f;
+      mask(r, c) = factor;
+      h(r, c) = pre * factor;
+    }
+}
+
+}  // namespace
+
+TEST(CpuEpilogue, BiasReluDropoutMatchesContract) {
+  std::mt19937_64 gen(15);
+  for (bool relu : {false, true})
+    for (float p : {0.0f, 0.5f, 0.1f})
+      for (bool with_bias : {false, true})
+        for (int64_t width : {1, 7, 16, 33}) {
+          SCOPED_TRACE(testing::Message()
+                       << "relu " << relu << " p " << p << " bias " << with_bias << " width " << width);
+          const int64_t rows = 40;
+          HostMatrix h(rows, width, 1), mask(rows, width, 2);
+          h.randomize(gen);
+          const HostMatrix before = h;
+          std::vector<float> bias;
+          if (with_bias)
+            for (int64_t c = 0; c < width; ++c)
+              bias.push_back(std::uniform_real_distribution<float>(-.5, .5)(gen));
+          std::vector<int64_t> gid(rows);
+          for (int64_t r = 0; r < rows; ++r) gid[r] = 1000 + 3 * r;  // global ids unrelated to local ones
+          EpilogueParams params;
+          params.relu = relu;
+          params.dropout = p;
+          params.seed = 77;
+          params.rng_stream = rng::stream_id(rng::kDropout, 4, 1);
+          bias_relu_dropout(h.view(), Span<const float>{bias.data(), int64_t(bias.size())},
+                            Span<const int64_t>{gid.data(), rows}, params, mask.view());
+          HostMatrix want_h(rows, width), want_mask(rows, width);
+          expected_epilogue(before, bias, gid, params, want_h, want_mask);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < width; ++c) {
+              ASSERT_EQ(h(r, c), want_h(r, c)) << r << ", " << c;
+              ASSERT_EQ(mask(r, c), want_mask(r, c)) << r << ", " << c;
+            }
+          EXPECT_TRUE(h.padding_intact());
+          EXPECT_TRUE(mask.padding_intact());
+        }
+}
+
+TEST(CpuEpilogue, DropoutRateAndScale) {
+  // About a fraction p of elements is dropped and the kept ones are scaled by 1/(1-p).
+  const int64_t rows = 200, width = 50;
+  HostMatrix x(rows, width), out(rows, width), mask(rows, width);
+  for (float& value : x.data) value = 1.0f;
+  std::vector<int64_t> gid(rows);
+  std::iota(gid.begin(), gid.end(), 0);
+  EpilogueParams params;
+  params.dropout = 0.3f;
+  params.seed = 5;
+  params.rng_stream = 9;
+  dropout(x.cview(), Span<const int64_t>{gid.data(), rows}, params, out.view(), mask.view());
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < rows * width; ++i) {
+    if (out.data[i] == 0.0f)
+      ++dropped;
+    else
+      ASSERT_FLOAT_EQ(out.data[i], 1.0f / 0.7f);
+    ASSERT_EQ(out.data[i], mask.data[i]);
+  }
+  // 10000 Bernoulli(0.3) draws: standard deviation 46; 5 sigma.
+  EXPECT_NEAR(double(dropped), 3000.0, 230.0);
+}
+
+TEST(CpuEpilogue, MasksDependOnGlobalIdsNotOnLocalPosition) {
+  // Rows 10..19 of a 30-row matrix, processed alone with their global ids, draw the same masks: this is what
+  // makes P ranks reproduce one.
+  const int64_t rows = 30, width = 13;
+  std::mt19937_64 gen(16);
+  HostMatrix x(rows, width);
+  x.randomize(gen);
+  std::vector<int64_t> gid(rows);
+  std::iota(gid.begin(), gid.end(), 500);
+  EpilogueParams params;
+  params.dropout = 0.5f;
+  params.seed = 3;
+  params.rng_stream = 4;
+  HostMatrix whole(rows, width), whole_mask(rows, width);
+  dropout(x.cview(), Span<const int64_t>{gid.data(), rows}, params, whole.view(), whole_mask.view());
+  HostMatrix part(10, width), part_mask(10, width);
+  dropout(x.cview().slice_rows(10, 20), Span<const int64_t>{gid.data() + 10, 10}, params, part.view(),
+          part_mask.view());
+  for (int64_t r = 0; r < 10; ++r)
+    for (int64_t c = 0; c < width; ++c) {
+      EXPECT_EQ(part(r, c), whole(r + 10, c));
+      EXPECT_EQ(part_mask(r, c), whole_mask(r + 10, c));
+    }
+}
+
+TEST(CpuEpilogue, DropoutInPlaceWithoutMaskAndOff) {
+  std::mt19937_64 gen(17);
+  HostMatrix x(12, 9);
+  x.randomize(gen);
+  const HostMatrix before = x;
+  std::vector<int64_t> gid(12);
+  std::iota(gid.begin(), gid.end(), 0);
+  EpilogueParams params;  // dropout 0: identity, row_gid not needed
+  dropout(x.cview(), Span<const int64_t>{}, params, x.view(), Matrix<float>{});
+  EXPECT_EQ(x.data, before.data);
+  params.dropout = 0.25f;
+  HostMatrix reference(12, 9), mask(12, 9);
+  dropout(before.cview(), Span<const int64_t>{gid.data(), 12}, params, reference.view(), mask.view());
+  dropout(x.cview(), Span<const int64_t>{gid.data(), 12}, params, x.view(), Matrix<float>{});  // in place
+  EXPECT_EQ(x.data, reference.data);
+}
+
+TEST(CpuEpilogue, ApplyMaskMultiplies) {
+  std::mt19937_64 gen(18);
+  HostMatrix grad(17, 11, 2), mask(17, 11, 1);
+  grad.randomize(gen);
+  mask.randomize(gen, 0.0f, 2.0f);
+  const HostMatrix before = grad;
+  apply_mask(grad.view(), mask.cview());
+  for (int64_t r = 0; r < 17; ++r)
+    for (int64_t c = 0; c < 11; ++c) ASSERT_EQ(grad(r, c), before(r, c) * mask(r, c));
+  EXPECT_TRUE(grad.padding_intact());
+}

@@ -1,0 +1,127 @@
+// CPU SpMM against a naive double-precision reference: widths around the vector tiles (1..130), strided
+// views, empty rows, empty and single-row matrices, pattern (all-ones) matrices, accumulate on and off, and
+// bitwise determinism across thread counts.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/ops.h"
+#include "kernels_test_util.h"
+
+using namespace halogen;
+using namespace halogen::kernels;
+using namespace halogen::kernels::test;
+
+namespace {
+
+struct SpmmCase {
+  int64_t rows, cols, width;
+  int avg_degree;
+  int64_t x_padding, out_padding;
+  bool with_values, accumulate;
+};
+
+// Runs one case through kernels::spmm and checks every element against the reference.
+void check_spmm(const SpmmCase& t, uint64_t seed) {
+  SCOPED_TRACE(testing::Message() << "rows " << t.rows << " cols " << t.cols << " width " << t.width
+                                  << " values " << t.with_values << " accumulate " << t.accumulate
+                                  << " padding " << t.x_padding << "/" << t.out_padding);
+  std::mt19937_64 gen(seed);
+  const HostCsr a = random_csr(gen, t.rows, t.cols, t.avg_degree);
+  HostMatrix x(t.cols, t.width, t.x_padding), out(t.rows, t.width, t.out_padding);
+  x.randomize(gen);
+  out.randomize(gen);
+  const std::vector<double> expected = naive_spmm(a, t.with_values, x, out, t.accumulate);
+  spmm(a.view(t.with_values), x.cview(), out.view(), t.accumulate);
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const int64_t degree = a.indptr[r + 1] - a.indptr[r];
+    for (int64_t c = 0; c < t.width; ++c) {
+      double abs_sum = t.accumulate ? std::fabs(static_cast<double>(out(r, c))) : 0.0;
+      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k)
+        abs_sum += std::fabs((t.with_values ? a.values[k] : 1.0) * x(a.indices[k], c));
+      // Float summation of degree+1 terms: error <= (degree + 1) * 2^-24 * sum |terms| (Higham); doubled.
+      const double tolerance = 2.0 * (degree + 1) * 5.97e-8 * abs_sum + 1e-30;
+      ASSERT_NEAR(out(r, c), expected[r * t.width + c], tolerance) << "at (" << r << ", " << c << ")";
+    }
+  }
+  EXPECT_TRUE(out.padding_intact()) << "spmm wrote into the padding of a strided output";
+}
+
+}  // namespace
+
+TEST(CpuSpmm, MatchesNaiveForWidthsAroundVectorTiles) {
+  uint64_t seed = 1;
+  for (int64_t width : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 128, 130})
+    for (bool accumulate : {false, true}) check_spmm({50, 40, width, 4, 0, 0, true, accumulate}, seed++);
+}
+
+TEST(CpuSpmm, StridedViews) {
+  uint64_t seed = 100;
+  for (int64_t width : {1, 7, 16, 33, 70})
+    for (bool accumulate : {false, true}) check_spmm({30, 25, width, 3, 5, 3, true, accumulate}, seed++);
+}
+
+TEST(CpuSpmm, PatternMatrixUsesOnes) {
+  uint64_t seed = 200;
+  for (int64_t width : {1, 16, 37})
+    for (bool accumulate : {false, true}) check_spmm({40, 40, width, 5, 1, 0, false, accumulate}, seed++);
+}
+
+TEST(CpuSpmm, RectangularAndDegenerateShapes) {
+  check_spmm({1, 1, 8, 1, 0, 0, true, false}, 300);     // one row
+  check_spmm({1, 500, 19, 50, 0, 0, true, true}, 301);  // one dense-ish row
+  check_spmm({300, 3, 24, 2, 0, 0, true, false}, 302);  // tall, few columns
+  check_spmm({5, 0, 8, 2, 0, 0, true, false}, 303);     // no columns: all rows empty, out = 0
+  check_spmm({5, 0, 8, 2, 0, 0, true, true}, 304);      // ... or unchanged
+  check_spmm({0, 10, 8, 2, 0, 0, true, false}, 305);    // no rows
+  check_spmm({10, 10, 0, 2, 0, 0, true, false}, 306);   // zero width
+}
+
+TEST(CpuSpmm, EmptyRowsOverwriteOrKeep) {
+  // A matrix whose rows are all empty: out becomes exactly 0 without accumulate, and stays as it was with it.
+  HostCsr a;
+  a.rows = 4;
+  a.cols = 4;
+  a.indptr = {0, 0, 0, 0, 0};
+  HostMatrix x(4, 9), out(4, 9);
+  std::mt19937_64 gen(7);
+  x.randomize(gen);
+  out.randomize(gen);
+  const HostMatrix before = out;
+  spmm(a.view(), x.cview(), out.view(), /*accumulate=*/true);
+  EXPECT_EQ(out.data, before.data);
+  spmm(a.view(), x.cview(), out.view(), /*accumulate=*/false);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 9; ++c) EXPECT_EQ(out(r, c), 0.0f);
+}
+
+TEST(CpuSpmm, OverwriteIgnoresNaNInOutput) {
+  // accumulate=false must not read out: a NaN already there must not leak into the result.
+  std::mt19937_64 gen(8);
+  const HostCsr a = random_csr(gen, 20, 20, 3);
+  HostMatrix x(20, 21), out(20, 21);
+  x.randomize(gen);
+  for (float& value : out.data) value = std::nanf("");
+  spmm(a.view(), x.cview(), out.view(), false);
+  for (int64_t r = 0; r < 20; ++r)
+    for (int64_t c = 0; c < 21; ++c) ASSERT_FALSE(std::isnan(out(r, c))) << r << ", " << c;
+}
+
+TEST(CpuSpmm, BitwiseIdenticalForAnyThreadCount) {
+  std::mt19937_64 gen(9);
+  const HostCsr a = random_csr(gen, 3000, 2000, 8);
+  HostMatrix x(2000, 40);
+  x.randomize(gen);
+  const int saved = omp_get_max_threads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3, 7}) {
+    omp_set_num_threads(threads);
+    HostMatrix out(3000, 40);
+    spmm(a.view(), x.cview(), out.view(), false);
+    results.push_back(out.data);
+  }
+  omp_set_num_threads(saved);
+  for (size_t i = 1; i < results.size(); ++i) EXPECT_EQ(results[0], results[i]) << "thread setting " << i;
+}
