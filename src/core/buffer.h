@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.h"
@@ -61,7 +62,12 @@ struct Matrix {
   Matrix slice_rows(int64_t begin, int64_t end) const {
     return Matrix{data + begin * stride, end - begin, cols, stride, device};
   }
-  operator Matrix<const T>() const { return Matrix<const T>{data, rows, cols, stride, device}; }
+  // Read-only view of a writable matrix. A template enabled only for non-const T, so that Matrix<const T> has
+  // no conversion to its own type (nvcc warns about such an operator: #554-D).
+  template <typename U = T, typename = std::enable_if_t<std::is_same<U, T>::value && !std::is_const<U>::value>>
+  operator Matrix<const U>() const {
+    return Matrix<const U>{data, rows, cols, stride, device};
+  }
 };
 
 // Owning, move-only array of `size` elements on one device, optionally shaped (rows x cols, row-major).

@@ -1,0 +1,23 @@
+#include "kernels/cuda/context.h"
+
+#include <map>
+
+namespace halogen::kernels::cuda {
+
+ThreadContext& thread_context() {
+  // One map per thread, keyed by device; heap-allocated and never freed (see context.h).
+  thread_local std::map<int, ThreadContext>* contexts = new std::map<int, ThreadContext>();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  ThreadContext& context = (*contexts)[device];
+  if (context.device < 0) {
+    CUBLAS_CHECK(cublasCreate(&context.cublas));
+    CUSPARSE_CHECK(cusparseCreate(&context.cusparse));
+    CUDA_CHECK(cudaMalloc(&context.scratch_double, 2 * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&context.scratch_count, 2 * sizeof(unsigned long long)));
+    context.device = device;
+  }
+  return context;
+}
+
+}  // namespace halogen::kernels::cuda

@@ -1,0 +1,178 @@
+// Row-wise epilogues on the GPU: bias, fused bias/ReLU/dropout, dropout, mask application, bias gradient.
+// Each element does exactly the float operations of kernels/cpu/epilogue.cpp in the same order, and dropout
+// draws from the same counter-based RNG (core/rng.h), so outputs and masks match the CPU bit for bit.
+#include "core/rng.h"
+#include "kernels/cuda/checks.h"
+#include "kernels/cuda/context.h"
+#include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace halogen::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t stride,  // out: (rows, cols)
+                                const float* bias) {                                     // bias: (cols)
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, c = e - r * cols;
+    out[r * stride + c] += bias[c];
+  }
+}
+
+// The dropout factor of element (row with global id gid, column c) of a matrix `width` wide (as on the CPU).
+__device__ __forceinline__ float dropout_factor(uint64_t seed, uint64_t rng_stream, float p, int64_t gid,
+                                                int64_t width, int64_t c, float keep_scale) {
+  const uint64_t index = static_cast<uint64_t>(gid) * static_cast<uint64_t>(width) + static_cast<uint64_t>(c);
+  return rng::uniform(seed, rng_stream, index) >= p ? keep_scale : 0.0f;
+}
+
+__global__ void bias_relu_dropout_kernel(float* h, int64_t rows, int64_t cols, int64_t h_stride,  // h: (rows, cols)
+                                         const float* bias,                                       // (cols) or null
+                                         const int64_t* row_gid,                                  // (rows) or null
+                                         bool relu, float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
+                                         float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, c = e - r * cols;
+    float* element = h + r * h_stride + c;
+    const float pre = bias ? *element + bias[c] : *element;
+    const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
+    if (relu && !(pre > 0.0f)) {
+      *element = pre != pre ? pre : 0.0f;  // NaN stays NaN so that the caller's NaN check sees it
+      if (mask) mask[r * mask_stride + c] = 0.0f;
+    } else {
+      *element = pre * factor;
+      if (mask) mask[r * mask_stride + c] = factor;
+    }
+  }
+}
+
+__global__ void dropout_kernel(const float* x, int64_t rows, int64_t cols, int64_t x_stride,  // x: (rows, cols)
+                               const int64_t* row_gid,                                        // (rows) or null
+                               float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
+                               float* out, int64_t out_stride,     // out: (rows, cols), may alias x
+                               float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, c = e - r * cols;
+    const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
+    out[r * out_stride + c] = x[r * x_stride + c] * factor;
+    if (mask) mask[r * mask_stride + c] = factor;
+  }
+}
+
+__global__ void apply_mask_kernel(float* grad, int64_t rows, int64_t cols, int64_t grad_stride,  // (rows, cols)
+                                  const float* mask, int64_t mask_stride) {                      // (rows, cols)
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, c = e - r * cols;
+    grad[r * grad_stride + c] *= mask[r * mask_stride + c];
+  }
+}
+
+// grad_bias[c] += sum over rows of grad_out[r, c]. Block (32, 8): threadIdx.x picks a column of the block's
+// 32-column tile, the 8 y-threads of all blocks along y stride over the rows; per-thread partial sums are
+// reduced in shared memory and added with one atomic per (block, column).
+constexpr int kBiasTile = 32, kBiasRowsPerBlock = 8;
+__global__ void bias_backward_kernel(const float* grad_out, int64_t rows, int64_t cols, int64_t stride,
+                                     float* grad_bias) {  // grad_out: (rows, cols); grad_bias: (cols)
+  __shared__ float partial[kBiasRowsPerBlock][kBiasTile];
+  const int64_t c = int64_t(blockIdx.x) * kBiasTile + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols) {
+    for (int64_t r = int64_t(blockIdx.y) * kBiasRowsPerBlock + threadIdx.y; r < rows;
+         r += int64_t(gridDim.y) * kBiasRowsPerBlock)
+      sum += grad_out[r * stride + c];
+  }
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int y = 1; y < kBiasRowsPerBlock; ++y) sum += partial[y][threadIdx.x];
+    atomicAdd(grad_bias + c, sum);
+  }
+}
+
+void check_dropout(const EpilogueParams& params, Span<const int64_t> row_gid, int64_t rows) {
+  HALOGEN_ASSERT(params.dropout >= 0.0f && params.dropout < 1.0f, "dropout probability %g is not in [0, 1)",
+                 static_cast<double>(params.dropout));
+  detail::require_device(row_gid, "dropout row_gid");
+  HALOGEN_ASSERT(params.dropout == 0.0f || row_gid.size == rows, "row_gid has %lld entries for %lld rows",
+                 (long long)row_gid.size, (long long)rows);
+}
+
+}  // namespace
+
+void add_bias(Matrix<float> out, Span<const float> bias, Stream stream) {
+  detail::require_device(out, "add_bias out");
+  detail::require_device(bias, "add_bias bias");
+  HALOGEN_ASSERT(bias.size == out.cols, "bias has %lld entries, out has %lld columns", (long long)bias.size,
+                 (long long)out.cols);
+  if (out.size() == 0) return;
+  add_bias_kernel<<<grid_for(out.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      out.data, out.rows, out.cols, detail::row_stride(out), bias.data);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void bias_backward(Matrix<const float> grad_out, Span<float> grad_bias, Stream stream) {
+  detail::require_device(grad_out, "bias_backward grad_out");
+  detail::require_device(grad_bias, "bias_backward grad_bias");
+  HALOGEN_ASSERT(grad_bias.size == grad_out.cols, "grad_bias has %lld entries, grad_out has %lld columns",
+                 (long long)grad_bias.size, (long long)grad_out.cols);
+  if (grad_out.size() == 0) return;
+  const int64_t row_blocks = (grad_out.rows + kBiasRowsPerBlock - 1) / kBiasRowsPerBlock;
+  const dim3 grid(static_cast<unsigned>((grad_out.cols + kBiasTile - 1) / kBiasTile),
+                  static_cast<unsigned>(row_blocks < 512 ? row_blocks : 512));
+  const dim3 block(kBiasTile, kBiasRowsPerBlock);
+  bias_backward_kernel<<<grid, block, 0, to_cuda(stream)>>>(grad_out.data, grad_out.rows, grad_out.cols,
+                                                            detail::row_stride(grad_out), grad_bias.data);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64_t> row_gid,
+                       const EpilogueParams& params, Matrix<float> mask, Stream stream) {
+  detail::require_device(h, "bias_relu_dropout h");
+  detail::require_device(bias, "bias_relu_dropout bias");
+  detail::require_device(mask, "bias_relu_dropout mask");
+  HALOGEN_ASSERT(bias.size == 0 || bias.size == h.cols, "bias has %lld entries, h has %lld columns",
+                 (long long)bias.size, (long long)h.cols);
+  const bool record = mask.rows != 0;
+  if (record) detail::require_same_shape(h, mask, "h", "mask");
+  check_dropout(params, row_gid, h.rows);
+  if (h.size() == 0) return;
+  const bool drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  bias_relu_dropout_kernel<<<grid_for(h.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      h.data, h.rows, h.cols, detail::row_stride(h), bias.size ? bias.data : nullptr, drop ? row_gid.data : nullptr,
+      params.relu, params.dropout, params.seed, params.rng_stream, keep_scale, record ? mask.data : nullptr,
+      record ? detail::row_stride(mask) : 0);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> out,
+             Matrix<float> mask, Stream stream) {
+  detail::require_device(x, "dropout x");
+  detail::require_device(out, "dropout out");
+  detail::require_device(mask, "dropout mask");
+  detail::require_same_shape(x, out, "x", "out");
+  const bool record = mask.rows != 0;
+  if (record) detail::require_same_shape(x, mask, "x", "mask");
+  check_dropout(params, row_gid, x.rows);
+  if (x.size() == 0) return;
+  const bool drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  dropout_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      x.data, x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr, params.dropout, params.seed,
+      params.rng_stream, keep_scale, out.data, detail::row_stride(out), record ? mask.data : nullptr,
+      record ? detail::row_stride(mask) : 0);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream stream) {
+  detail::require_device(grad, "apply_mask grad");
+  detail::require_device(mask, "apply_mask mask");
+  detail::require_same_shape(grad, mask, "grad", "mask");
+  if (grad.size() == 0) return;
+  apply_mask_kernel<<<grid_for(grad.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      grad.data, grad.rows, grad.cols, detail::row_stride(grad), mask.data, detail::row_stride(mask));
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace halogen::kernels::cuda

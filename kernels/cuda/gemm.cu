@@ -1,0 +1,65 @@
+// Dense products through cuBLAS on row-major views. cuBLAS is column-major, and a row-major (r x c) matrix
+// with row stride ld is the column-major (c x r) matrix with leading dimension ld, i.e. its transpose. So
+// C = op(A) op(B) (row-major) is computed as the column-major product C^T = op(B)^T op(A)^T:
+//   cublasSgemm(opB, opA, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc)
+// with the same transpose flags as given (transposing the column-major view of a row-major matrix gives the
+// row-major matrix back). The default math mode (no TF32) keeps results comparable to the CPU's FP32 BLAS.
+#include <algorithm>
+
+#include "kernels/cuda/checks.h"
+#include "kernels/cuda/context.h"
+#include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace halogen::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// c = beta * c, where beta == 0 never reads c (BLAS semantics for k == 0).
+__global__ void scale_kernel(float* c, int64_t rows, int64_t cols, int64_t stride, float beta) {  // (rows, cols)
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, col = e - r * cols;
+    float* element = c + r * stride + col;
+    *element = beta == 0.0f ? 0.0f : beta * *element;
+  }
+}
+
+}  // namespace
+
+void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool transpose_b, Matrix<float> c,
+          float alpha, float beta, Stream stream) {
+  detail::require_device(a, "gemm a");
+  detail::require_device(b, "gemm b");
+  detail::require_device(c, "gemm c");
+  const int64_t m = transpose_a ? a.cols : a.rows;
+  const int64_t k = transpose_a ? a.rows : a.cols;
+  const int64_t k_b = transpose_b ? b.cols : b.rows;
+  const int64_t n = transpose_b ? b.rows : b.cols;
+  HALOGEN_ASSERT(k == k_b, "op(a) is (%lld, %lld) but op(b) is (%lld, %lld)", (long long)m, (long long)k,
+                 (long long)k_b, (long long)n);
+  HALOGEN_ASSERT(c.rows == m && c.cols == n, "op(a) op(b) is (%lld, %lld) but c is (%lld, %lld)", (long long)m,
+                 (long long)n, (long long)c.rows, (long long)c.cols);
+  if (m == 0 || n == 0) return;
+  const cudaStream_t cuda_stream = to_cuda(stream);
+  if (k == 0) {
+    scale_kernel<<<grid_for(c.size(), kThreads), kThreads, 0, cuda_stream>>>(c.data, c.rows, c.cols,
+                                                                             detail::row_stride(c), beta);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  constexpr int64_t kIntMax = 2147483647;
+  HALOGEN_ASSERT(m <= kIntMax && n <= kIntMax && k <= kIntMax && a.stride <= kIntMax && b.stride <= kIntMax &&
+                     c.stride <= kIntMax,
+                 "gemm sizes exceed the 32-bit cuBLAS interface");
+  // Leading dimensions must hold a row even for single-row views whose stride was left at 0.
+  const auto leading = [](int64_t stride, int64_t cols) { return static_cast<int>(std::max<int64_t>({stride, cols, 1})); };
+  ThreadContext& context = thread_context();
+  CUBLAS_CHECK(cublasSetStream(context.cublas, cuda_stream));
+  CUBLAS_CHECK(cublasSgemm(context.cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                           static_cast<int>(k), &alpha, b.data, leading(b.stride, b.cols), a.data,
+                           leading(a.stride, a.cols), &beta, c.data, leading(c.stride, c.cols)));
+}
+
+}  // namespace halogen::kernels::cuda

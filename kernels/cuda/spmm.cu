@@ -1,0 +1,245 @@
+// CSR x dense on the GPU through cuSPARSE's generic SpMM, with everything a matrix needs made once and cached.
+//
+// Index types. cuSPARSE's CSR descriptor takes one index type for row offsets and column ids, while our CSR
+// has int64 row pointers and int32 column ids. The cache therefore keeps, per matrix, a device int32 copy of
+// the row pointers (4 (rows + 1) bytes; exact since nnz < 2^31) and uses CUSPARSE_INDEX_32I. A matrix with
+// 2^31 or more non-zeros instead gets an int64 copy of its column ids and CUSPARSE_INDEX_64I. Pattern
+// matrices (values == nullptr) get a cached array of ones, since cuSPARSE needs values.
+//
+// Cache. Entry per matrix, keyed by (device, indptr, indices, values, rows, cols, nnz): the int32 row
+// pointers, the sparse descriptor. Sub-entry per (width, x stride, out stride, accumulate): the two dense
+// descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and the
+// result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
+// The cache is process-wide, guarded by a mutex, and heap-allocated and never destroyed (no CUDA call from a
+// static destructor after the runtime shut down); release_sparse_cache() empties it.
+//
+// Algorithm: CUSPARSE_SPMM_ALG_DEFAULT (supports row-major dense matrices and every shape). The environment
+// variable HALOGEN_SPMM_ALG=csr1|csr2|csr3 selects another for benchmarking (read once).
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/checks.h"
+#include "kernels/cuda/context.h"
+#include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace halogen::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename From, typename To>
+__global__ void convert_kernel(const From* in, To* out, int64_t n) {  // in, out: (n)
+  for (int64_t i = grid_first(); i < n; i += grid_step()) out[i] = static_cast<To>(in[i]);
+}
+
+// out = 0 where a row of A is empty is handled by cuSPARSE; this zeroes a whole (rows, cols) view (nnz == 0).
+__global__ void zero_kernel(float* out, int64_t rows, int64_t cols, int64_t stride) {
+  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
+    const int64_t r = e / cols, c = e - r * cols;
+    out[r * stride + c] = 0.0f;
+  }
+}
+
+cusparseSpMMAlg_t spmm_algorithm() {
+  static const cusparseSpMMAlg_t algorithm = [] {
+    const char* name = std::getenv("HALOGEN_SPMM_ALG");
+    if (name == nullptr || std::strcmp(name, "default") == 0) return CUSPARSE_SPMM_ALG_DEFAULT;
+    if (std::strcmp(name, "csr1") == 0) return CUSPARSE_SPMM_CSR_ALG1;
+    if (std::strcmp(name, "csr2") == 0) return CUSPARSE_SPMM_CSR_ALG2;
+    if (std::strcmp(name, "csr3") == 0) return CUSPARSE_SPMM_CSR_ALG3;
+    throw UserError(strformat("HALOGEN_SPMM_ALG=%s: expected default, csr1, csr2 or csr3", name));
+  }();
+  return algorithm;
+}
+
+struct DenseEntry {
+  int64_t width = 0, x_stride = 0, out_stride = 0;
+  bool accumulate = false;
+  cusparseDnMatDescr_t x = nullptr, out = nullptr;
+  Buffer<char> workspace;
+};
+
+struct SparseEntry {
+  int device = -1;
+  const int64_t* indptr = nullptr;
+  const int32_t* indices = nullptr;
+  const float* values = nullptr;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  Buffer<int32_t> indptr32;   // (rows + 1) when nnz < 2^31
+  Buffer<int64_t> indices64;  // (nnz) otherwise
+  Buffer<float> ones;         // (nnz) for pattern matrices
+  cusparseConstSpMatDescr_t descriptor = nullptr;
+  std::vector<std::unique_ptr<DenseEntry>> dense;
+
+  bool matches(int dev, const CsrView& a) const {
+    return device == dev && indptr == a.indptr && indices == a.indices && values == a.values && rows == a.rows &&
+           cols == a.cols && nnz == a.nnz;
+  }
+};
+
+struct SparseCache {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<SparseEntry>> entries;
+};
+
+SparseCache& sparse_cache() {
+  static SparseCache* cache = new SparseCache();  // never destroyed (see the file comment)
+  return *cache;
+}
+
+std::unique_ptr<SparseEntry> make_sparse_entry(int device, const CsrView& a, cudaStream_t stream) {
+  // Check the row pointers' ends once per matrix (one small synchronous copy, first call only).
+  int64_t ends[2] = {-1, -1};
+  CUDA_CHECK(cudaMemcpyAsync(&ends[0], a.indptr, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(&ends[1], a.indptr + a.rows, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  HALOGEN_ASSERT(ends[0] == 0 && ends[1] == a.nnz, "indptr runs from %lld to %lld, expected 0 to nnz = %lld",
+                 (long long)ends[0], (long long)ends[1], (long long)a.nnz);
+
+  auto entry = std::make_unique<SparseEntry>();
+  entry->device = device;
+  entry->indptr = a.indptr;
+  entry->indices = a.indices;
+  entry->values = a.values;
+  entry->rows = a.rows;
+  entry->cols = a.cols;
+  entry->nnz = a.nnz;
+  const float* values = a.values;
+  if (values == nullptr) {
+    entry->ones = Buffer<float>(a.nnz, Device::cuda);
+    fill(entry->ones.span(), 1.0f, stream);
+    values = entry->ones.data();
+  }
+  constexpr int64_t kInt32Max = 2147483647;
+  if (a.nnz <= kInt32Max && a.rows < kInt32Max && a.cols <= kInt32Max) {
+    entry->indptr32 = Buffer<int32_t>(a.rows + 1, Device::cuda);
+    convert_kernel<<<grid_for(a.rows + 1, kThreads), kThreads, 0, stream>>>(a.indptr, entry->indptr32.data(),
+                                                                             a.rows + 1);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry->descriptor, a.rows, a.cols, a.nnz, entry->indptr32.data(),
+                                          a.indices, values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  } else {
+    entry->indices64 = Buffer<int64_t>(a.nnz, Device::cuda);
+    convert_kernel<<<grid_for(a.nnz, kThreads), kThreads, 0, stream>>>(a.indices, entry->indices64.data(), a.nnz);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry->descriptor, a.rows, a.cols, a.nnz, a.indptr,
+                                          entry->indices64.data(), values, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  }
+  return entry;
+}
+
+std::unique_ptr<DenseEntry> make_dense_entry(cusparseHandle_t handle, const SparseEntry& sparse,
+                                             Matrix<const float> x, Matrix<float> out, int64_t x_stride,
+                                             int64_t out_stride, bool accumulate) {
+  auto entry = std::make_unique<DenseEntry>();
+  entry->width = x.cols;
+  entry->x_stride = x_stride;
+  entry->out_stride = out_stride;
+  entry->accumulate = accumulate;
+  CUSPARSE_CHECK(cusparseCreateDnMat(&entry->x, x.rows, x.cols, x_stride, const_cast<float*>(x.data), CUDA_R_32F,
+                                     CUSPARSE_ORDER_ROW));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&entry->out, out.rows, out.cols, out_stride, out.data, CUDA_R_32F,
+                                     CUSPARSE_ORDER_ROW));
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  size_t workspace_bytes = 0;
+  CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                         &alpha, sparse.descriptor, entry->x, &beta, entry->out, CUDA_R_32F,
+                                         spmm_algorithm(), &workspace_bytes));
+  entry->workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);
+  // Analyses the sparsity pattern once for the algorithms that use it (no effect for the others); later
+  // cusparseSpMM calls must pass the same workspace, which this entry keeps.
+  CUSPARSE_CHECK(cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                         &alpha, sparse.descriptor, entry->x, &beta, entry->out, CUDA_R_32F,
+                                         spmm_algorithm(), entry->workspace.data()));
+  return entry;
+}
+
+void destroy(SparseEntry& entry) {
+  for (auto& dense : entry.dense) {
+    CUSPARSE_CHECK(cusparseDestroyDnMat(dense->x));
+    CUSPARSE_CHECK(cusparseDestroyDnMat(dense->out));
+  }
+  entry.dense.clear();
+  CUSPARSE_CHECK(cusparseDestroySpMat(entry.descriptor));
+  entry.descriptor = nullptr;
+}
+
+}  // namespace
+
+void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate, Stream stream) {
+  detail::require_device(x, "spmm x");
+  detail::require_device(out, "spmm out");
+  HALOGEN_ASSERT(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0);
+  HALOGEN_ASSERT(x.rows == a.cols, "A is (%lld, %lld) but x has %lld rows", (long long)a.rows, (long long)a.cols,
+                 (long long)x.rows);
+  HALOGEN_ASSERT(out.rows == a.rows && out.cols == x.cols, "A x is (%lld, %lld) but out is (%lld, %lld)",
+                 (long long)a.rows, (long long)x.cols, (long long)out.rows, (long long)out.cols);
+  if (a.rows == 0 || x.cols == 0) return;
+  HALOGEN_ASSERT(a.device == Device::cuda, "sparse matrix is a %s view, the CUDA kernel needs device memory",
+                 device_name(a.device));
+  HALOGEN_ASSERT(a.indptr != nullptr && (a.nnz == 0 || a.indices != nullptr));
+  const cudaStream_t cuda_stream = to_cuda(stream);
+  if (a.nnz == 0) {  // A = 0: out = 0, or unchanged when accumulating (cuSPARSE is not asked about empty A)
+    if (!accumulate) {
+      zero_kernel<<<grid_for(out.size(), kThreads), kThreads, 0, cuda_stream>>>(out.data, out.rows, out.cols,
+                                                                                detail::row_stride(out));
+      HALOGEN_CUDA_CHECK_LAUNCH();
+    }
+    return;
+  }
+  const int64_t x_stride = detail::row_stride(x), out_stride = detail::row_stride(out);
+  ThreadContext& context = thread_context();
+  CUSPARSE_CHECK(cusparseSetStream(context.cusparse, cuda_stream));
+
+  SparseCache& cache = sparse_cache();
+  SparseEntry* sparse = nullptr;
+  DenseEntry* dense = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (auto& entry : cache.entries)
+      if (entry->matches(context.device, a)) sparse = entry.get();
+    if (sparse == nullptr) {
+      cache.entries.push_back(make_sparse_entry(context.device, a, cuda_stream));
+      sparse = cache.entries.back().get();
+    }
+    for (auto& entry : sparse->dense)
+      if (entry->width == x.cols && entry->x_stride == x_stride && entry->out_stride == out_stride &&
+          entry->accumulate == accumulate)
+        dense = entry.get();
+    if (dense == nullptr) {
+      sparse->dense.push_back(make_dense_entry(context.cusparse, *sparse, x, out, x_stride, out_stride, accumulate));
+      dense = sparse->dense.back().get();
+    }
+  }
+  CUSPARSE_CHECK(cusparseDnMatSetValues(dense->x, const_cast<float*>(x.data)));
+  CUSPARSE_CHECK(cusparseDnMatSetValues(dense->out, out.data));
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  CUSPARSE_CHECK(cusparseSpMM(context.cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                              &alpha, sparse->descriptor, dense->x, &beta, dense->out, CUDA_R_32F, spmm_algorithm(),
+                              dense->workspace.data()));
+}
+
+void release_sparse_cache() {
+  SparseCache& cache = sparse_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (cache.entries.empty()) return;
+  int current = 0;
+  CUDA_CHECK(cudaGetDevice(&current));
+  for (auto& entry : cache.entries) {
+    // Work queued on any stream may still read the cached arrays: let it finish before freeing them.
+    CUDA_CHECK(cudaSetDevice(entry->device));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    destroy(*entry);
+    entry.reset();  // frees the buffers (cudaFree through core's device hooks) on their own device
+  }
+  cache.entries.clear();
+  CUDA_CHECK(cudaSetDevice(current));
+}
+
+}  // namespace halogen::kernels::cuda
