@@ -56,4 +56,25 @@ int initialise_device(int local_rank) {
   return device;
 }
 
+std::string device_description() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  return strformat("%s (sm_%d%d, %.1f GiB)", properties.name, properties.major, properties.minor,
+                   properties.totalGlobalMem / 1073741824.0);
+}
+
+void* create_stream() {
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamDefault));
+  return stream;
+}
+
+void destroy_stream(void* stream) {
+  if (stream != nullptr) CUDA_CHECK(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+}
+
+void synchronize_stream(void* stream) { CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
+
 }  // namespace halogen::cuda

@@ -1,6 +1,8 @@
 #pragma once
 // CUDA device runtime for Halogen: which GPU a rank uses, and the device-memory hooks of core/buffer.h.
 // Declared without CUDA headers so that host code (train, apps) can call them in CUDA builds.
+#include <string>
+
 namespace halogen::cuda {
 
 // Number of usable CUDA devices; 0 when the driver is missing or no device is visible (never throws).
@@ -12,5 +14,16 @@ int initialise_device(int local_rank);
 
 // Installs core's DeviceMemoryOps (cudaMalloc/cudaFree/cudaMemcpy/cudaMemset).
 void install_device_memory();
+
+// "NVIDIA H200 (sm_90, 139.8 GiB)" for the current device, for logs.
+std::string device_description();
+
+// Streams as void* (= cudaStream_t, = kernels::Stream). create_stream makes a stream on the current device
+// that *does* synchronise with the legacy default stream (cudaStreamDefault flags), so that core's Buffer
+// copies and zeroing (cudaMemcpy/cudaMemset on the legacy stream) are ordered with the kernels queued on it.
+// (NcclComm's communication stream is non-blocking and ordered by events only.)
+void* create_stream();
+void destroy_stream(void* stream);
+void synchronize_stream(void* stream);  // host waits for the stream's work (nullptr = legacy default stream)
 
 }  // namespace halogen::cuda
