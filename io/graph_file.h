@@ -14,4 +14,8 @@ graph::Graph read_graph(const std::string& path);
 // Writes atomically (a temporary file in the same directory, renamed on success; removed on failure).
 void write_graph(const std::string& path, const graph::Graph& graph);
 
+// The checks read_graph applies, on a graph in memory (`where` names the file in messages). write_graph
+// calls it too, so no invalid file is ever written.
+void validate_graph(const graph::Graph& graph, const std::string& where);
+
 }  // namespace halogen::io

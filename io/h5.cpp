@@ -309,6 +309,7 @@ std::string File::attr_string(const std::string& name, const std::string& object
     char* value = nullptr;
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.id(), H5T_VARIABLE);
+    H5Tset_cset(mem.id(), H5Tget_cset(type.id()));  // HDF5 does not convert between ASCII and UTF-8
     if (H5Aread(attr.id(), mem.id(), &value) < 0) throw UserError(path_ + ": cannot read attribute " + name);
     std::string out = value ? value : "";
     H5free_memory(value);
@@ -318,6 +319,7 @@ std::string File::attr_string(const std::string& name, const std::string& object
   std::string out(size, '\0');
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem.id(), size + 1);
+  H5Tset_cset(mem.id(), H5Tget_cset(type.id()));  // HDF5 does not convert between ASCII and UTF-8
   std::vector<char> buffer(size + 1, '\0');
   if (H5Aread(attr.id(), mem.id(), buffer.data()) < 0) throw UserError(path_ + ": cannot read attribute " + name);
   out.assign(buffer.data());
@@ -356,6 +358,29 @@ std::vector<std::string> File::list(const std::string& group) const {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+bool File::is_group(const std::string& object_path) const {
+  if (object_path != "/" && !exists(object_path)) return false;
+  Handle group(H5Gopen2(id(), object_path.c_str(), H5P_DEFAULT), H5Gclose);
+  return group.valid();
+}
+
+std::string File::element_type(const std::string& dataset) const {
+  if (!exists(dataset)) throw UserError(path_ + ": " + dataset + ": missing");
+  Handle ds(H5Dopen2(id(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw UserError(path_ + ": " + dataset + ": not a dataset");
+  Handle type(H5Dget_type(ds.id()), H5Tclose);
+  return describe_type(type.id());
+}
+
+bool File::is_floating(const std::string& dataset) const { return element_type(dataset).rfind("float", 0) == 0; }
+
+int64_t File::storage_bytes(const std::string& dataset) const {
+  if (!exists(dataset)) throw UserError(path_ + ": " + dataset + ": missing");
+  Handle ds(H5Dopen2(id(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw UserError(path_ + ": " + dataset + ": not a dataset");
+  return static_cast<int64_t>(H5Dget_storage_size(ds.id()));
 }
 
 #define HALOGEN_H5_INSTANTIATE(T)                                                                        \

@@ -70,6 +70,14 @@ class File {
   // Names of the members of a group, sorted.
   std::vector<std::string> list(const std::string& group) const;
 
+  // Inspection (for `halogen info` and type-dependent readers).
+  bool is_group(const std::string& object_path) const;
+  // "int64", "float32", ... of a dataset; UserError if absent.
+  std::string element_type(const std::string& dataset) const;
+  bool is_floating(const std::string& dataset) const;
+  // Bytes the dataset occupies in the file (after compression).
+  int64_t storage_bytes(const std::string& dataset) const;
+
  private:
   std::string path_;
   Handle handle_;

@@ -1,0 +1,279 @@
+#include "io/graph_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+#include "graph/build.h"
+#include "io/atomic_file.h"
+#include "io/h5.h"
+
+namespace halogen::io {
+
+namespace {
+
+constexpr const char* kFormat = "halogen.graph";
+constexpr int64_t kVersion = 1;
+
+std::string at(const std::string& where, const std::string& dataset) { return where + ": " + dataset + ": "; }
+
+std::string snapshot_group(size_t t) { return strformat("/snapshots/%05zu", t); }
+
+void validate_csr(const graph::Csr& csr, int64_t num_nodes, const std::string& where, const std::string& group,
+                  bool check_symmetric) {
+  const std::string indptr_name = group + "/indptr", indices_name = group + "/indices";
+  HALOGEN_USER_CHECK(static_cast<int64_t>(csr.indptr.size()) == num_nodes + 1,
+                     "%sexpected %lld entries (num_nodes + 1), found %zu", at(where, indptr_name).c_str(),
+                     static_cast<long long>(num_nodes + 1), csr.indptr.size());
+  HALOGEN_USER_CHECK(csr.indptr[0] == 0, "%sindex 0: must be 0, found %lld", at(where, indptr_name).c_str(),
+                     static_cast<long long>(csr.indptr[0]));
+  for (int64_t r = 0; r < num_nodes; ++r) {
+    HALOGEN_USER_CHECK(csr.indptr[r + 1] >= csr.indptr[r], "%sindex %lld: decreases (%lld after %lld)",
+                       at(where, indptr_name).c_str(), static_cast<long long>(r + 1),
+                       static_cast<long long>(csr.indptr[r + 1]), static_cast<long long>(csr.indptr[r]));
+  }
+  HALOGEN_USER_CHECK(csr.indptr[num_nodes] == csr.nnz(), "%sindex %lld: last entry %lld != %lld edges in %s",
+                     at(where, indptr_name).c_str(), static_cast<long long>(num_nodes),
+                     static_cast<long long>(csr.indptr[num_nodes]), static_cast<long long>(csr.nnz()),
+                     indices_name.c_str());
+  // Rows in parallel; the first bad entry (smallest index) is reported.
+  int64_t bad = csr.nnz();
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad)
+  for (int64_t r = 0; r < num_nodes; ++r) {
+    for (int64_t e = csr.indptr[r]; e < csr.indptr[r + 1]; ++e) {
+      const int64_t c = csr.indices[e];
+      if (c < 0 || c >= num_nodes || (e > csr.indptr[r] && c <= csr.indices[e - 1])) {
+        bad = std::min(bad, e);
+        break;
+      }
+    }
+  }
+  if (bad < csr.nnz()) {
+    const int64_t row = std::upper_bound(csr.indptr.begin(), csr.indptr.end(), bad) - csr.indptr.begin() - 1;
+    const int64_t c = csr.indices[bad];
+    if (c < 0 || c >= num_nodes) {
+      throw UserError(strformat("%sindex %lld (row %lld): column %lld out of range [0, %lld)",
+                                at(where, indices_name).c_str(), static_cast<long long>(bad),
+                                static_cast<long long>(row), static_cast<long long>(c),
+                                static_cast<long long>(num_nodes)));
+    }
+    throw UserError(strformat("%sindex %lld (row %lld): columns not sorted or duplicated (%lld after %lld)",
+                              at(where, indices_name).c_str(), static_cast<long long>(bad),
+                              static_cast<long long>(row), static_cast<long long>(c),
+                              static_cast<long long>(csr.indices[bad - 1])));
+  }
+  if (csr.weighted()) {
+    HALOGEN_USER_CHECK(csr.weight.size() == csr.indices.size(), "%sexpected %lld entries, found %zu",
+                       at(where, group + "/weight").c_str(), static_cast<long long>(csr.nnz()), csr.weight.size());
+    for (size_t i = 0; i < csr.weight.size(); ++i) {
+      HALOGEN_USER_CHECK(std::isfinite(csr.weight[i]), "%sindex %zu: not finite", at(where, group + "/weight").c_str(), i);
+    }
+  }
+  if (check_symmetric) {
+    int64_t bad_row = 0, bad_entry = 0;
+    if (!graph::is_symmetric(csr, &bad_row, &bad_entry)) {
+      throw UserError(strformat("%sindex %lld: edge (%lld, %lld) has no reverse edge, but the graph is undirected",
+                                at(where, indices_name).c_str(), static_cast<long long>(bad_entry),
+                                static_cast<long long>(bad_row), static_cast<long long>(csr.indices[bad_entry])));
+    }
+  }
+}
+
+void validate_split(const std::vector<int64_t>& ids, int64_t num_nodes, const std::string& where,
+                    const std::string& dataset) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    HALOGEN_USER_CHECK(ids[i] >= 0 && ids[i] < num_nodes, "%sindex %zu: node id %lld out of range [0, %lld)",
+                       at(where, dataset).c_str(), i, static_cast<long long>(ids[i]), static_cast<long long>(num_nodes));
+  }
+  std::vector<uint8_t> seen(static_cast<size_t>(num_nodes), 0);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    HALOGEN_USER_CHECK(!seen[ids[i]], "%sindex %zu: node id %lld appears twice", at(where, dataset).c_str(), i,
+                       static_cast<long long>(ids[i]));
+    seen[ids[i]] = 1;
+  }
+}
+
+}  // namespace
+
+void validate_graph(const graph::Graph& g, const std::string& where) {
+  const int64_t n = g.num_nodes;
+  HALOGEN_USER_CHECK(n >= 0, "%s: num_nodes %lld is negative", where.c_str(), static_cast<long long>(n));
+  HALOGEN_USER_CHECK(g.num_classes >= 0, "%s: num_classes %d is negative", where.c_str(), g.num_classes);
+  HALOGEN_USER_CHECK(g.adjacency.num_rows == n && g.adjacency.num_cols == n, "%s: /csr: shape %lldx%lld, expected %lldx%lld",
+                     where.c_str(), static_cast<long long>(g.adjacency.num_rows),
+                     static_cast<long long>(g.adjacency.num_cols), static_cast<long long>(n), static_cast<long long>(n));
+  validate_csr(g.adjacency, n, where, "/csr", !g.directed);
+
+  HALOGEN_USER_CHECK(g.num_features >= 0, "%s: num_features is negative", where.c_str());
+  HALOGEN_USER_CHECK(static_cast<int64_t>(g.features.size()) == n * g.num_features,
+                     "%sexpected %lld x %lld values, found %zu", at(where, "/node/feat").c_str(),
+                     static_cast<long long>(n), static_cast<long long>(g.num_features), g.features.size());
+  {
+    int64_t bad = static_cast<int64_t>(g.features.size());
+    const int64_t size = bad;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+    for (int64_t i = 0; i < size; ++i) {
+      if (!std::isfinite(g.features[i])) bad = std::min(bad, i);
+    }
+    HALOGEN_USER_CHECK(bad == size, "%srow %lld, column %lld: not finite", at(where, "/node/feat").c_str(),
+                       static_cast<long long>(bad / std::max<int64_t>(g.num_features, 1)),
+                       static_cast<long long>(bad % std::max<int64_t>(g.num_features, 1)));
+  }
+  if (!g.labels.empty()) {
+    HALOGEN_USER_CHECK(static_cast<int64_t>(g.labels.size()) == n, "%sexpected %lld entries, found %zu",
+                       at(where, "/node/label").c_str(), static_cast<long long>(n), g.labels.size());
+    for (int64_t v = 0; v < n; ++v) {
+      HALOGEN_USER_CHECK(g.labels[v] >= -1 && g.labels[v] < g.num_classes,
+                         "%sindex %lld: label %d out of range [-1, %d) (num_classes %d)",
+                         at(where, "/node/label").c_str(), static_cast<long long>(v), g.labels[v], g.num_classes,
+                         g.num_classes);
+    }
+  }
+  if (!g.targets.empty()) {
+    HALOGEN_USER_CHECK(g.labels.empty(), "%s: both class labels and regression targets set", where.c_str());
+    HALOGEN_USER_CHECK(g.target_steps >= 1 && static_cast<int64_t>(g.targets.size()) == g.target_steps * n,
+                       "%sexpected %lld x %lld values, found %zu", at(where, "/node/label").c_str(),
+                       static_cast<long long>(g.target_steps), static_cast<long long>(n), g.targets.size());
+    for (size_t i = 0; i < g.targets.size(); ++i) {
+      HALOGEN_USER_CHECK(std::isfinite(g.targets[i]), "%sindex %zu: not finite", at(where, "/node/label").c_str(), i);
+    }
+  }
+  validate_split(g.train, n, where, "/split/train");
+  validate_split(g.valid, n, where, "/split/valid");
+  validate_split(g.test, n, where, "/split/test");
+  if (!g.orig_id.empty()) {
+    HALOGEN_USER_CHECK(static_cast<int64_t>(g.orig_id.size()) == n, "%sexpected %lld entries, found %zu",
+                       at(where, "/node/orig_id").c_str(), static_cast<long long>(n), g.orig_id.size());
+  }
+  for (size_t t = 0; t < g.snapshots.size(); ++t) {
+    const std::string group = snapshot_group(t);
+    HALOGEN_USER_CHECK(g.snapshots[t].num_rows == n, "%s: %s: %lld rows, expected %lld", where.c_str(), group.c_str(),
+                       static_cast<long long>(g.snapshots[t].num_rows), static_cast<long long>(n));
+    validate_csr(g.snapshots[t], n, where, group, false);
+  }
+}
+
+namespace {
+
+void write_csr(h5::File& file, const std::string& group, const graph::Csr& csr) {
+  file.write(group + "/indptr", csr.indptr);
+  file.write(group + "/indices", csr.indices);
+  if (csr.weighted()) file.write(group + "/weight", csr.weight);
+}
+
+graph::Csr read_csr(const h5::File& file, const std::string& group, int64_t num_nodes) {
+  graph::Csr csr;
+  csr.num_rows = csr.num_cols = num_nodes;
+  std::vector<int64_t> dims;
+  csr.indptr = file.read<int64_t>(group + "/indptr", &dims);
+  if (dims.size() != 1 || dims[0] != num_nodes + 1) {
+    std::string found = "[";
+    for (size_t i = 0; i < dims.size(); ++i) found += (i ? "," : "") + std::to_string(dims[i]);
+    throw UserError(strformat("%s: %s/indptr: expected shape [%lld], found %s] (num_nodes %lld)", file.path().c_str(),
+                              group.c_str(), static_cast<long long>(num_nodes + 1), found.c_str(),
+                              static_cast<long long>(num_nodes)));
+  }
+  csr.indices = file.read<int64_t>(group + "/indices", &dims);
+  HALOGEN_USER_CHECK(dims.size() == 1, "%s: %s/indices: expected 1-d", file.path().c_str(), group.c_str());
+  if (file.exists(group + "/weight")) csr.weight = file.read<float>(group + "/weight");
+  return csr;
+}
+
+}  // namespace
+
+void write_graph(const std::string& path, const graph::Graph& g) {
+  validate_graph(g, path);
+  AtomicOutput output(path);
+  {
+    h5::File file(output.temp_path(), h5::Mode::create);
+    file.set_attr("format", std::string(kFormat));
+    file.set_attr("version", kVersion);
+    file.set_attr("name", g.name);
+    file.set_attr("num_nodes", g.num_nodes);
+    file.set_attr("num_edges", g.num_edges());
+    file.set_attr("directed", static_cast<int64_t>(g.directed ? 1 : 0));
+    file.set_attr("num_classes", static_cast<int64_t>(g.num_classes));
+    file.set_attr("num_features", g.num_features);
+    write_csr(file, "/csr", g.adjacency);
+    if (g.num_features > 0) file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features});
+    if (!g.labels.empty()) file.write("/node/label", g.labels);
+    if (!g.targets.empty()) {
+      if (g.target_steps == 1) file.write("/node/label", g.targets.data(), {g.num_nodes});
+      else file.write("/node/label", g.targets.data(), {g.target_steps, g.num_nodes});
+    }
+    if (!g.orig_id.empty()) file.write("/node/orig_id", g.orig_id);
+    file.write("/split/train", g.train);
+    file.write("/split/valid", g.valid);
+    file.write("/split/test", g.test);
+    for (size_t t = 0; t < g.snapshots.size(); ++t) write_csr(file, snapshot_group(t), g.snapshots[t]);
+    file.close();
+  }
+  output.commit();
+}
+
+graph::Graph read_graph(const std::string& path) {
+  h5::File file(path, h5::Mode::read);
+  HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
+                     "%s: not a Halogen graph file (root attribute format is not \"%s\")", path.c_str(), kFormat);
+  const int64_t version = file.attr_int("version");
+  HALOGEN_USER_CHECK(version == kVersion, "%s: graph file version %lld is not supported (this build reads %lld)",
+                     path.c_str(), static_cast<long long>(version), static_cast<long long>(kVersion));
+  graph::Graph g;
+  g.name = file.has_attr("name") ? file.attr_string("name") : "";
+  g.num_nodes = file.attr_int("num_nodes");
+  HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: attribute num_nodes is negative", path.c_str());
+  g.directed = file.attr_int("directed") != 0;
+  const int64_t num_classes = file.attr_int("num_classes");
+  HALOGEN_USER_CHECK(num_classes >= 0 && num_classes < (int64_t{1} << 31), "%s: attribute num_classes %lld out of range",
+                     path.c_str(), static_cast<long long>(num_classes));
+  g.num_classes = static_cast<int32_t>(num_classes);
+
+  g.adjacency = read_csr(file, "/csr", g.num_nodes);
+  const int64_t num_edges = file.attr_int("num_edges");
+  HALOGEN_USER_CHECK(num_edges == g.adjacency.nnz(), "%s: attribute num_edges %lld != %lld entries in /csr/indices",
+                     path.c_str(), static_cast<long long>(num_edges), static_cast<long long>(g.adjacency.nnz()));
+
+  std::vector<int64_t> dims;
+  if (file.exists("/node/feat")) {
+    g.features = file.read<float>("/node/feat", &dims);
+    HALOGEN_USER_CHECK(dims.size() == 2 && dims[0] == g.num_nodes, "%s: /node/feat: expected shape [%lld, F]",
+                       path.c_str(), static_cast<long long>(g.num_nodes));
+    g.num_features = dims[1];
+  }
+  if (file.exists("/node/label")) {
+    if (file.is_floating("/node/label")) {
+      g.targets = file.read<float>("/node/label", &dims);
+      HALOGEN_USER_CHECK((dims.size() == 1 && dims[0] == g.num_nodes) || (dims.size() == 2 && dims[1] == g.num_nodes),
+                         "%s: /node/label: expected shape [%lld] or [T, %lld]", path.c_str(),
+                         static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes));
+      g.target_steps = dims.size() == 1 ? 1 : dims[0];
+    } else {
+      g.labels = file.read<int32_t>("/node/label", &dims);
+      HALOGEN_USER_CHECK(dims.size() == 1, "%s: /node/label: expected shape [%lld]", path.c_str(),
+                         static_cast<long long>(g.num_nodes));
+    }
+  }
+  if (file.exists("/node/orig_id")) g.orig_id = file.read<int64_t>("/node/orig_id");
+  for (const char* split : {"train", "valid", "test"}) {
+    const std::string dataset = std::string("/split/") + split;
+    std::vector<int64_t> ids;
+    if (file.exists(dataset)) {
+      ids = file.read<int64_t>(dataset, &dims);
+      HALOGEN_USER_CHECK(dims.size() == 1, "%s: %s: expected 1-d", path.c_str(), dataset.c_str());
+    }
+    (split[1] == 'r' ? g.train : split[0] == 'v' ? g.valid : g.test) = std::move(ids);
+  }
+  if (file.exists("/snapshots")) {
+    const std::vector<std::string> steps = file.list("/snapshots");
+    for (size_t t = 0; t < steps.size(); ++t) {
+      HALOGEN_USER_CHECK(steps[t] == strformat("%05zu", t), "%s: /snapshots/%s: expected /snapshots/%05zu",
+                         path.c_str(), steps[t].c_str(), t);
+      g.snapshots.push_back(read_csr(file, snapshot_group(t), g.num_nodes));
+    }
+  }
+  validate_graph(g, path);
+  return g;
+}
+
+}  // namespace halogen::io
