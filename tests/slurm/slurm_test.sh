@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end Slurm test (ctest label `slurm`): a real one-node Slurm cluster on localhost (munged, slurmctld,
+# slurmd from tests/slurm/local_cluster.sh, 2 CPUs, MpiDefault=pmix), then
+#   1. `srun --mpi=pmix -n 2` of the MPI smoke test: Slurm's PMIx wires up OpenMPI ranks;
+#   2. scripts/slurm/pipeline.sh --cpu: the preprocessing template (generate an SBM graph, partition it into
+#      2 parts) and the CPU training template (2 tasks, after the first job succeeded), as a user submits them;
+#      checks both jobs COMPLETED with exit 0 and the metrics file ends with a "final": true record.
+# Daemons are stopped by pid on every exit path (trap). Bounded: every wait has a deadline.
+#
+# Usage: slurm_test.sh HALOGEN_BIN MPI_SMOKE_TEST_BIN       (exit 77 = skipped: Slurm or munge not installed)
+# KEEP_SLURM_TEST_DIR=1 keeps the temporary directory (configs, daemon logs, job outputs) for inspection.
+set -uo pipefail
+
+halogen_bin=$(realpath "$1")
+smoke_bin=$(realpath "$2")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
+
+for tool in munged mungekey slurmctld slurmd sbatch srun scontrol sinfo; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIP: $tool not found (scripts/install-deps.sh installs slurm-wlm and munge)"
+    exit 77
+  fi
+done
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the throw-away cluster runs its daemons as root (SlurmUser=root); run as root"
+  exit 77
+fi
+
+# shellcheck source=local_cluster.sh
+source "$here/local_cluster.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/halogen-slurm-test.XXXXXX")
+finish() {
+  local rc=$?
+  cluster_stop
+  if [ "$rc" -ne 0 ] || [ "${KEEP_SLURM_TEST_DIR:-0}" = 1 ]; then echo "slurm test: files kept in $work"
+  else rm -rf "$work"; fi
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+  echo "FAIL: $*"
+  cluster_logs
+  for f in "$work"/*.out; do [ -f "$f" ] && { echo "----- $f"; tail -n 40 "$f"; }; done
+  exit 1
+}
+
+# Waits until job $1 has ended (at most $2 seconds); prints its final state.
+wait_job() {
+  local id=$1 deadline=$((SECONDS + $2)) state=""
+  while [ $SECONDS -lt $deadline ]; do
+    state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.5 ;; *) echo "$state"; return 0 ;; esac
+  done
+  scancel "$id" 2>/dev/null
+  echo "TIMEOUT_WAITING(${state:-unknown})"
+}
+job_exit() { scontrol show job "$1" | sed -n 's/.*[^a-zA-Z]ExitCode=\([0-9:]*\).*/\1/p'; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+cluster_start "$work/cluster" 2 || fail "the cluster did not start"
+srun --mpi=list 2>&1 | grep -q pmix || fail "srun --mpi=list has no pmix plugin"
+cd "$work" || exit 1
+
+# 1. MPI through Slurm's PMIx: two ranks see each other.
+echo "slurm test: srun --mpi=pmix -n 2 $(basename "$smoke_bin")"
+timeout 60 srun --mpi=pmix -n 2 "$smoke_bin" >"$work/smoke.out" 2>&1 || fail "srun --mpi=pmix -n 2 of the MPI smoke test"
+grep -q "PASSED" "$work/smoke.out" || fail "MPI smoke test output has no PASSED"
+
+# 2. The user's pipeline: preprocess (generate + partition) then CPU training, chained by a dependency.
+export HALOGEN="$halogen_bin" GRAPH="$work/sbm.h5" PARTS=2 PART_DIR="$work/sbm.p2" METRICS="$work/metrics.jsonl"
+export GENERATE_ARGS="sbm --nodes 1200 --classes 4 --avg-degree 8 --features 16 --seed 7"
+export TRAIN_ARGS="--epochs 5 --hidden 16"
+export CPUS_PER_TASK=1 NODES=1
+"$source_dir/scripts/slurm/pipeline.sh" --cpu >"$work/pipeline.out" 2>&1 || fail "pipeline.sh: $(cat "$work/pipeline.out")"
+cat "$work/pipeline.out"
+pre_id=$(sed -n 's/^pipeline: preprocess job \([0-9]*\).*/\1/p' "$work/pipeline.out")
+train_id=$(sed -n 's/^pipeline: train job \([0-9]*\).*/\1/p' "$work/pipeline.out")
+[ -n "$pre_id" ] && [ -n "$train_id" ] || fail "pipeline.sh did not report two job ids"
+
+state=$(wait_job "$pre_id" 60)
+[ "$state" = COMPLETED ] && [ "$(job_exit "$pre_id")" = 0:0 ] ||
+  fail "preprocess job $pre_id ended $state, exit $(job_exit "$pre_id")"
+grep -q "^preprocess: done" "$work/halogen-preprocess-$pre_id.out" || fail "preprocess job did not report done"
+[ -f "$PART_DIR/meta.json" ] || fail "no $PART_DIR/meta.json after the preprocess job"
+
+state=$(wait_job "$train_id" 90)
+[ "$state" = COMPLETED ] && [ "$(job_exit "$train_id")" = 0:0 ] ||
+  fail "train job $train_id ended $state, exit $(job_exit "$train_id")"
+out="$work/halogen-train-cpu-$train_id.out"
+grep -q "2 ranks" "$out" || fail "train job output does not say 2 ranks"
+[ -s "$METRICS" ] || fail "no metrics file $METRICS"
+python3 - "$METRICS" <<'PY' || fail "metrics file check"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+final = [r for r in records if r.get("final") is True]
+epochs = [r for r in records if "epoch" in r and not r.get("final")]
+assert final, "no record with \"final\": true"
+assert records[-1].get("final") is True, "the last record is not the final one"
+assert len(epochs) == 5, f"{len(epochs)} epoch records, expected 5"
+print(f"metrics: {len(epochs)} epochs, final record: {json.dumps(final[-1])[:200]}")
+PY
+echo "slurm test: passed (task plugin $CLUSTER_TASK_PLUGIN)"
