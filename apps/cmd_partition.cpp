@@ -1,11 +1,84 @@
-// `halogen partition`: not built yet; the issue that builds it replaces this file.
+// `halogen partition GRAPH.h5 --parts P -o DIR`: graph file -> partition directory (one shard per rank).
+#include <cstdio>
+#include <memory>
+
 #include "apps/commands.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "partition/partition_dir.h"
 
 namespace halogen::app {
 
+namespace {
+
+struct PartitionFlags {
+  std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "vertices", part_weights;
+  int32_t parts = 0;
+  double imbalance = 1.03;
+  uint64_t seed = 1;
+  bool force = false;
+};
+
+// The command as it can be re-run, every option spelled out.
+std::string creation_command(const PartitionFlags& f) {
+  std::string command = strformat("halogen partition %s --parts %d -o %s --method %s --objective %s --imbalance %g "
+                                  "--seed %llu --balance %s", f.graph_path.c_str(), f.parts, f.output_dir.c_str(),
+                                  f.method.c_str(), f.objective.c_str(), f.imbalance,
+                                  static_cast<unsigned long long>(f.seed), f.balance.c_str());
+  if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
+  if (f.force) command += " --force";
+  return command;
+}
+
+void run_partition(const PartitionFlags& f) {
+  partition::PartitionRequest request;
+  request.graph_path = f.graph_path;
+  request.output_dir = f.output_dir;
+  request.force = f.force;
+  request.options.num_parts = f.parts;
+  request.options.method = partition::parse_method(f.method);
+  request.options.objective = partition::parse_objective(f.objective);
+  request.options.balance = partition::parse_balance(f.balance);
+  request.options.imbalance = f.imbalance;
+  request.options.seed = f.seed;
+  if (f.parts < 1) throw UserError(strformat("--parts: %d parts requested; at least 1 is needed", f.parts));
+  if (!f.part_weights.empty()) request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
+  request.command = creation_command(f);
+
+  const partition::PartitionResult result = partition::partition_graph_file(request);
+  std::printf("%s", partition::format_statistics(result.stats).c_str());
+  for (const partition::PhaseRecord& phase : result.phases)
+    std::printf("phase %-13s %8.2f s  peak %8.1f MiB%s\n", phase.name.c_str(), phase.seconds,
+                static_cast<double>(phase.peak_rss_bytes) / (1 << 20),
+                result.peak_is_per_phase ? "" : " (since start)");
+  std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
+}
+
+}  // namespace
+
 void add_partition_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("partition", "Partition a graph file into one shard per rank (METIS k-way, random, contiguous)");
-  cmd->callback([] { throw NotBuilt("halogen partition"); });
+  auto flags = std::make_shared<PartitionFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "partition", "Partition a graph file into one shard per rank (METIS k-way, random, contiguous)");
+  cmd->add_option("graph", flags->graph_path, "Graph file (.h5) made by `halogen convert` or `halogen generate`")
+      ->required();
+  cmd->add_option("-k,--parts", flags->parts, "Number of parts = ranks (1 <= P <= vertices)")->required();
+  cmd->add_option("-o,--output", flags->output_dir, "Output partition directory")->required();
+  cmd->add_option("--method", flags->method, "metis (k-way, default), random or contiguous")->capture_default_str();
+  cmd->add_option("--objective", flags->objective, "METIS objective: cut (edge cut) or vol (communication volume)")
+      ->capture_default_str();
+  cmd->add_option("--imbalance", flags->imbalance,
+                  "Allowed max/mean part load, e.g. 1.03 (METIS ufactor = 1000*(imbalance-1))")
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "Seed of METIS and of the random method")->capture_default_str();
+  cmd->add_option("--balance", flags->balance,
+                  "Balance vertices, edges (1+degree per vertex) or train (edges and training vertices, "
+                  "METIS multi-constraint)")
+      ->capture_default_str();
+  cmd->add_option("--part-weights", flags->part_weights,
+                  "Relative part sizes for ranks of unequal speed, e.g. 1,1,2,2 (one per part)");
+  cmd->add_flag("--force", flags->force, "Reuse a non-empty output directory (its partition files are replaced)");
+  cmd->callback([flags] { run_partition(*flags); });
 }
 
 }  // namespace halogen::app

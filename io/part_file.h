@@ -1,5 +1,14 @@
 #pragma once
 // Partition directories (DESIGN.md, "Files"): meta.json + assignment.h5 + part-%05d.h5, one shard per rank.
+//
+// meta.json (written by partition/partition_dir.cpp; the keys read back here are stable):
+//   format="halogen.partition", version=1, method, num_parts,
+//   graph: {file, file_absolute, checksum, size_bytes, name, num_nodes, num_edges, num_features, num_classes,
+//           directed, num_train},
+//   parts: [{part, owned, halo, nnz, train, send}], statistics: {...}, phases: [...], command.
+// Shard files: root attributes format="halogen.part" version=1 part num_parts num_nodes num_edges num_classes
+// num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
+// (optional, [T, n_own] or [n_own]).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +26,14 @@ struct PartitionMeta {
   int64_t num_edges = 0;
   int64_t num_features = 0;
   int32_t num_classes = 0;
+  // Added by the partition issue:
+  std::string graph_file_absolute;  // absolute path at creation (used by `halogen info DIR --check`)
+  int64_t graph_file_size = 0;      // bytes
+  std::string graph_name;
+  bool directed = false;
+  int64_t num_train = 0;             // global training-vertex count (loss normalisation)
+  std::vector<int64_t> part_owned;   // (P) owned vertices per part
+  std::vector<int64_t> part_halo;    // (P) halo rows per part
 };
 
 // Reads DIR/meta.json; UserError when missing or malformed.
@@ -25,11 +42,23 @@ PartitionMeta read_partition_meta(const std::string& dir);
 // "DIR/part-00003.h5"
 std::string shard_path(const std::string& dir, int part);
 
+// "DIR/assignment.h5" holds /part int32 [N]: the owner part of every global vertex.
+std::string assignment_path(const std::string& dir);
+void write_assignment(const std::string& path, const std::vector<int32_t>& part_of, int32_t num_parts);
+// Reads and checks values in [0, num_parts) and length num_nodes.
+std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts, int64_t num_nodes);
+
 // Reads one shard (only this rank's file) and validates it against itself and the meta (P, sizes, local ids
 // in range, offsets monotone). UserError naming the file and dataset on any violation.
 graph::Shard read_shard(const std::string& dir, int part);
+// Same, reading the file at `path` and checking it against `meta` (no meta.json needed).
+graph::Shard read_shard_file(const std::string& path, int part, const PartitionMeta& meta);
 
 // Writes one shard file atomically.
 void write_shard(const std::string& path, const graph::Shard& shard);
+
+// A fingerprint of a file's bytes ("fnv1a64:<16 hex digits>", 64-bit FNV-1a over 8-byte words), fast
+// enough (several GB/s) to recompute at every `halogen info DIR --check`.
+std::string file_checksum(const std::string& path);
 
 }  // namespace halogen::io

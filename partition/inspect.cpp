@@ -1,11 +1,66 @@
 #include "partition/inspect.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
 #include "core/error.h"
+#include "core/format.h"
+#include "io/graph_file.h"
+#include "io/part_file.h"
+#include "partition/check.h"
 
 namespace halogen::partition {
 
-void describe_partition_dir(const std::string& dir, bool) {
-  throw UserError(dir + ": describing partition directories is not built yet in this version");
+namespace fs = std::filesystem;
+
+namespace {
+
+// The graph file a partition was made from: the absolute path recorded at creation, else the path as given.
+std::string locate_graph_file(const io::PartitionMeta& meta, const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(meta.graph_file_absolute, ec)) return meta.graph_file_absolute;
+  if (fs::is_regular_file(meta.graph_file, ec)) return meta.graph_file;
+  throw UserError((fs::path(dir) / "meta.json").string() + ": graph file " + meta.graph_file_absolute +
+                  " not found (moved?); --check needs the graph the partition was made from");
+}
+
+}  // namespace
+
+void describe_partition_dir(const std::string& dir, bool check) {
+  const io::PartitionMeta meta = io::read_partition_meta(dir);
+  std::printf("partition directory %s: %s, %d parts of graph %s (%s)\n", dir.c_str(), meta.method.c_str(),
+              meta.num_parts, meta.graph_name.c_str(), meta.graph_file.c_str());
+  std::printf("graph: %lld vertices, %lld edges%s, %lld features, %d classes, %lld training vertices\n",
+              static_cast<long long>(meta.num_nodes), static_cast<long long>(meta.num_edges),
+              meta.directed ? " (directed)" : "", static_cast<long long>(meta.num_features), meta.num_classes,
+              static_cast<long long>(meta.num_train));
+  std::printf("%6s %12s %12s %14s %12s\n", "part", "owned", "halo", "file MiB", "feat MiB");
+  int64_t total_halo = 0, max_halo = 0;
+  for (int32_t p = 0; p < meta.num_parts; ++p) {
+    std::error_code ec;
+    const auto bytes = fs::file_size(io::shard_path(dir, p), ec);
+    // Feature rows a rank holds: owned + halo rows of float32 (the input layer's activations).
+    const double feature_mib =
+        static_cast<double>(meta.part_owned[p] + meta.part_halo[p]) * meta.num_features * 4.0 / (1 << 20);
+    std::printf("%6d %12lld %12lld %14s %12.1f\n", p, static_cast<long long>(meta.part_owned[p]),
+                static_cast<long long>(meta.part_halo[p]),
+                ec ? "missing" : strformat("%.1f", static_cast<double>(bytes) / (1 << 20)).c_str(), feature_mib);
+    total_halo += meta.part_halo[p];
+    max_halo = std::max(max_halo, meta.part_halo[p]);
+  }
+  std::printf("halo rows: total %lld, max %lld\n", static_cast<long long>(total_halo), static_cast<long long>(max_halo));
+  if (!check) return;
+
+  const std::string graph_path = locate_graph_file(meta, dir);
+  const std::string checksum = io::file_checksum(graph_path);
+  if (checksum != meta.graph_checksum)
+    throw UserError(graph_path + ": checksum " + checksum + " differs from " + meta.graph_checksum +
+                    " recorded in meta.json: the graph file changed since it was partitioned");
+  const graph::Graph graph = io::read_graph(graph_path);
+  check_partition_dir(dir, graph);
+  std::printf("check: OK (owned sets disjoint and covering, halos = remote neighbours grouped by owner, send "
+              "plans match receivers' halos, local CSR/degrees/features/labels/splits equal the graph's)\n");
 }
 
 }  // namespace halogen::partition

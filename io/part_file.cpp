@@ -1,0 +1,313 @@
+#include "io/part_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/h5.h"
+
+namespace halogen::io {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+template <typename T>
+T json_get(const json& object, const char* key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) throw UserError(where + ": key \"" + key + "\" missing");
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw UserError(where + ": key \"" + key + "\" has the wrong type");
+  }
+}
+
+// Throws "<file>: <dataset>: <what>" when `ok` is false.
+void require(bool ok, const std::string& file, const std::string& dataset, const std::string& what) {
+  if (!ok) throw UserError(file + ": " + dataset + ": " + what);
+}
+
+void check_offsets(const std::vector<int64_t>& offsets, int64_t parts, int64_t total, const std::string& file,
+                   const std::string& dataset) {
+  require(static_cast<int64_t>(offsets.size()) == parts + 1, file, dataset,
+          "expected " + std::to_string(parts + 1) + " entries, found " + std::to_string(offsets.size()));
+  require(offsets.front() == 0, file, dataset, "must start at 0");
+  for (size_t i = 1; i < offsets.size(); ++i)
+    require(offsets[i] >= offsets[i - 1], file, dataset, "not monotone at index " + std::to_string(i));
+  require(offsets.back() == total, file, dataset,
+          "ends at " + std::to_string(offsets.back()) + ", expected " + std::to_string(total));
+}
+
+template <typename T>
+void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, int64_t lo, int64_t hi,
+                        const std::string& file, const std::string& dataset) {
+  for (int64_t i = begin; i < end; ++i) {
+    require(ids[i] >= lo && ids[i] < hi, file, dataset,
+            "value " + std::to_string(ids[i]) + " at index " + std::to_string(i) + " outside [" +
+                std::to_string(lo) + "," + std::to_string(hi) + ")");
+    require(i == begin || ids[i] > ids[i - 1], file, dataset,
+            "not strictly ascending at index " + std::to_string(i));
+  }
+}
+
+}  // namespace
+
+std::string shard_path(const std::string& dir, int part) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "part-%05d.h5", part);
+  return (fs::path(dir) / name).string();
+}
+
+std::string assignment_path(const std::string& dir) { return (fs::path(dir) / "assignment.h5").string(); }
+
+PartitionMeta read_partition_meta(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "meta.json").string();
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": no such file (is " + dir + " a partition directory made by `halogen partition`?)");
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::exception& e) {
+    throw UserError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object()) throw UserError(path + ": not a JSON object");
+  const std::string format = json_get<std::string>(root, "format", path);
+  if (format != "halogen.partition") throw UserError(path + ": format is \"" + format + "\", expected \"halogen.partition\"");
+  const int version = json_get<int>(root, "version", path);
+  if (version != 1) throw UserError(path + ": version " + std::to_string(version) + " is not supported (expected 1)");
+
+  PartitionMeta meta;
+  meta.method = json_get<std::string>(root, "method", path);
+  meta.num_parts = json_get<int32_t>(root, "num_parts", path);
+  if (meta.num_parts < 1) throw UserError(path + ": num_parts must be >= 1");
+  if (!root.contains("graph") || !root["graph"].is_object()) throw UserError(path + ": key \"graph\" missing");
+  const json& graph = root["graph"];
+  const std::string where = path + ": graph";
+  meta.graph_file = json_get<std::string>(graph, "file", where);
+  meta.graph_file_absolute = json_get<std::string>(graph, "file_absolute", where);
+  meta.graph_checksum = json_get<std::string>(graph, "checksum", where);
+  meta.graph_file_size = json_get<int64_t>(graph, "size_bytes", where);
+  meta.graph_name = json_get<std::string>(graph, "name", where);
+  meta.num_nodes = json_get<int64_t>(graph, "num_nodes", where);
+  meta.num_edges = json_get<int64_t>(graph, "num_edges", where);
+  meta.num_features = json_get<int64_t>(graph, "num_features", where);
+  meta.num_classes = json_get<int32_t>(graph, "num_classes", where);
+  meta.directed = json_get<bool>(graph, "directed", where);
+  meta.num_train = json_get<int64_t>(graph, "num_train", where);
+  if (meta.num_nodes < meta.num_parts)
+    throw UserError(path + ": num_nodes " + std::to_string(meta.num_nodes) + " < num_parts");
+
+  if (!root.contains("parts") || !root["parts"].is_array()) throw UserError(path + ": key \"parts\" missing");
+  const json& parts = root["parts"];
+  if (static_cast<int64_t>(parts.size()) != meta.num_parts)
+    throw UserError(path + ": parts has " + std::to_string(parts.size()) + " entries, expected num_parts");
+  for (const json& part : parts) {
+    meta.part_owned.push_back(json_get<int64_t>(part, "owned", path + ": parts"));
+    meta.part_halo.push_back(json_get<int64_t>(part, "halo", path + ": parts"));
+  }
+  return meta;
+}
+
+void write_assignment(const std::string& path, const std::vector<int32_t>& part_of, int32_t num_parts) {
+  const std::string temporary = path + ".tmp";
+  try {
+    h5::File file(temporary, h5::Mode::create);
+    file.write("/part", part_of, /*compress=*/true);
+    file.set_attr("format", std::string("halogen.assignment"));
+    file.set_attr("version", int64_t{1});
+    file.set_attr("num_parts", int64_t{num_parts});
+    file.close();
+    fs::rename(temporary, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw;
+  }
+}
+
+std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts, int64_t num_nodes) {
+  h5::File file(path, h5::Mode::read);
+  std::vector<int64_t> dims;
+  std::vector<int32_t> part_of = file.read<int32_t>("/part", &dims);
+  require(dims.size() == 1 && dims[0] == num_nodes, path, "/part",
+          "expected int32 [" + std::to_string(num_nodes) + "]");
+  for (size_t v = 0; v < part_of.size(); ++v)
+    require(part_of[v] >= 0 && part_of[v] < num_parts, path, "/part",
+            "value " + std::to_string(part_of[v]) + " at index " + std::to_string(v) + " outside [0," +
+                std::to_string(num_parts) + ")");
+  return part_of;
+}
+
+void write_shard(const std::string& path, const graph::Shard& shard) {
+  const std::string temporary = path + ".tmp";
+  try {
+    h5::File file(temporary, h5::Mode::create);
+    file.set_attr("format", std::string("halogen.part"));
+    file.set_attr("version", int64_t{1});
+    file.set_attr("part", int64_t{shard.part});
+    file.set_attr("num_parts", int64_t{shard.num_parts});
+    file.set_attr("num_nodes", shard.global_num_nodes);
+    file.set_attr("num_edges", shard.global_num_edges);
+    file.set_attr("num_classes", int64_t{shard.num_classes});
+    file.set_attr("num_features", shard.num_features);
+    file.set_attr("name", shard.graph_name);
+    file.set_attr("target_steps", shard.target_steps);
+    // Index arrays compress well (ascending ids); features are stored raw for fast loading.
+    file.write("/owned/gid", shard.owned_gid, true);
+    file.write("/halo/gid", shard.halo_gid, true);
+    file.write("/halo/recv_offsets", shard.recv_offsets);
+    file.write("/send/idx", shard.send_idx, true);
+    file.write("/send/offsets", shard.send_offsets);
+    file.write("/csr/indptr", shard.indptr, true);
+    file.write("/csr/indices", shard.indices, true);
+    if (!shard.weight.empty()) file.write("/csr/weight", shard.weight, true);
+    file.write("/degree/owned", shard.degree_owned, true);
+    file.write("/degree/halo", shard.degree_halo, true);
+    file.write("/node/feat", shard.features.data(), {shard.num_owned(), shard.num_features});
+    if (!shard.labels.empty()) file.write("/node/label", shard.labels, true);
+    if (!shard.targets.empty()) {
+      if (shard.target_steps > 1)
+        file.write("/node/target", shard.targets.data(), {shard.target_steps, shard.num_owned()});
+      else
+        file.write("/node/target", shard.targets);
+    }
+    file.write("/split/train", shard.train);
+    file.write("/split/valid", shard.valid);
+    file.write("/split/test", shard.test);
+    file.close();
+    fs::rename(temporary, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw;
+  }
+}
+
+graph::Shard read_shard(const std::string& dir, int part) {
+  const PartitionMeta meta = read_partition_meta(dir);
+  if (part < 0 || part >= meta.num_parts)
+    throw UserError(dir + ": part " + std::to_string(part) + " requested, but the directory has " +
+                    std::to_string(meta.num_parts) + " parts");
+  return read_shard_file(shard_path(dir, part), part, meta);
+}
+
+graph::Shard read_shard_file(const std::string& path, int part, const PartitionMeta& meta) {
+  h5::File file(path, h5::Mode::read);
+  const std::string format = file.has_attr("format") ? file.attr_string("format") : "";
+  require(format == "halogen.part", path, "/", "format attribute is \"" + format + "\", expected \"halogen.part\"");
+  require(file.attr_int("version") == 1, path, "/", "version " + std::to_string(file.attr_int("version")) +
+                                                        " is not supported (expected 1)");
+  graph::Shard s;
+  s.part = static_cast<int32_t>(file.attr_int("part"));
+  s.num_parts = static_cast<int32_t>(file.attr_int("num_parts"));
+  s.global_num_nodes = file.attr_int("num_nodes");
+  s.global_num_edges = file.attr_int("num_edges");
+  s.num_classes = static_cast<int32_t>(file.attr_int("num_classes"));
+  s.num_features = file.attr_int("num_features");
+  s.graph_name = file.attr_string("name");
+  s.target_steps = file.attr_int("target_steps");
+  require(s.part == part, path, "/", "attribute part is " + std::to_string(s.part) + ", expected " + std::to_string(part));
+  require(s.num_parts == meta.num_parts, path, "/", "attribute num_parts is " + std::to_string(s.num_parts) +
+                                                        ", meta.json says " + std::to_string(meta.num_parts));
+  require(s.global_num_nodes == meta.num_nodes, path, "/", "attribute num_nodes disagrees with meta.json");
+  require(s.num_features == meta.num_features, path, "/", "attribute num_features disagrees with meta.json");
+  const int64_t n = s.global_num_nodes, parts = s.num_parts;
+
+  s.owned_gid = file.read<int64_t>("/owned/gid");
+  const int64_t n_own = s.num_owned();
+  check_ascending_in(s.owned_gid, 0, n_own, 0, n, path, "/owned/gid");
+  if (part < static_cast<int>(meta.part_owned.size()))
+    require(n_own == meta.part_owned[part], path, "/owned/gid", "length disagrees with meta.json");
+
+  s.halo_gid = file.read<int64_t>("/halo/gid");
+  s.recv_offsets = file.read<int64_t>("/halo/recv_offsets");
+  const int64_t n_halo = s.num_halo();
+  check_offsets(s.recv_offsets, parts, n_halo, path, "/halo/recv_offsets");
+  require(s.recv_offsets[part] == s.recv_offsets[part + 1], path, "/halo/recv_offsets", "rows received from self");
+  for (int64_t q = 0; q < parts; ++q)
+    check_ascending_in(s.halo_gid, s.recv_offsets[q], s.recv_offsets[q + 1], 0, n, path, "/halo/gid");
+  require(n_own + n_halo <= std::numeric_limits<int32_t>::max(), path, "/halo/gid",
+          "owned + halo rows exceed int32 local ids");
+
+  s.send_idx = file.read<int32_t>("/send/idx");
+  s.send_offsets = file.read<int64_t>("/send/offsets");
+  check_offsets(s.send_offsets, parts, static_cast<int64_t>(s.send_idx.size()), path, "/send/offsets");
+  require(s.send_offsets[part] == s.send_offsets[part + 1], path, "/send/offsets", "rows sent to self");
+  for (size_t i = 0; i < s.send_idx.size(); ++i)
+    require(s.send_idx[i] >= 0 && s.send_idx[i] < n_own, path, "/send/idx",
+            "local id " + std::to_string(s.send_idx[i]) + " at index " + std::to_string(i) + " is not an owned row");
+
+  s.indptr = file.read<int64_t>("/csr/indptr");
+  s.indices = file.read<int32_t>("/csr/indices");
+  require(static_cast<int64_t>(s.indptr.size()) == n_own + 1, path, "/csr/indptr",
+          "expected " + std::to_string(n_own + 1) + " entries, found " + std::to_string(s.indptr.size()));
+  check_offsets(s.indptr, n_own, s.nnz(), path, "/csr/indptr");
+  for (int64_t r = 0; r < n_own; ++r)
+    check_ascending_in(s.indices, s.indptr[r], s.indptr[r + 1], 0, n_own + n_halo, path, "/csr/indices");
+  if (file.exists("/csr/weight")) {
+    s.weight = file.read<float>("/csr/weight");
+    require(static_cast<int64_t>(s.weight.size()) == s.nnz(), path, "/csr/weight", "length differs from /csr/indices");
+  }
+
+  s.degree_owned = file.read<int64_t>("/degree/owned");
+  s.degree_halo = file.read<int64_t>("/degree/halo");
+  require(static_cast<int64_t>(s.degree_owned.size()) == n_own, path, "/degree/owned", "length differs from /owned/gid");
+  require(static_cast<int64_t>(s.degree_halo.size()) == n_halo, path, "/degree/halo", "length differs from /halo/gid");
+
+  std::vector<int64_t> dims;
+  s.features = file.read<float>("/node/feat", &dims);
+  require(dims.size() == 2 && dims[0] == n_own && dims[1] == s.num_features, path, "/node/feat",
+          "expected float32 [" + std::to_string(n_own) + "," + std::to_string(s.num_features) + "]");
+  if (file.exists("/node/label")) {
+    s.labels = file.read<int32_t>("/node/label");
+    require(static_cast<int64_t>(s.labels.size()) == n_own, path, "/node/label", "length differs from /owned/gid");
+    for (size_t i = 0; i < s.labels.size(); ++i)
+      require(s.labels[i] >= -1 && s.labels[i] < std::max(s.num_classes, 0), path, "/node/label",
+              "label " + std::to_string(s.labels[i]) + " at index " + std::to_string(i) + " outside [-1," +
+                  std::to_string(s.num_classes) + ")");
+  }
+  if (file.exists("/node/target")) {
+    s.targets = file.read<float>("/node/target", &dims);
+    const int64_t steps = dims.size() == 2 ? dims[0] : 1;
+    require(dims.back() == n_own && steps == std::max<int64_t>(s.target_steps, 1), path, "/node/target",
+            "expected [target_steps, n_own] or [n_own]");
+  }
+  const char* splits[] = {"/split/train", "/split/valid", "/split/test"};
+  std::vector<int64_t>* outs[] = {&s.train, &s.valid, &s.test};
+  for (int i = 0; i < 3; ++i) {
+    if (!file.exists(splits[i])) continue;
+    *outs[i] = file.read<int64_t>(splits[i]);
+    check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
+  }
+  return s;
+}
+
+std::string file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot open to compute its checksum");
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  uint64_t hash = 0xcbf29ce484222325ull;
+  std::vector<char> buffer(1 << 22);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const size_t got = static_cast<size_t>(in.gcount());
+    size_t i = 0;
+    for (; i + 8 <= got; i += 8) {
+      uint64_t word;
+      __builtin_memcpy(&word, buffer.data() + i, 8);
+      hash = (hash ^ word) * kPrime;
+    }
+    for (; i < got; ++i) hash = (hash ^ static_cast<unsigned char>(buffer[i])) * kPrime;
+  }
+  char text[40];
+  std::snprintf(text, sizeof(text), "fnv1a64:%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+}  // namespace halogen::io

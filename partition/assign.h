@@ -1,0 +1,60 @@
+#pragma once
+// Vertex -> part assignment: METIS k-way (the default), and the random and contiguous baselines.
+// Every method is deterministic for a given seed (METIS: METIS_OPTION_SEED; random: counter-based RNG).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace halogen::partition {
+
+enum class Method { metis, random, contiguous };
+enum class Objective { cut, volume };  // METIS_OBJTYPE_CUT / METIS_OBJTYPE_VOL
+// What each part's load is balanced on:
+//   vertices: every vertex weighs 1;
+//   edges:    a vertex weighs 1 + its degree (SpMM work);
+//   train:    two constraints, 1 + degree and "is a training vertex" (METIS ncon=2), so every rank gets
+//             balanced work and balanced training vertices. The baselines balance training vertices only.
+enum class Balance { vertices, edges, train };
+
+struct AssignOptions {
+  Method method = Method::metis;
+  int32_t num_parts = 1;
+  Objective objective = Objective::cut;
+  double imbalance = 1.03;            // allowed max/mean load; METIS ufactor = 1000 * (imbalance - 1)
+  uint64_t seed = 1;
+  Balance balance = Balance::vertices;
+  std::vector<double> part_weights;   // (num_parts) relative target sizes (METIS tpwgts); empty = equal
+};
+
+// Parse command-line spellings; UserError naming the flag and the accepted values.
+Method parse_method(const std::string& text);
+Objective parse_objective(const std::string& text);
+Balance parse_balance(const std::string& text);
+// "1,1,2,2" -> {1,1,2,2}; UserError unless exactly num_parts positive finite numbers.
+std::vector<double> parse_part_weights(const std::string& text, int32_t num_parts);
+const char* method_name(Method method);
+const char* objective_name(Objective objective);
+const char* balance_name(Balance balance);
+
+// Checks P against the graph (1 <= P <= N) and the options; UserError with one clear line.
+void validate_options(const graph::Graph& graph, const AssignOptions& options);
+
+// Returns part_of (N): the part of every vertex, in [0, num_parts). Calls validate_options first.
+std::vector<int32_t> assign_parts(const graph::Graph& graph, const AssignOptions& options);
+
+// The baselines, exposed for tests. Vertices are taken in `order` (identity for contiguous, a seeded random
+// permutation for random) and cut into num_parts consecutive runs whose weights follow the target fractions.
+std::vector<int32_t> assign_contiguous(const graph::Graph& graph, const AssignOptions& options);
+std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOptions& options);
+
+// METIS_PartGraphKway on the symmetrised graph without self-loops. UserError when the graph exceeds METIS's
+// 32-bit idx_t (names the limit and suggests --method contiguous|random).
+std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions& options);
+
+// UserError unless a graph of `num_nodes` vertices and `num_entries` adjacency entries (both directions of
+// every edge) fits METIS's idx_t. Called by assign_metis; exposed for tests.
+void check_metis_limits(int64_t num_nodes, int64_t num_entries);
+
+}  // namespace halogen::partition

@@ -1,0 +1,41 @@
+#pragma once
+// The halo plan of every part, computed once from the global adjacency and the assignment. A part's halo is
+// the set of remote columns of its owned rows (vertices it reads but does not own), grouped by owner part and
+// ascending within a group. What part p sends to part q is q's halo group from p, in q's order, so the plan
+// for sends needs nothing beyond the halos.
+#include <cstdint>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/shard.h"
+
+namespace halogen::partition {
+
+struct HaloPlan {
+  int32_t num_parts = 0;
+  std::vector<int32_t> part_of;        // (N) owner part of every vertex
+  std::vector<int32_t> local_of;       // (N) local id of every vertex within its owner, in [0, n_own(owner))
+  std::vector<int64_t> owned_offsets;  // (P+1) part p owns owned_gid[owned_offsets[p] .. owned_offsets[p+1])
+  std::vector<int64_t> owned_gid;      // (N) vertices grouped by part, ascending within a part
+  std::vector<std::vector<int64_t>> halo_gid;      // [p] (n_halo(p)) grouped by owner, ascending within a group
+  std::vector<std::vector<int64_t>> recv_offsets;  // [p] (P+1) halo rows of p owned by q: [off[q], off[q+1])
+
+  int64_t num_owned(int32_t p) const { return owned_offsets[p + 1] - owned_offsets[p]; }
+  int64_t num_halo(int32_t p) const { return static_cast<int64_t>(halo_gid[p].size()); }
+  // Rows part `from` sends to part `to` per exchange.
+  int64_t rows_sent(int32_t from, int32_t to) const { return recv_offsets[to][from + 1] - recv_offsets[to][from]; }
+};
+
+// part_of (N) holds values in [0, num_parts) (asserted). Parts are processed in parallel (OpenMP).
+// UserError when a part's owned + halo rows exceed the int32 local ids of a shard.
+HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_of, int32_t num_parts);
+
+// Builds part p's shard: owned rows' CSR in local ids (columns sorted), halo and send plan, global degrees
+// (row length without self-loop), owned features/labels/targets and splits (local ids). Row loops run in
+// parallel. Dynamic-graph snapshots are not included.
+graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_t part);
+
+// Global degree of v without its self-loop (row length minus one when (v, v) is stored).
+int64_t degree_without_self_loop(const graph::Csr& adjacency, int64_t v);
+
+}  // namespace halogen::partition

@@ -1,2 +1,0 @@
-// Placeholder translation unit until the partitioner land.
-namespace halogen::partition {}

@@ -1,0 +1,53 @@
+#pragma once
+// `halogen partition`: graph file -> partition directory (meta.json, assignment.h5, part-%05d.h5).
+// Shards are built one at a time (each build is OpenMP-parallel over rows) and written as soon as built, so
+// peak memory is the graph plus the halo plan plus about one shard.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "partition/assign.h"
+#include "partition/phase_log.h"
+#include "partition/statistics.h"
+
+namespace halogen::partition {
+
+// Identity of the graph file a partition was made from (stored in meta.json, checked by `info --check`).
+struct SourceFile {
+  std::string path;           // as given
+  std::string absolute_path;
+  std::string checksum;       // io::file_checksum
+  int64_t size_bytes = 0;
+};
+SourceFile describe_source_file(const std::string& path);
+
+struct PartitionRequest {
+  std::string graph_path;
+  std::string output_dir;
+  AssignOptions options;
+  bool force = false;     // reuse a non-empty output directory (its partition files are replaced)
+  std::string command;    // the creation command, stored in meta.json
+};
+
+struct PartitionResult {
+  PartitionStats stats;
+  std::vector<PhaseRecord> phases;
+  bool peak_is_per_phase = true;
+};
+
+// UserError unless `dir` is absent, an empty directory, or (force) a directory. Changes nothing.
+void check_output_dir(const std::string& dir, bool force);
+// Creates `dir`, or with force removes the partition files a previous run left there (meta.json,
+// assignment.h5, part-*.h5 and their temporaries); other files are left alone.
+void prepare_output_dir(const std::string& dir, bool force);
+
+// Partitions a graph already in memory and writes the directory (meta.json last, so a directory with a
+// meta.json is complete). Adds its phases (partition, plan, write) to `phases`.
+PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
+                                PhaseLog& phases);
+
+// The whole command: check the directory, read and validate the graph file, partition, write.
+PartitionResult partition_graph_file(const PartitionRequest& request);
+
+}  // namespace halogen::partition

@@ -1,0 +1,33 @@
+#pragma once
+// Partition quality: edge cut, halo rows (= rows received per exchange), rows sent between every pair of
+// parts, and load balance (max/mean) of vertices, edges and training vertices.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "partition/halo_plan.h"
+
+namespace halogen::partition {
+
+struct PartitionStats {
+  int32_t num_parts = 0;
+  // Edges whose endpoints lie in different parts: undirected edges counted once for an undirected graph,
+  // stored (directed) entries otherwise. Self-loops are never cut.
+  int64_t cut_edges = 0;
+  std::vector<int64_t> owned, nnz, train, halo, send;  // (P) per part; send = rows sent per exchange
+  std::vector<int64_t> rows_sent;                      // (P*P) [p*P + q] = rows part p sends to part q
+  int64_t total_halo = 0, max_halo = 0;
+  double vertex_balance = 1, edge_balance = 1, train_balance = 1;  // max / mean (1 = perfect)
+  int32_t empty_parts = 0;
+};
+
+PartitionStats compute_statistics(const graph::Graph& graph, const HaloPlan& plan);
+
+// max / mean of `values`; 1 when all are zero.
+double balance_of(const std::vector<int64_t>& values);
+
+// Human-readable summary: one line of totals and a per-part table.
+std::string format_statistics(const PartitionStats& stats);
+
+}  // namespace halogen::partition
