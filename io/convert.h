@@ -1,0 +1,34 @@
+#pragma once
+// Readers of published graph layouts. Each streams its input (bounded memory beyond the graph itself),
+// checks every value with its file and line, and returns a Graph ready for write_graph().
+#include <string>
+
+#include "graph/graph.h"
+
+namespace halogen::io {
+
+struct ConvertOptions {
+  std::string input;      // directory (OGB layouts) or file (SNAP, Matrix Market)
+  std::string split;      // OGB: split scheme under split/; empty = the only one present
+  bool directed = false;  // false: symmetrise (store every edge both ways)
+  std::string name;       // graph name; empty = derived from the input path
+};
+
+// OGB node-property raw directory: raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz and
+// split/<scheme>/{train,valid,test}.csv.gz. Edges must be 0 <= id < N; labels NaN/empty = -1 (unlabeled).
+graph::Graph convert_ogb(const ConvertOptions& options);
+
+// OGB binary variant (ogbn-papers100M): raw/data.npz (edge_index [2,E], node_feat [N,F], num_nodes_list)
+// and raw/node-label.npz (node_label [N] or [N,1]); splits as in convert_ogb.
+graph::Graph convert_ogb_npz(const ConvertOptions& options);
+
+// SNAP edge list: '#' (or '%') comment lines, two whitespace-separated ids per line (a third column, if
+// present, is ignored). Ids are arbitrary non-negative integers, remapped to 0..N-1 in increasing order of
+// the original id (so already-dense 0..N-1 ids map to themselves); originals are kept in orig_id.
+graph::Graph convert_snap(const ConvertOptions& options);
+
+// Matrix Market coordinate: pattern|real|integer, general|symmetric; 1-based indices; the matrix must be
+// square. Values become edge weights (pattern: none).
+graph::Graph convert_matrix_market(const ConvertOptions& options);
+
+}  // namespace halogen::io

@@ -1,0 +1,63 @@
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "graph/build.h"
+#include "io/convert.h"
+#include "io/text_reader.h"
+
+namespace halogen::io {
+
+graph::Graph convert_snap(const ConvertOptions& options) {
+  LineReader reader(options.input);
+  graph::EdgeList edges;
+  std::vector<std::string_view> tokens;
+  std::string_view line;
+  log::Progress progress("convert: edges (bytes)", reader.file_size());
+  while (reader.next(&line)) {
+    split_tokens(line, ' ', &tokens);
+    if (tokens.empty() || tokens[0][0] == '#' || tokens[0][0] == '%') continue;
+    HALOGEN_USER_CHECK(tokens.size() == 2 || tokens.size() == 3,
+                       "%sexpected 2 columns (source target; a third is ignored), found %zu", reader.where().c_str(),
+                       tokens.size());
+    const int64_t src = parse_int64(tokens[0], reader.where(), 0);
+    const int64_t dst = parse_int64(tokens[1], reader.where(), 1);
+    HALOGEN_USER_CHECK(src >= 0 && dst >= 0, "%snegative node id %lld", reader.where().c_str(),
+                       static_cast<long long>(std::min(src, dst)));
+    edges.src.push_back(src);
+    edges.dst.push_back(dst);
+    if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.bytes_read());
+  }
+  progress.finish();
+
+  // Remap: the sorted distinct ids become 0..N-1.
+  std::vector<int64_t> ids;
+  ids.reserve(edges.src.size() * 2);
+  ids.insert(ids.end(), edges.src.begin(), edges.src.end());
+  ids.insert(ids.end(), edges.dst.begin(), edges.dst.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  ids.shrink_to_fit();
+  const int64_t num_edges = edges.size();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_edges; ++i) {
+    edges.src[i] = std::lower_bound(ids.begin(), ids.end(), edges.src[i]) - ids.begin();
+    edges.dst[i] = std::lower_bound(ids.begin(), ids.end(), edges.dst[i]) - ids.begin();
+  }
+
+  graph::Graph g;
+  std::filesystem::path p(options.input);
+  g.name = options.name.empty() ? p.stem().string() : options.name;
+  g.directed = options.directed;
+  g.num_nodes = static_cast<int64_t>(ids.size());
+  graph::BuildOptions build;
+  build.symmetrize = !options.directed;
+  g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
+  bool identity = true;
+  for (int64_t i = 0; i < g.num_nodes && identity; ++i) identity = ids[i] == i;
+  if (!identity) g.orig_id = std::move(ids);
+  return g;
+}
+
+}  // namespace halogen::io

@@ -1,0 +1,280 @@
+#include "io/npz.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "core/error.h"
+
+namespace halogen::io {
+
+namespace {
+
+uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t le32(const unsigned char* p) { return le16(p) | (static_cast<uint32_t>(le16(p + 2)) << 16); }
+uint64_t le64(const unsigned char* p) { return le32(p) | (static_cast<uint64_t>(le32(p + 4)) << 32); }
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+void read_at(std::FILE* f, uint64_t offset, void* out, size_t bytes, const std::string& path, const char* what) {
+  if (fseeko(f, static_cast<off_t>(offset), SEEK_SET) != 0 || std::fread(out, 1, bytes, f) != bytes) {
+    throw UserError(path + ": truncated zip archive (cannot read the " + what + ")");
+  }
+}
+
+}  // namespace
+
+int64_t NpyHeader::count() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+NpzArchive::NpzArchive(const std::string& path) : path_(path) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) throw UserError(path + ": no such file");
+  fseeko(f.get(), 0, SEEK_END);
+  const uint64_t size = static_cast<uint64_t>(ftello(f.get()));
+  // End of central directory: 22 bytes plus a comment of up to 64 KiB, searched from the end.
+  const uint64_t tail_size = std::min<uint64_t>(size, 22 + 65535);
+  std::vector<unsigned char> tail(tail_size);
+  read_at(f.get(), size - tail_size, tail.data(), tail_size, path, "end of central directory");
+  int64_t eocd = -1;
+  for (int64_t i = static_cast<int64_t>(tail_size) - 22; i >= 0; --i) {
+    if (le32(&tail[i]) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw UserError(path + ": not a zip/npz archive (no end of central directory; truncated?)");
+  uint64_t entries = le16(&tail[eocd + 10]);
+  uint64_t directory_size = le32(&tail[eocd + 12]);
+  uint64_t directory_offset = le32(&tail[eocd + 16]);
+  if (entries == 0xFFFF || directory_size == 0xFFFFFFFF || directory_offset == 0xFFFFFFFF) {
+    // zip64: a locator just before the EOCD points at the zip64 EOCD record.
+    const uint64_t locator = size - tail_size + static_cast<uint64_t>(eocd) - 20;
+    unsigned char loc[20];
+    read_at(f.get(), locator, loc, 20, path, "zip64 locator");
+    if (le32(loc) != 0x07064b50) throw UserError(path + ": corrupt zip64 archive (no zip64 locator)");
+    unsigned char record[56];
+    read_at(f.get(), le64(loc + 8), record, 56, path, "zip64 end of central directory");
+    if (le32(record) != 0x06064b50) throw UserError(path + ": corrupt zip64 end of central directory");
+    entries = le64(record + 32);
+    directory_size = le64(record + 40);
+    directory_offset = le64(record + 48);
+  }
+  if (directory_offset + directory_size > size) throw UserError(path + ": truncated zip archive (central directory)");
+  std::vector<unsigned char> directory(static_cast<size_t>(directory_size));
+  read_at(f.get(), directory_offset, directory.data(), directory.size(), path, "central directory");
+  size_t at = 0;
+  for (uint64_t e = 0; e < entries; ++e) {
+    if (at + 46 > directory.size() || le32(&directory[at]) != 0x02014b50)
+      throw UserError(path + ": corrupt zip central directory at entry " + std::to_string(e));
+    Member m;
+    m.method = le16(&directory[at + 10]);
+    m.compressed_size = le32(&directory[at + 20]);
+    m.size = le32(&directory[at + 24]);
+    const uint16_t name_length = le16(&directory[at + 28]), extra_length = le16(&directory[at + 30]),
+                   comment_length = le16(&directory[at + 32]);
+    m.local_header_offset = le32(&directory[at + 42]);
+    if (at + 46 + name_length + extra_length > directory.size())
+      throw UserError(path + ": corrupt zip central directory at entry " + std::to_string(e));
+    m.name.assign(reinterpret_cast<const char*>(&directory[at + 46]), name_length);
+    // zip64 extended information: the 0xFFFFFFFF fields, in order size, compressed size, offset.
+    for (size_t x = at + 46 + name_length; x + 4 <= at + 46 + name_length + extra_length;) {
+      const uint16_t id = le16(&directory[x]), length = le16(&directory[x + 2]);
+      if (id == 0x0001) {
+        size_t field = x + 4;
+        if (m.size == 0xFFFFFFFF) m.size = le64(&directory[field]), field += 8;
+        if (m.compressed_size == 0xFFFFFFFF) m.compressed_size = le64(&directory[field]), field += 8;
+        if (m.local_header_offset == 0xFFFFFFFF) m.local_header_offset = le64(&directory[field]);
+      }
+      x += 4 + length;
+    }
+    members_.push_back(m);
+    at += 46 + name_length + extra_length + comment_length;
+  }
+}
+
+std::vector<std::string> NpzArchive::names() const {
+  std::vector<std::string> out;
+  for (const Member& m : members_) {
+    const bool npy = m.name.size() > 4 && m.name.compare(m.name.size() - 4, 4, ".npy") == 0;
+    out.push_back(npy ? m.name.substr(0, m.name.size() - 4) : m.name);
+  }
+  return out;
+}
+
+bool NpzArchive::has(const std::string& name) const {
+  const auto all = names();
+  return std::find(all.begin(), all.end(), name) != all.end();
+}
+
+std::unique_ptr<NpyReader> NpzArchive::open(const std::string& name) const {
+  for (const Member& m : members_) {
+    if (m.name == name + ".npy" || m.name == name) return std::make_unique<NpyReader>(path_, m);
+  }
+  std::string list;
+  for (const auto& n : names()) list += (list.empty() ? "" : ", ") + n;
+  throw UserError(path_ + ": no array '" + name + "' (holds: " + list + ")");
+}
+
+NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& member)
+    : where_(archive + ": " + member.name + ": "), member_(member) {
+  file_ = std::fopen(archive.c_str(), "rb");
+  if (!file_) throw UserError(archive + ": cannot open for reading");
+  unsigned char local[30];
+  read_at(file_, member.local_header_offset, local, 30, archive, "member header");
+  if (le32(local) != 0x04034b50) throw UserError(where_ + "corrupt zip local header");
+  const uint64_t data_offset = member.local_header_offset + 30 + le16(local + 26) + le16(local + 28);
+  if (fseeko(file_, static_cast<off_t>(data_offset), SEEK_SET) != 0) throw UserError(where_ + "truncated archive");
+  if (member.method == 8) {
+    auto* stream = new z_stream{};
+    if (inflateInit2(stream, -MAX_WBITS) != Z_OK) {
+      delete stream;
+      throw UserError(where_ + "cannot initialise zlib");
+    }
+    inflater_ = stream;
+    input_.resize(1 << 20);
+  } else if (member.method != 0) {
+    throw UserError(where_ + "zip compression method " + std::to_string(member.method) +
+                    " is not supported (stored or deflated only)");
+  }
+  compressed_left_ = member.compressed_size;
+
+  // .npy header: magic, version, header length (2 bytes in v1, 4 in v2/v3), then a Python dict literal.
+  unsigned char magic[8];
+  read_bytes(magic, 8);
+  if (std::memcmp(magic, "\x93NUMPY", 6) != 0) throw UserError(where_ + "not a .npy array (bad magic)");
+  uint32_t header_length;
+  if (magic[6] == 1) {
+    unsigned char b[2];
+    read_bytes(b, 2);
+    header_length = le16(b);
+  } else {
+    unsigned char b[4];
+    read_bytes(b, 4);
+    header_length = le32(b);
+  }
+  if (header_length > (1u << 20)) throw UserError(where_ + ".npy header too long");
+  std::string dict(header_length, '\0');
+  read_bytes(dict.data(), header_length);
+  auto value_of = [&](const std::string& key) {
+    const size_t k = dict.find("'" + key + "'");
+    if (k == std::string::npos) throw UserError(where_ + ".npy header has no '" + key + "'");
+    size_t v = dict.find(':', k) + 1;
+    while (v < dict.size() && dict[v] == ' ') ++v;
+    return v;
+  };
+  size_t v = value_of("descr");
+  const char quote = dict[v];
+  const size_t end = dict.find(quote, v + 1);
+  header_.descr = dict.substr(v + 1, end - v - 1);
+  v = value_of("fortran_order");
+  if (dict.compare(v, 4, "True") == 0) throw UserError(where_ + "Fortran-ordered arrays are not supported");
+  v = value_of("shape");
+  const size_t close = dict.find(')', v);
+  for (size_t i = dict.find('(', v) + 1; i < close;) {
+    while (i < close && (dict[i] == ' ' || dict[i] == ',')) ++i;
+    if (i >= close) break;
+    size_t j = i;
+    while (j < close && std::isdigit(static_cast<unsigned char>(dict[j]))) ++j;
+    if (j == i) throw UserError(where_ + "malformed shape in .npy header");
+    header_.shape.push_back(std::stoll(dict.substr(i, j - i)));
+    i = j;
+  }
+  const std::string& d = header_.descr;
+  if (d.size() < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') || !std::strchr("iufb", d[1]))
+    throw UserError(where_ + "dtype '" + d + "' is not supported (little-endian integers, floats, bool)");
+  header_.kind = d[1];
+  header_.item_size = std::stoi(d.substr(2));
+  const bool ok_size = header_.kind == 'f' ? (header_.item_size == 4 || header_.item_size == 8)
+                                           : (header_.item_size == 1 || header_.item_size == 2 ||
+                                              header_.item_size == 4 || header_.item_size == 8);
+  if (!ok_size) throw UserError(where_ + "dtype '" + d + "' is not supported");
+}
+
+NpyReader::~NpyReader() {
+  if (inflater_) {
+    inflateEnd(static_cast<z_stream*>(inflater_));
+    delete static_cast<z_stream*>(inflater_);
+  }
+  if (file_) std::fclose(file_);
+}
+
+void NpyReader::read_bytes(void* out, size_t bytes) {
+  if (!inflater_) {
+    if (bytes > compressed_left_ || std::fread(out, 1, bytes, file_) != bytes)
+      throw UserError(where_ + "truncated array data");
+    compressed_left_ -= bytes;
+    return;
+  }
+  auto* stream = static_cast<z_stream*>(inflater_);
+  stream->next_out = static_cast<Bytef*>(out);
+  while (bytes > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
+    stream->avail_out = chunk;
+    while (stream->avail_out > 0) {
+      if (stream->avail_in == 0) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(input_.size(), compressed_left_));
+        if (want == 0) throw UserError(where_ + "truncated compressed data");
+        if (std::fread(input_.data(), 1, want, file_) != want) throw UserError(where_ + "truncated compressed data");
+        compressed_left_ -= want;
+        stream->next_in = input_.data();
+        stream->avail_in = static_cast<uInt>(want);
+      }
+      const int status = inflate(stream, Z_NO_FLUSH);
+      if (status == Z_STREAM_END && stream->avail_out > 0) throw UserError(where_ + "array data shorter than its header says");
+      if (status != Z_OK && status != Z_STREAM_END)
+        throw UserError(where_ + "corrupt compressed data (" + (stream->msg ? stream->msg : "zlib error") + ")");
+    }
+    bytes -= chunk;
+  }
+}
+
+template <typename T>
+void NpyReader::read(T* out, int64_t count) {
+  const char kind = header_.kind;
+  if constexpr (std::is_integral_v<T>) {
+    if (kind == 'f') throw UserError(where_ + "expected integers, found dtype '" + header_.descr + "'");
+  }
+  const int64_t block = 1 << 18;
+  staging_.resize(static_cast<size_t>(block * header_.item_size));
+  for (int64_t done = 0; done < count;) {
+    const int64_t n = std::min(block, count - done);
+    read_bytes(staging_.data(), static_cast<size_t>(n * header_.item_size));
+    const unsigned char* p = staging_.data();
+    for (int64_t i = 0; i < n; ++i, p += header_.item_size) {
+      T value{};
+      switch (header_.item_size * 16 + kind) {
+        case 8 * 16 + 'i': { int64_t x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
+        case 4 * 16 + 'i': { int32_t x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
+        case 2 * 16 + 'i': { int16_t x; std::memcpy(&x, p, 2); value = static_cast<T>(x); break; }
+        case 1 * 16 + 'i': { int8_t x; std::memcpy(&x, p, 1); value = static_cast<T>(x); break; }
+        case 8 * 16 + 'u': { uint64_t x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
+        case 4 * 16 + 'u': { uint32_t x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
+        case 2 * 16 + 'u': { uint16_t x; std::memcpy(&x, p, 2); value = static_cast<T>(x); break; }
+        case 1 * 16 + 'u': case 1 * 16 + 'b': value = static_cast<T>(*p); break;
+        case 8 * 16 + 'f': { double x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
+        case 4 * 16 + 'f': { float x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
+        default: throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
+      }
+      out[done + i] = value;
+    }
+    done += n;
+  }
+}
+
+template void NpyReader::read<int64_t>(int64_t*, int64_t);
+template void NpyReader::read<int32_t>(int32_t*, int64_t);
+template void NpyReader::read<float>(float*, int64_t);
+template void NpyReader::read<double>(double*, int64_t);
+
+}  // namespace halogen::io

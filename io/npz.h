@@ -1,0 +1,71 @@
+#pragma once
+// NumPy .npz archives (zip files of .npy members), read member by member in bounded memory: the zip
+// central directory (zip64 included) is parsed, members may be stored or deflated (inflated with zlib as
+// raw deflate), and each .npy header (magic, version 1-3, dict with descr/fortran_order/shape) is parsed.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace halogen::io {
+
+struct NpyHeader {
+  std::string descr;       // e.g. "<i8", "<f4"
+  char kind = 0;           // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
+  int item_size = 0;       // bytes per element
+  std::vector<int64_t> shape;
+  int64_t count() const;
+};
+
+class NpyReader;
+
+class NpzArchive {
+ public:
+  explicit NpzArchive(const std::string& path);
+  const std::string& path() const { return path_; }
+  // Array names (member names without ".npy").
+  std::vector<std::string> names() const;
+  bool has(const std::string& name) const;
+  // Opens one array for streaming; UserError naming the archive and member when absent or malformed.
+  std::unique_ptr<NpyReader> open(const std::string& name) const;
+
+  struct Member {
+    std::string name;
+    uint16_t method = 0;  // 0 stored, 8 deflated
+    uint64_t compressed_size = 0, size = 0, local_header_offset = 0;
+  };
+
+ private:
+  std::string path_;
+  std::vector<Member> members_;
+};
+
+// Streams the elements of one .npy member, converting them to the requested type.
+class NpyReader {
+ public:
+  NpyReader(const std::string& archive, const NpzArchive::Member& member);
+  ~NpyReader();
+  NpyReader(const NpyReader&) = delete;
+  NpyReader& operator=(const NpyReader&) = delete;
+
+  const NpyHeader& header() const { return header_; }
+  // Next `count` elements into out (int64_t, int32_t, float or double). Integers must be stored as
+  // integers (or bool); floats may come from any numeric type. UserError if fewer remain.
+  template <typename T>
+  void read(T* out, int64_t count);
+
+ private:
+  void read_bytes(void* out, size_t bytes);
+
+  std::string where_;
+  std::FILE* file_ = nullptr;
+  NpzArchive::Member member_;
+  void* inflater_ = nullptr;  // z_stream when deflated
+  std::vector<unsigned char> input_;
+  uint64_t compressed_left_ = 0, produced_ = 0;
+  NpyHeader header_;
+  std::vector<unsigned char> staging_;
+};
+
+}  // namespace halogen::io

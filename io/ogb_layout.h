@@ -1,0 +1,30 @@
+#pragma once
+// Pieces shared by the two OGB readers (CSV and npz): locating files, the split directory, labels.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace halogen::io::ogb {
+
+// DIR/raw/NAME.csv.gz, or DIR/raw/NAME.csv when only the uncompressed file exists; "" when neither does.
+std::string find_raw(const std::string& dir, const std::string& name);
+// Like find_raw, but a UserError naming the missing file.
+std::string require_raw(const std::string& dir, const std::string& name);
+
+// Reads split/<scheme>/{train,valid,test}.csv(.gz) into g (ids checked in [0, N) and unique per split, with
+// line numbers). scheme "" = the only scheme present; none present = no split (warning).
+void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g);
+
+// One label value: NaN or empty = -1; otherwise an integral non-negative number (OGB stores some as 12.0).
+int32_t label_from_text(std::string_view token, const std::string& where);
+int32_t label_from_value(double value, const std::string& where);
+
+// num_classes = max label + 1.
+void set_num_classes(graph::Graph* g);
+
+// Name for the graph: options.name, else the directory's last component.
+std::string default_name(const std::string& dir, const std::string& given);
+
+}  // namespace halogen::io::ogb
