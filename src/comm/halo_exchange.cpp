@@ -1,0 +1,100 @@
+#include "comm/halo_exchange.h"
+
+#include "core/error.h"
+#include "core/timer.h"
+
+namespace halogen::comm {
+
+HaloExchange::HaloExchange(Communicator& comm, const graph::Shard& shard, int64_t max_width)
+    : comm_(comm), num_owned_(shard.num_owned()), num_halo_(shard.num_halo()), max_width_(max_width),
+      send_offsets_(shard.send_offsets), recv_offsets_(shard.recv_offsets) {
+  const int size = comm.size();
+  if (send_offsets_.empty()) send_offsets_.assign(size + 1, 0);
+  if (recv_offsets_.empty()) recv_offsets_.assign(size + 1, 0);
+  HALOGEN_ASSERT(static_cast<int>(send_offsets_.size()) == size + 1, "send_offsets has %zu entries for %d ranks",
+                 send_offsets_.size(), size);
+  HALOGEN_ASSERT(static_cast<int>(recv_offsets_.size()) == size + 1);
+  HALOGEN_ASSERT(recv_offsets_.back() == num_halo_);
+  HALOGEN_ASSERT(send_offsets_.back() == static_cast<int64_t>(shard.send_idx.size()));
+  HALOGEN_ASSERT(send_offsets_[comm.rank() + 1] == send_offsets_[comm.rank()] &&
+                 recv_offsets_[comm.rank() + 1] == recv_offsets_[comm.rank()], "a rank sends nothing to itself");
+  const int64_t num_send = send_offsets_.back();
+  send_idx_ = Buffer<int32_t>(num_send, comm.device());
+  send_idx_.copy_from_host(shard.send_idx.data(), num_send);
+  staging_ = Tensor(num_send, max_width, comm.device());
+}
+
+int64_t HaloExchange::buffer_bytes(int64_t num_send, int64_t max_width) {
+  return num_send * static_cast<int64_t>(sizeof(int32_t)) + num_send * max_width * static_cast<int64_t>(sizeof(float));
+}
+
+void HaloExchange::start_forward(Matrix<float> x, kernels::Stream stream) {
+  HALOGEN_ASSERT(!in_flight_, "one exchange at a time");
+  HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == x.cols && x.cols <= max_width_,
+                 "x is %lld x %lld (stride %lld)", (long long)x.rows, (long long)x.cols, (long long)x.stride);
+  started_at_ = wall_seconds();
+  const int64_t f = x.cols;
+  width_ = f;
+  const int64_t num_send = send_offsets_.back();
+  Matrix<float> packed{staging_.data(), num_send, f, f, staging_.device()};
+  if (num_send > 0) {
+    kernels::gather_rows(x.slice_rows(0, num_owned_), Span<const int32_t>{send_idx_.data(), num_send, send_idx_.device()},
+                         packed, stream);
+  }
+  std::vector<Message> sends, receives;
+  for (int q = 0; q < comm_.size(); ++q) {
+    const int64_t s0 = send_offsets_[q], s1 = send_offsets_[q + 1];
+    if (s1 > s0) sends.push_back(Message{q, packed.row(s0), (s1 - s0) * f});
+    const int64_t r0 = recv_offsets_[q], r1 = recv_offsets_[q + 1];
+    if (r1 > r0) receives.push_back(Message{q, x.row(num_owned_ + r0), (r1 - r0) * f});
+  }
+  stats_.bytes_sent += num_send * f * static_cast<int64_t>(sizeof(float));
+  in_flight_ = comm_.start_exchange(sends, receives, stream);
+  stats_.exposed_ms += 1e3 * (wall_seconds() - started_at_);
+}
+
+void HaloExchange::finish_forward(kernels::Stream stream) {
+  HALOGEN_ASSERT(in_flight_ != nullptr);
+  const double begin = wall_seconds();
+  comm_.wait(std::move(in_flight_), stream);
+  const double end = wall_seconds();
+  stats_.exposed_ms += 1e3 * (end - begin);
+  stats_.total_ms += 1e3 * (end - started_at_);
+}
+
+void HaloExchange::start_reverse(Matrix<const float> partial, kernels::Stream stream) {
+  HALOGEN_ASSERT(!in_flight_, "one exchange at a time");
+  HALOGEN_ASSERT(partial.rows == num_halo_ && partial.stride == partial.cols && partial.cols <= max_width_);
+  started_at_ = wall_seconds();
+  const int64_t f = partial.cols;
+  width_ = f;
+  std::vector<Message> sends, receives;
+  for (int q = 0; q < comm_.size(); ++q) {
+    const int64_t r0 = recv_offsets_[q], r1 = recv_offsets_[q + 1];
+    // The communicator never writes through a send's pointer.
+    if (r1 > r0) sends.push_back(Message{q, const_cast<float*>(partial.row(r0)), (r1 - r0) * f});
+    const int64_t s0 = send_offsets_[q], s1 = send_offsets_[q + 1];
+    if (s1 > s0) receives.push_back(Message{q, staging_.data() + s0 * f, (s1 - s0) * f});
+  }
+  stats_.bytes_sent += num_halo_ * f * static_cast<int64_t>(sizeof(float));
+  in_flight_ = comm_.start_exchange(sends, receives, stream);
+  stats_.exposed_ms += 1e3 * (wall_seconds() - started_at_);
+}
+
+void HaloExchange::finish_reverse(Matrix<float> grad_own, kernels::Stream stream) {
+  HALOGEN_ASSERT(in_flight_ != nullptr);
+  HALOGEN_ASSERT(grad_own.rows == num_owned_ && grad_own.cols == width_);
+  const double begin = wall_seconds();
+  comm_.wait(std::move(in_flight_), stream);
+  const int64_t num_send = send_offsets_.back();
+  if (num_send > 0) {
+    Matrix<const float> received{staging_.data(), num_send, width_, width_, staging_.device()};
+    kernels::scatter_add_rows(received, Span<const int32_t>{send_idx_.data(), num_send, send_idx_.device()},
+                              grad_own, stream);
+  }
+  const double end = wall_seconds();
+  stats_.exposed_ms += 1e3 * (end - begin);
+  stats_.total_ms += 1e3 * (end - started_at_);
+}
+
+}  // namespace halogen::comm

@@ -1,0 +1,47 @@
+#pragma once
+// A rank's view of its shard for training: the normalised adjacency of its owned rows, split by columns into
+//   A_own  (n_own x n_own)   columns that are owned vertices        -> multiplies X[0, n_own)
+//   A_halo (n_own x n_halo)  columns that are halo vertices         -> multiplies X[n_own, n_own + n_halo)
+// and their explicit transposes for the backward pass (A_own^T: n_own x n_own, A_halo^T: n_halo x n_own).
+// Host arrays only; nn/ copies them to the compute device.
+//
+// Normalisations (no communication: the shard carries the global degrees of owned and halo vertices):
+//   gcn:  Â = D^-1/2 (A + I) D^-1/2, D = deg + 1 (Kipf & Welling); Â[i,j] = 1/sqrt((deg_i+1)(deg_j+1)),
+//         Â[i,i] = 1/(deg_i+1). Edge weights are ignored (the stored degrees count edges).
+//   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are 0.
+// A self-loop stored in the shard's CSR is skipped (gcn adds its own; mean excludes the vertex itself).
+#include <cstdint>
+#include <vector>
+
+#include "graph/shard.h"
+
+namespace halogen::graph {
+
+enum class Normalization { gcn, mean };
+
+// Host CSR with float values and int32 local columns (the kernels' CsrView layout).
+struct LocalCsr {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<int64_t> indptr{0};  // (rows+1)
+  std::vector<int32_t> indices;    // (nnz), sorted within a row
+  std::vector<float> values;       // (nnz)
+
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
+
+// The transpose (cols x rows), rows sorted. O(nnz + rows + cols).
+LocalCsr transpose(const LocalCsr& a);
+
+struct LocalGraph {
+  int64_t num_owned = 0;
+  int64_t num_halo = 0;
+  LocalCsr a_own, a_halo;      // forward
+  LocalCsr a_own_t, a_halo_t;  // backward
+};
+
+// Builds the normalised, column-split local adjacency of `shard`. Asserts the shard's internal consistency
+// (sizes of indptr/indices/degrees; io::read_shard validated user files before).
+LocalGraph build_local_graph(const Shard& shard, Normalization normalization);
+
+}  // namespace halogen::graph

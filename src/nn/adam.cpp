@@ -1,0 +1,34 @@
+#include "nn/adam.h"
+
+#include "kernels/ops.h"
+
+namespace halogen::nn {
+
+Adam::Adam(ParameterStore& store, AdamConfig config)
+    : store_(store), config_(std::move(config)), m_(store.total_size(), store.params().device()),
+      v_(store.total_size(), store.params().device()) {
+  m_.zero();
+  v_.zero();
+}
+
+void Adam::step(kernels::Stream stream) {
+  ++steps_done_;
+  const Device device = store_.params().device();
+  for (int k = 0; k < store_.count(); ++k) {
+    const ParameterInfo& p = store_.info(k);
+    kernels::AdamParams params;
+    params.lr = config_.lr;
+    params.beta1 = config_.beta1;
+    params.beta2 = config_.beta2;
+    params.eps = config_.eps;
+    params.step = steps_done_;
+    params.weight_decay = p.layer < static_cast<int>(config_.weight_decay_per_layer.size())
+                              ? config_.weight_decay_per_layer[p.layer] : 0.0f;
+    kernels::adam_step(Span<float>{store_.params().data() + p.offset, p.size(), device},
+                       Span<const float>{store_.grads().data() + p.offset, p.size(), device},
+                       Span<float>{m_.data() + p.offset, p.size(), device},
+                       Span<float>{v_.data() + p.offset, p.size(), device}, params, stream);
+  }
+}
+
+}  // namespace halogen::nn

@@ -1,0 +1,74 @@
+#pragma once
+// GraphConv: one graph convolution layer on one rank of P, with the halo exchange overlapped.
+//   gcn:   Z = Â X W + b                         (Â = GCN-normalised adjacency with self-loops)
+//   sage:  Z = X W_self + M X W_neigh + b        (M = mean over neighbours; GraphSAGE-mean)
+// Narrower side first: when out < in, T = X W is computed first and T (width out) is exchanged, then
+// Z = Â T; otherwise X (width in) is exchanged and Z = (Â X) W. So the exchange always moves the narrower matrix.
+//
+// Shapes (n = n_own, h = n_halo):
+//   x: (n + h, in)  layer input; rows [0, n) valid; rows [n, n+h) are OVERWRITTEN by the halo exchange when
+//                   the layer aggregates first (they are scratch otherwise).
+//   z: (n + h, out) or (n, out): rows [0, n) "=" Â X W (+ X W_self), WITHOUT the bias (the caller fuses bias
+//                   with relu/dropout, or calls add_bias for the last layer).
+// Backward (after forward on the same x): given grad_z (n, out) = dLoss/dZ,
+//   grad W, grad W_self, grad b: "+=" into the ParameterStore's gradient views;
+//   grad_x (n, in): "=" dLoss/dX for the owned rows (when requested; the halo rows' contributions have been
+//   sent back to their owners and the contributions of other ranks to our rows added).
+// Every rank of the job must call forward/backward the same number of times in the same order (the
+// exchanges pair up across ranks), even a rank with no vertices.
+#include <cstdint>
+
+#include "comm/halo_exchange.h"
+#include "nn/parameters.h"
+#include "nn/profile.h"
+#include "nn/sparse_adjacency.h"
+
+namespace halogen::nn {
+
+enum class ConvKind { gcn, sage };
+
+struct LayerContext {
+  comm::HaloExchange* halo = nullptr;
+  bool overlap = true;          // false: wait for the exchange before the local product (for comparison)
+  PhaseTimes* times = nullptr;
+  kernels::Stream stream = nullptr;
+};
+
+class GraphConv {
+ public:
+  // Registers its tensors ("layer<l>.weight", "layer<l>.weight_self" (sage), "layer<l>.bias") in `store`.
+  GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store);
+  // Allocates the layer's scratch buffers (after store.allocate()).
+  void allocate(const SparseAdjacency& adjacency, int64_t num_owned, int64_t num_halo, Device device);
+  // Bytes allocate() will take (memory estimates).
+  static int64_t scratch_bytes(int64_t in, int64_t out, int64_t num_owned, int64_t num_halo);
+
+  void forward(Matrix<float> x, Matrix<float> z, const LayerContext& context);
+  void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+                const LayerContext& context);
+
+  bool transform_first() const { return out_ < in_; }
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+  Span<const float> bias() const;
+  int layer() const { return layer_; }
+
+ private:
+  void local_spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
+                  const LayerContext& context);
+  void timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta,
+                  const LayerContext& context);
+
+  ConvKind kind_;
+  int layer_;
+  int64_t in_, out_;
+  ParameterStore& store_;
+  int weight_ = -1, weight_self_ = -1, bias_ = -1;
+  const SparseAdjacency* adjacency_ = nullptr;
+  int64_t num_owned_ = 0, num_halo_ = 0;
+  // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out), partial (h, out);
+  // aggregate-first: ax (n, in), grad_ax (n, in), partial (h, in).
+  Tensor t_or_ax_, grad_t_or_ax_, partial_;
+};
+
+}  // namespace halogen::nn

@@ -1,0 +1,194 @@
+#include "nn/model.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "graph/local_graph.h"
+#include "kernels/ops.h"
+
+namespace halogen::nn {
+namespace {
+
+graph::Normalization normalization_of(ConvKind kind) {
+  return kind == ConvKind::gcn ? graph::Normalization::gcn : graph::Normalization::mean;
+}
+
+// The widest matrix any layer exchanges (narrower side first).
+int64_t max_exchange_width(const std::vector<int64_t>& widths) {
+  int64_t width = 0;
+  for (size_t l = 0; l + 1 < widths.size(); ++l) width = std::max(width, std::min(widths[l], widths[l + 1]));
+  return width;
+}
+
+}  // namespace
+
+std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
+  HALOGEN_USER_CHECK(config.layers >= 1, "--layers must be at least 1 (got %d)", config.layers);
+  HALOGEN_USER_CHECK(config.layers == 1 || config.hidden >= 1, "--hidden must be at least 1");
+  std::vector<int64_t> widths{num_features};
+  for (int l = 1; l < config.layers; ++l) widths.push_back(config.hidden);
+  widths.push_back(num_classes);
+  return widths;
+}
+
+Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device)
+    : config_(config), comm_(comm), num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
+  HALOGEN_USER_CHECK(shard.num_classes >= 2, "shard %d: the graph has %d classes; node classification needs >= 2",
+                     shard.part, shard.num_classes);
+  HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
+  HALOGEN_USER_CHECK(config.dropout >= 0.0f && config.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
+                     config.dropout);
+  const int64_t n = num_owned_, h = num_halo_;
+  widths_ = layer_widths(config, shard.num_features, shard.num_classes);
+  const int num_layers = config.layers;
+
+  for (int l = 0; l < num_layers; ++l)
+    layers_.push_back(std::make_unique<GraphConv>(config.kind, l, widths_[l], widths_[l + 1], store_));
+  store_.allocate(device);
+  store_.initialize(config.seed);
+
+  adjacency_ = std::make_unique<SparseAdjacency>(graph::build_local_graph(shard, normalization_of(config.kind)), device);
+  halo_ = std::make_unique<comm::HaloExchange>(comm, shard, max_exchange_width(widths_));
+  for (auto& layer : layers_) layer->allocate(*adjacency_, n, h, device);
+
+  HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * shard.num_features);
+  features_ = Tensor(n, shard.num_features, device);
+  features_.copy_from_host(shard.features.data(), features_.size());
+  row_gid_ = Buffer<int64_t>(n, device);
+  row_gid_.copy_from_host(shard.owned_gid.data(), n);
+  std::vector<int32_t> labels = shard.labels;
+  if (labels.empty()) labels.assign(n, -1);
+  labels_ = Buffer<int32_t>(n, device);
+  labels_.copy_from_host(labels.data(), n);
+  const std::vector<int64_t>* splits[3] = {&shard.train, &shard.valid, &shard.test};
+  for (int s = 0; s < 3; ++s) {
+    std::vector<int64_t> rows;
+    for (int64_t r : *splits[s]) {
+      HALOGEN_ASSERT(r >= 0 && r < n);
+      if (labels[r] >= 0) rows.push_back(r);
+    }
+    split_sizes_[s] = static_cast<int64_t>(rows.size());
+    split_rows_[s] = Buffer<int64_t>(split_sizes_[s], device);
+    split_rows_[s].copy_from_host(rows.data(), split_sizes_[s]);
+  }
+
+  for (int l = 0; l <= num_layers; ++l) {
+    activations_.emplace_back(n + h, widths_[l], device);
+    activations_.back().zero();
+  }
+  for (int l = 0; l < num_layers; ++l) {
+    masks_.emplace_back(n, widths_[l], device);
+    grads_.emplace_back(n, widths_[l + 1], device);
+  }
+}
+
+int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
+  const std::vector<int64_t> widths = layer_widths(config, s.num_features, s.num_classes);
+  const int64_t f = sizeof(float), n = s.num_owned, h = s.num_halo;
+  int64_t bytes = 0;
+  int64_t num_parameters = 0;
+  for (int l = 0; l < config.layers; ++l) {
+    num_parameters += widths[l] * widths[l + 1] * (config.kind == ConvKind::sage ? 2 : 1) + widths[l + 1];
+    bytes += GraphConv::scratch_bytes(widths[l], widths[l + 1], n, h);
+    bytes += (n + h) * widths[l + 1] * f + n * widths[l] * f + n * widths[l + 1] * f;  // activation, mask, grad
+  }
+  bytes += (n + h) * widths[0] * f;                 // X_0
+  bytes += 2 * num_parameters * f;                  // parameters + gradients
+  bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
+  // Adjacency: A_own and A_halo (n rows each) and their transposes (n and h rows); GCN adds a diagonal.
+  const int64_t entries = s.nnz + (config.kind == ConvKind::gcn ? n : 0);
+  bytes += 2 * entries * (4 + f) + (3 * (n + 1) + (h + 1)) * 8;
+  bytes += comm::HaloExchange::buffer_bytes(s.num_send, max_exchange_width(widths));
+  return bytes;
+}
+
+LayerContext Model::context() { return LayerContext{halo_.get(), config_.overlap, &times_, nullptr}; }
+
+void Model::forward(int64_t epoch, bool training) {
+  const int64_t n = num_owned_;
+  const float p = training ? config_.dropout : 0.0f;
+  const LayerContext ctx = context();
+  const Span<const int64_t> gid{row_gid_.data(), n, row_gid_.device()};
+  auto stream_of = [&](int layer) {
+    return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
+  };
+  {
+    ScopedTimer timer(&times_.elementwise_ms);
+    kernels::EpilogueParams params{false, p, config_.seed, stream_of(0)};
+    kernels::dropout(features_.matrix(), gid, params, activations_[0].matrix().slice_rows(0, n), masks_[0].matrix());
+  }
+  for (int l = 0; l < num_layers(); ++l) {
+    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
+    ScopedTimer timer(&times_.elementwise_ms);
+    Matrix<float> z = activations_[l + 1].matrix().slice_rows(0, n);
+    if (l + 1 < num_layers()) {
+      kernels::EpilogueParams params{true, p, config_.seed, stream_of(l + 1)};
+      kernels::bias_relu_dropout(z, layers_[l]->bias(), gid, params, masks_[l + 1].matrix());
+    } else {
+      kernels::add_bias(z, layers_[l]->bias());
+    }
+  }
+}
+
+Matrix<const float> Model::logits() const {
+  return activations_.back().matrix().slice_rows(0, num_owned_);
+}
+
+double Model::train_step_local(int64_t epoch, float loss_scale) {
+  store_.zero_grads();
+  forward(epoch, /*training=*/true);
+  const int64_t n = num_owned_;
+  const int last = num_layers() - 1;
+  double loss_sum;
+  {
+    ScopedTimer timer(&times_.elementwise_ms);
+    loss_sum = kernels::softmax_cross_entropy(
+        logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
+        Span<const int64_t>{split_rows_[0].data(), split_sizes_[0], split_rows_[0].device()}, loss_scale,
+        grads_[last].matrix());
+  }
+  const LayerContext ctx = context();
+  for (int l = last; l >= 0; --l) {
+    const bool want_grad_x = l > 0;
+    Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
+    layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, ctx);
+    if (want_grad_x) {
+      ScopedTimer timer(&times_.elementwise_ms);
+      kernels::apply_mask(grad_x, masks_[l].matrix());
+    }
+  }
+  return loss_sum;
+}
+
+std::array<int64_t, 3> Model::evaluate_local() {
+  forward(/*epoch=*/0, /*training=*/false);
+  std::array<int64_t, 3> correct{};
+  const int64_t n = num_owned_;
+  for (int s = 0; s < 3; ++s) {
+    correct[s] = kernels::count_correct(logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
+                                        Span<const int64_t>{split_rows_[s].data(), split_sizes_[s], split_rows_[s].device()});
+  }
+  return correct;
+}
+
+int Model::first_nonfinite_layer_local() {
+  for (int l = 0; l < num_layers(); ++l) {
+    Tensor& z = activations_[l + 1];
+    const double sum = kernels::sum_squares(Span<const float>{z.data(), num_owned_ * z.cols(), z.device()});
+    if (!std::isfinite(sum)) return l;
+  }
+  return -1;
+}
+
+int Model::first_nonfinite_parameter_layer() {
+  for (int k = 0; k < store_.count(); ++k) {
+    Matrix<float> p = store_.param(k);
+    const double sum = kernels::sum_squares(Span<const float>{p.data, p.rows * p.cols, p.device});
+    if (!std::isfinite(sum)) return store_.info(k).layer;
+  }
+  return -1;
+}
+
+}  // namespace halogen::nn

@@ -1,0 +1,103 @@
+#pragma once
+// Model: a stack of GraphConv layers (GCN or GraphSAGE-mean) on one rank, with every activation, mask and
+// gradient buffer allocated once at construction (none in the training loop).
+//
+//   X_0 = dropout(features)                                   dropout stream (epoch, 0)
+//   Z_l = conv_l(X_l)               l = 0 .. L-1              (graph_conv.h; the halo exchange inside)
+//   X_{l+1} = dropout(relu(Z_l + b_l))   for l < L-1          dropout stream (epoch, l+1), in place on Z_l
+//   logits = Z_{L-1} + b_{L-1}
+// Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
+// from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
+//
+// Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
+// `loss_scale` (= 1 / global training count); the caller sums the returned local loss and the gradients over
+// ranks (one allreduce of parameters().grads()).
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/halo_exchange.h"
+#include "graph/shard.h"
+#include "nn/graph_conv.h"
+#include "nn/parameters.h"
+#include "nn/profile.h"
+#include "nn/sparse_adjacency.h"
+
+namespace halogen::nn {
+
+struct ModelConfig {
+  ConvKind kind = ConvKind::gcn;
+  int layers = 2;
+  int64_t hidden = 16;
+  float dropout = 0.5f;
+  uint64_t seed = 0;
+  bool overlap = true;
+};
+
+// Sizes that determine a rank's memory (memory estimates without building anything).
+struct RankShape {
+  int64_t num_owned = 0, num_halo = 0, nnz = 0, num_send = 0;
+  int64_t num_features = 0, num_classes = 0, num_split_rows = 0;
+};
+
+class Model {
+ public:
+  // Copies what it needs from `shard` (features, labels, splits, global ids, the normalised adjacency and the
+  // halo plan) to `device`. Labels < 0 are dropped from the splits. The shard may be freed afterwards.
+  Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device);
+
+  // Forward (dropout on, keyed by `epoch`), loss, backward. Gradients "=" (zeroed first), NOT yet summed
+  // over ranks. Returns this rank's sum of per-vertex losses over its training rows.
+  double train_step_local(int64_t epoch, float loss_scale);
+  // Forward with dropout off; correct predictions on this rank for train, valid, test.
+  std::array<int64_t, 3> evaluate_local();
+  // This rank's number of (labelled) train, valid, test vertices.
+  std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }
+
+  // The first layer (0-based) whose output on this rank holds a NaN/Inf after the last forward, else -1.
+  int first_nonfinite_layer_local();
+  // The first layer whose parameters hold a NaN/Inf, else -1 (identical on every rank).
+  int first_nonfinite_parameter_layer();
+
+  ParameterStore& parameters() { return store_; }
+  comm::HaloExchange& halo() { return *halo_; }
+  PhaseTimes& times() { return times_; }
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  const GraphConv& layer(int l) const { return *layers_[l]; }
+  const ModelConfig& config() const { return config_; }
+  void set_overlap(bool overlap) { config_.overlap = overlap; }
+  // Logits of the owned rows after the last forward: (n_own, num_classes).
+  Matrix<const float> logits() const;
+
+  // Bytes of Buffers a Model of this shape allocates (including its HaloExchange and parameters, excluding
+  // optimizer state: add 2 * num_parameters * 4 for Adam).
+  static int64_t estimate_bytes(const ModelConfig& config, const RankShape& shape);
+  static std::vector<int64_t> layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes);
+
+ private:
+  void forward(int64_t epoch, bool training);
+  LayerContext context();
+
+  ModelConfig config_;
+  comm::Communicator& comm_;
+  int64_t num_owned_ = 0, num_halo_ = 0;
+  std::vector<int64_t> widths_;  // F_0 .. F_L
+  ParameterStore store_;
+  std::vector<std::unique_ptr<GraphConv>> layers_;
+  std::unique_ptr<SparseAdjacency> adjacency_;
+  std::unique_ptr<comm::HaloExchange> halo_;
+  PhaseTimes times_;
+
+  Tensor features_;                 // (n_own, F_0)
+  Buffer<int64_t> row_gid_;         // (n_own)
+  Buffer<int32_t> labels_;          // (n_own)
+  std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)
+  std::array<int64_t, 3> split_sizes_{};
+  std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits
+  std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 0 .. L-1 (input of layer l)
+  std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = 0 .. L-1
+};
+
+}  // namespace halogen::nn

@@ -1,2 +1,0 @@
-// Placeholder translation unit until the layers land.
-namespace halogen::nn {}

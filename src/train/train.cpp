@@ -1,2 +1,0 @@
-// Placeholder translation unit until the trainer land.
-namespace halogen::train {}

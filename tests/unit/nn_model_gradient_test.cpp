@@ -1,0 +1,85 @@
+// Layers and the whole model on one rank against a double-precision dense reference (tests/train/
+// reference_model.h): forward loss equal, and every gradient entry equal to the reference's central finite
+// difference. Covers GCN and GraphSAGE, both orderings of a layer (transform-first when out < in, aggregate-
+// first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "comm/self_comm.h"
+#include "nn/model.h"
+#include "train/reference_model.h"
+#include "train/synthetic_graph.h"
+
+namespace halogen {
+namespace {
+
+struct Case {
+  nn::ConvKind kind;
+  int layers;
+  int64_t hidden;
+  float dropout;
+};
+
+void check_gradients(const Case& c) {
+  const graph::Graph g = testing::synthetic_graph(/*n=*/24, /*classes=*/3, /*features=*/6, /*picks=*/2, /*seed=*/5,
+                                                  /*isolated=*/7);
+  const graph::Shard shard = testing::whole_graph_shard(g);
+  comm::SelfComm comm;
+  nn::ModelConfig config;
+  config.kind = c.kind;
+  config.layers = c.layers;
+  config.hidden = c.hidden;
+  config.dropout = c.dropout;
+  config.seed = 11;
+  nn::Model model(config, comm, shard, Device::cpu);
+  const int64_t train_count = model.split_sizes_local()[0];
+  ASSERT_EQ(train_count, static_cast<int64_t>(g.train.size()) - 1);  // vertex 3 (train, unlabelled) is dropped
+  const int64_t epoch = 3;
+  const double loss = model.train_step_local(epoch, 1.0f / static_cast<float>(train_count)) / train_count;
+
+  nn::ParameterStore& store = model.parameters();
+  std::vector<float> params(store.total_size()), grads(store.total_size());
+  store.params().copy_to_host(params.data());
+  store.grads().copy_to_host(grads.data());
+  testing::ReferenceModel reference{g, config, {}, nn::Model::layer_widths(config, g.num_features, g.num_classes)};
+  for (int k = 0; k < store.count(); ++k) reference.infos.push_back(store.info(k));
+  std::vector<double> theta(params.begin(), params.end());
+
+  // Float forward vs double forward: ~1e-7 relative rounding per op over a few dozen ops per value.
+  EXPECT_NEAR(loss, reference.loss(theta, epoch, true), 1e-5 * std::max(1.0, std::abs(loss)));
+
+  // Central differences in double with h = 1e-6: truncation error O(h^2) ~ 1e-12 and rounding ~ 1e-16/h ~ 1e-10,
+  // both far below the tolerance; a relu kink inside [-h, h] is improbable at this h. The tolerance is set by
+  // the engine's float gradients: 1e-4 of the largest gradient (float accumulations of a few hundred terms).
+  std::vector<double> numeric(theta.size());
+  double largest = 0;
+  for (size_t i = 0; i < theta.size(); ++i) {
+    const double h = 1e-6, saved = theta[i];
+    theta[i] = saved + h;
+    const double up = reference.loss(theta, epoch, true);
+    theta[i] = saved - h;
+    const double down = reference.loss(theta, epoch, true);
+    theta[i] = saved;
+    numeric[i] = (up - down) / (2 * h);
+    largest = std::max(largest, std::abs(numeric[i]));
+  }
+  ASSERT_GT(largest, 1e-3) << "gradients vanish: the test would prove nothing";
+  for (int k = 0; k < store.count(); ++k) {
+    const nn::ParameterInfo& p = store.info(k);
+    for (int64_t e = 0; e < p.size(); ++e) {
+      const int64_t i = p.offset + e;
+      EXPECT_NEAR(grads[i], numeric[i], 1e-4 * largest) << p.name << " element " << e;
+    }
+  }
+}
+
+TEST(ModelGradient, GcnOneLayerTransformFirst) { check_gradients({nn::ConvKind::gcn, 1, 0, 0.5f}); }
+TEST(ModelGradient, GcnTwoLayersBothOrderings) { check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f}); }
+TEST(ModelGradient, GcnThreeLayersNoDropout) { check_gradients({nn::ConvKind::gcn, 3, 4, 0.0f}); }
+TEST(ModelGradient, SageOneLayerTransformFirst) { check_gradients({nn::ConvKind::sage, 1, 0, 0.5f}); }
+TEST(ModelGradient, SageTwoLayersBothOrderings) { check_gradients({nn::ConvKind::sage, 2, 8, 0.5f}); }
+TEST(ModelGradient, SageThreeLayersNoDropout) { check_gradients({nn::ConvKind::sage, 3, 4, 0.0f}); }
+
+}  // namespace
+}  // namespace halogen
