@@ -113,9 +113,15 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
     partial.stride = g.cols;
     local_spmm(adjacency_->halo_t, g, partial, false, context);
     halo.start_reverse(partial, context.stream);
-    if (!context.overlap) halo.finish_reverse(out, context.stream);
-    local_spmm(adjacency_->own_t, g, out, false, context);
-    if (context.overlap) halo.finish_reverse(out, context.stream);
+    if (context.overlap) {
+      local_spmm(adjacency_->own_t, g, out, false, context);
+      halo.finish_reverse(out, context.stream);
+    } else {  // wait first: the received sums land in a zeroed `out`, then the local product adds to them
+      HALOGEN_ASSERT(out.stride == out.cols);
+      kernels::fill(Span<float>{out.data, out.rows * out.cols, out.device}, 0.0f, context.stream);
+      halo.finish_reverse(out, context.stream);
+      local_spmm(adjacency_->own_t, g, out, true, context);
+    }
   };
 
   if (transform_first()) {
