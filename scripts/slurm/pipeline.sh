@@ -11,7 +11,7 @@
 #   --dry-run   print the sbatch commands instead of running them
 #
 # Example (ogbn-products on 2 nodes x 4 GPUs, 8 parts):
-#   GRAPH=$SCRATCH/products.h5 CONVERT_ARGS="ogb $SCRATCH/ogbn_products" PARTS=8 NODES=2 \
+#   GRAPH=$SCRATCH/products.h5 CONVERT_ARGS="$SCRATCH/products" PARTS=8 NODES=2 \
 #     TRAIN_ARGS="--model gcn --layers 3 --hidden 256 --epochs 500" scripts/slurm/pipeline.sh --gpu
 #
 # Parameters (environment variables):
