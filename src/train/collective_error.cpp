@@ -4,7 +4,7 @@
 
 namespace halogen::train {
 
-void run_collectively(comm::Communicator& comm, const std::function<void()>& step) {
+void run_collectively(comm::Communicator& comm, const std::function<void()>& step, Report report) {
   std::exception_ptr failure;
   try {
     step();
@@ -14,10 +14,14 @@ void run_collectively(comm::Communicator& comm, const std::function<void()>& ste
     // Anything else (bad_alloc, HDF5 trouble) still must not leave the other ranks waiting.
     failure = std::make_exception_ptr(UserError(e.what()));
   }
-  int64_t failed = failure ? 1 : 0;
-  comm.allreduce_sum(&failed, 1);
-  if (failure) std::rethrow_exception(failure);
-  if (failed > 0) throw PeerFailed();
+  // One collective: the number of failing ranks and (as a max of size - rank) the lowest failing rank.
+  double state[2] = {failure ? 1.0 : 0.0, failure ? static_cast<double>(comm.size() - comm.rank()) : 0.0};
+  comm.allreduce_max(state, 2);
+  if (state[0] == 0.0) return;
+  const int lowest_failing = comm.size() - static_cast<int>(state[1]);
+  if (failure && (report == Report::every_failing_rank || comm.rank() == lowest_failing))
+    std::rethrow_exception(failure);
+  throw PeerFailed();
 }
 
 }  // namespace halogen::train

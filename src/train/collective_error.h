@@ -16,6 +16,11 @@ class PeerFailed : public UserError {
   PeerFailed() : UserError("another rank failed (see its message)") {}
 };
 
-void run_collectively(comm::Communicator& comm, const std::function<void()>& step);
+// Who prints when a step fails: every failing rank its own message (per-rank files), or only the lowest failing
+// rank (a step that reads the same input on every rank, whose failures would repeat the same line P times).
+enum class Report { every_failing_rank, lowest_failing_rank };
+
+void run_collectively(comm::Communicator& comm, const std::function<void()>& step,
+                      Report report = Report::every_failing_rank);
 
 }  // namespace halogen::train
