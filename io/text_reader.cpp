@@ -45,8 +45,11 @@ bool LineReader::refill() {
   int error = Z_OK;
   const char* message = gzerror(as_gz(gz_), &error);
   if (got < 0 || (error != Z_OK && error != Z_STREAM_END)) {
-    throw UserError(strformat("%s: corrupt or truncated compressed data after line %lld (%s)", path_.c_str(),
-                              static_cast<long long>(line_number_), message ? message : "zlib error"));
+    // zlib's message starts with the path; keep only what follows it.
+    std::string reason = message && *message ? message : "zlib error";
+    if (reason.compare(0, path_.size() + 2, path_ + ": ") == 0) reason.erase(0, path_.size() + 2);
+    throw UserError(strformat("%s: corrupt or truncated gzip data (%s) in the block after line %lld", path_.c_str(),
+                              reason.c_str(), static_cast<long long>(line_number_)));
   }
   if (got == 0) {
     eof_ = true;
