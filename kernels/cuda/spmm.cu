@@ -154,9 +154,11 @@ std::unique_ptr<DenseEntry> make_dense_entry(cusparseHandle_t handle, const Spar
   entry->workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);
   // Analyses the sparsity pattern once for the algorithms that use it (no effect for the others); later
   // cusparseSpMM calls must pass the same workspace, which this entry keeps.
-  CUSPARSE_CHECK(cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                         &alpha, sparse.descriptor, entry->x, &beta, entry->out, CUDA_R_32F,
-                                         spmm_algorithm(), entry->workspace.data()));
+  // It is only an optimisation: an algorithm that does not support it may say so.
+  const cusparseStatus_t status = cusparseSpMM_preprocess(
+      handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor, entry->x,
+      &beta, entry->out, CUDA_R_32F, spmm_algorithm(), entry->workspace.data());
+  if (status != CUSPARSE_STATUS_NOT_SUPPORTED) CUSPARSE_CHECK(status);
   return entry;
 }
 
