@@ -1,5 +1,7 @@
 #include "io/graph_file.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -156,6 +158,17 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
 
 namespace {
 
+// Whether deflate pays for the features: dense float features shrink ~20% but read ~5x slower, while sparse
+// or binary ones (bag-of-words, one-hot) shrink 10-100x and still read fast. Decided on the first MiB.
+bool features_compress_well(const std::vector<float>& features) {
+  const uLong sample = static_cast<uLong>(std::min<size_t>(features.size() * sizeof(float), 1 << 20));
+  if (sample < 4096) return false;
+  std::vector<Bytef> out(compressBound(sample));
+  uLongf out_size = static_cast<uLongf>(out.size());
+  if (compress2(out.data(), &out_size, reinterpret_cast<const Bytef*>(features.data()), sample, 1) != Z_OK) return false;
+  return out_size * 2 < sample;
+}
+
 void write_csr(h5::File& file, const std::string& group, const graph::Csr& csr) {
   file.write(group + "/indptr", csr.indptr);
   file.write(group + "/indices", csr.indices);
@@ -196,7 +209,9 @@ void write_graph(const std::string& path, const graph::Graph& g) {
     file.set_attr("num_classes", static_cast<int64_t>(g.num_classes));
     file.set_attr("num_features", g.num_features);
     write_csr(file, "/csr", g.adjacency);
-    if (g.num_features > 0) file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features});
+    if (g.num_features > 0) {
+      file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features}, features_compress_well(g.features));
+    }
     if (!g.labels.empty()) file.write("/node/label", g.labels);
     if (!g.targets.empty()) {
       if (g.target_steps == 1) file.write("/node/label", g.targets.data(), {g.num_nodes});

@@ -110,3 +110,58 @@ TEST(Rmat, SizeSymmetryDeterminismAndSkew) {
   EXPECT_EQ(g.labels, again.labels);
   EXPECT_EQ(g.features.size(), 4096u * 3u);
 }
+
+namespace {
+// Nearest-class-centroid accuracy of rows `x` (n, f): a stand-in for what a linear model can learn.
+double centroid_accuracy(const std::vector<float>& x, const std::vector<int32_t>& labels, int classes, int64_t f) {
+  const int64_t n = static_cast<int64_t>(labels.size());
+  std::vector<double> centroid(classes * f, 0.0);
+  std::vector<int64_t> count(classes, 0);
+  for (int64_t v = 0; v < n; ++v) {
+    ++count[labels[v]];
+    for (int64_t c = 0; c < f; ++c) centroid[labels[v] * f + c] += x[v * f + c];
+  }
+  for (int k = 0; k < classes; ++k)
+    for (int64_t c = 0; c < f; ++c) centroid[k * f + c] /= std::max<int64_t>(count[k], 1);
+  int64_t correct = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    int best = 0;
+    double best_distance = 1e300;
+    for (int k = 0; k < classes; ++k) {
+      double d = 0;
+      for (int64_t c = 0; c < f; ++c) d += std::pow(x[v * f + c] - centroid[k * f + c], 2);
+      if (d < best_distance) best_distance = d, best = k;
+    }
+    correct += best == labels[v];
+  }
+  return static_cast<double>(correct) / n;
+}
+}  // namespace
+
+TEST(Sbm, NeighbourAveragingMakesTheClassesSeparable) {
+  // The property a GCN exploits: at the default signal 1 single vertices are ambiguous, but the mean over a
+  // vertex and its (80% same-class) neighbours -- one propagation step, as in SGC -- separates the classes.
+  SbmParams p;
+  p.nodes = 8000;
+  p.classes = 4;
+  p.avg_degree = 16;
+  p.homophily = 0.8;
+  p.features = 16;
+  const Graph g = halogen::io::generate_sbm(p);
+  std::vector<float> averaged(g.features.size(), 0.0f);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    const int64_t begin = g.adjacency.indptr[v], end = g.adjacency.indptr[v + 1];
+    for (int64_t c = 0; c < 16; ++c) {
+      double sum = g.features[v * 16 + c];
+      for (int64_t e = begin; e < end; ++e) sum += g.features[g.adjacency.indices[e] * 16 + c];
+      averaged[v * 16 + c] = static_cast<float>(sum / (end - begin + 1));
+    }
+  }
+  const double raw = centroid_accuracy(g.features, g.labels, 4, 16);
+  const double propagated = centroid_accuracy(averaged, g.labels, 4, 16);
+  // Measured at seed 1: raw 0.53, propagated 0.92 (noise shrinks ~4x while 80% of
+  // the signal stays); majority class is 0.25. Margins are wide so the test is not seed-sensitive.
+  EXPECT_LT(raw, 0.7);
+  EXPECT_GT(propagated, 0.85);
+  EXPECT_GT(propagated, raw + 0.2);
+}

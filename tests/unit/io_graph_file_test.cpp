@@ -187,3 +187,15 @@ TEST(GraphFile, ValidateNamesTheFirstBadIndex) {
   g.adjacency.indices[5] = 1;  // row 3 now holds (3,1) instead of (3,2): (2,3) lost its reverse first
   EXPECT_EQ(message_of(g), "g.h5: /csr/indices: index 4: edge (2, 3) has no reverse edge, but the graph is undirected");
 }
+
+TEST(GraphFile, SparseFeaturesAreStoredCompressedAndReadBackExactly) {
+  const std::string path = temp_dir() + "/bow.h5";
+  Graph g = tiny_graph();
+  g.num_features = 2000;  // bag-of-words-like 0/1 rows: deflate shrinks them many times
+  g.features.assign(4 * 2000, 0.0f);
+  for (int64_t i = 0; i < 4 * 2000; i += 37) g.features[i] = 1.0f;
+  halogen::io::write_graph(path, g);
+  EXPECT_EQ(halogen::io::read_graph(path).features, g.features);
+  halogen::h5::File file(path, halogen::h5::Mode::read);
+  EXPECT_LT(file.storage_bytes("/node/feat"), 4 * 2000 * 4 / 4);
+}
