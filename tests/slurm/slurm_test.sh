@@ -100,6 +100,7 @@ epochs = [r for r in records if "epoch" in r and not r.get("final")]
 assert final, "no record with \"final\": true"
 assert records[-1].get("final") is True, "the last record is not the final one"
 assert len(epochs) == 5, f"{len(epochs)} epoch records, expected 5"
+assert final[-1].get("ranks") == 2, f"final record says ranks = {final[-1].get('ranks')}, expected 2"
 print(f"metrics: {len(epochs)} epochs, final record: {json.dumps(final[-1])[:200]}")
 PY
 echo "slurm test: passed (task plugin $CLUSTER_TASK_PLUGIN)"
