@@ -29,6 +29,11 @@ struct ThreadContext {
 // The context of the calling thread on the current device (cudaGetDevice), created on first use.
 ThreadContext& thread_context();
 
+// Drops the cached cuSPARSE state of every matrix whose indptr, indices or values array starts at `pointer`
+// (spmm.cu). Called by the device-memory release hook (device.cu) before the memory is freed, so that a new
+// matrix allocated at a reused address never meets a stale cache entry, even without release_sparse_cache().
+void forget_sparse_matrices_using(const void* pointer);
+
 inline cudaStream_t to_cuda(Stream stream) { return static_cast<cudaStream_t>(stream); }
 
 // Grid size for a grid-stride loop over `count` items with `threads` per block (at least 1 block, at most

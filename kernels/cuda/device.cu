@@ -5,6 +5,7 @@
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/error.h"
+#include "kernels/cuda/context.h"
 
 namespace halogen::cuda {
 namespace {
@@ -19,7 +20,10 @@ void* device_allocate(size_t bytes) {
   return pointer;
 }
 
-void device_release(void* pointer) { CUDA_CHECK(cudaFree(pointer)); }
+void device_release(void* pointer) {
+  kernels::cuda::forget_sparse_matrices_using(pointer);
+  CUDA_CHECK(cudaFree(pointer));
+}
 
 void device_copy(void* dst, Device, const void* src, Device, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));

@@ -12,9 +12,11 @@
 //   int32 copy of the row pointers (cuSPARSE needs row offsets and column ids of one index type; our CSR has
 //   int64 indptr and int32 indices). Above 2^31 - 1 non-zeros it keeps an int64 copy of the column ids
 //   instead. Per (matrix, width) it caches the workspace. Both are made on the first call; later calls
-//   create and allocate nothing. release_sparse_cache() frees everything (call it before freeing or
-//   rewriting a matrix's indptr/indices). Calls on one matrix must not run concurrently on two streams
-//   (they share the cached workspace).
+//   create and allocate nothing. release_sparse_cache() frees everything. Freeing an indptr/indices/values
+//   Buffer drops that matrix's entry automatically (the device-memory release hook tells the cache), so a
+//   matrix later allocated at the same address never meets stale state; call release_sparse_cache() only
+//   after rewriting a matrix's indptr/indices in place or for arrays not owned by a Buffer. Calls on one
+//   matrix must not run concurrently on two streams (they share the cached workspace).
 // - Float sums (spmm, gemm, bias_backward, scatter_add_rows, losses) may be ordered differently from the
 //   CPU; dropout masks are bit-identical (same counter-based RNG, core/rng.h).
 #include <cstdint>

@@ -11,10 +11,14 @@
 // descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and the
 // result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
 // The cache is process-wide, guarded by a mutex, and heap-allocated and never destroyed (no CUDA call from a
-// static destructor after the runtime shut down); release_sparse_cache() empties it.
+// static destructor after the runtime shut down); release_sparse_cache() empties it. Freeing a matrix's
+// indptr, indices or values array through core's Buffer also drops its entry (the device-memory release
+// hook calls forget_sparse_matrices_using), so stale entries cannot outlive their arrays; only arrays not
+// allocated through Buffer, or views that start inside a larger Buffer, rely on release_sparse_cache().
 //
 // Algorithm: CUSPARSE_SPMM_ALG_DEFAULT (supports row-major dense matrices and every shape). The environment
 // variable HALOGEN_SPMM_ALG=csr1|csr2|csr3 selects another for benchmarking (read once).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -228,20 +232,41 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
 }
 
 void release_sparse_cache() {
-  SparseCache& cache = sparse_cache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  if (cache.entries.empty()) return;
+  // Entries leave the cache under the lock and are destroyed after it: freeing their buffers goes through
+  // the release hook, which calls forget_sparse_matrices_using() and takes the lock again.
+  std::vector<std::unique_ptr<SparseEntry>> released;
+  {
+    SparseCache& cache = sparse_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    released.swap(cache.entries);
+  }
+  if (released.empty()) return;
   int current = 0;
   CUDA_CHECK(cudaGetDevice(&current));
-  for (auto& entry : cache.entries) {
+  for (auto& entry : released) {
     // Work queued on any stream may still read the cached arrays: let it finish before freeing them.
     CUDA_CHECK(cudaSetDevice(entry->device));
     CUDA_CHECK(cudaDeviceSynchronize());
     destroy(*entry);
     entry.reset();  // frees the buffers (cudaFree through core's device hooks) on their own device
   }
-  cache.entries.clear();
   CUDA_CHECK(cudaSetDevice(current));
+}
+
+void forget_sparse_matrices_using(const void* pointer) {
+  std::vector<std::unique_ptr<SparseEntry>> dropped;
+  {
+    SparseCache& cache = sparse_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    for (auto& entry : cache.entries) {
+      if (entry->indptr == pointer || entry->indices == pointer || entry->values == pointer)
+        dropped.push_back(std::move(entry));
+    }
+    cache.entries.erase(std::remove(cache.entries.begin(), cache.entries.end(), nullptr), cache.entries.end());
+  }
+  // cudaFree (of the caller's array and of these entries' buffers) waits for queued work; the descriptors
+  // are host objects.
+  for (auto& entry : dropped) destroy(*entry);
 }
 
 }  // namespace halogen::kernels::cuda

@@ -2,6 +2,7 @@
 // halogen::kernels::cpu. Inputs are dyadic (parity_util.h), so results must match the CPU bit for bit.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -82,6 +83,34 @@ TEST(GpuSpmm, CachedMatrixIsCorrectWithNewDenseBuffersAndAfterRelease) {
   a_device = DeviceCsr(b);
   kernels::cpu::spmm(b.view(), x.view(), out.view(), false);
   kernels::cuda::spmm(a_device.view(), x_device.view(), out_device.view(), false);
+  EXPECT_EQ(out_device.host(), out.data);
+  kernels::cuda::release_sparse_cache();
+}
+
+TEST(GpuSpmm, FreeingAMatrixDropsItsCacheEntry) {
+  HALOGEN_REQUIRE_GPU();
+  // B is A with its rows in reverse order: same shape and nnz, other row pointers. Freeing A without
+  // release_sparse_cache() and allocating B (cudaMalloc tends to hand back the same addresses) must not
+  // reuse A's cached int32 copy of the row pointers.
+  const HostCsr a = random_csr(256, 128, 10, 6, 61);
+  HostCsr b;
+  b.rows = a.rows;
+  b.cols = a.cols;
+  for (int64_t r = a.rows - 1; r >= 0; --r) {
+    b.indices.insert(b.indices.end(), a.indices.begin() + a.indptr[r], a.indices.begin() + a.indptr[r + 1]);
+    b.values.insert(b.values.end(), a.values.begin() + a.indptr[r], a.values.begin() + a.indptr[r + 1]);
+    b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+  }
+  ASSERT_NE(b.indptr, a.indptr);
+  HostMatrix x = dyadic_matrix(a.cols, 24, 24, 62), out = dyadic_matrix(a.rows, 24, 24, 63);
+  DeviceMatrix x_device(x), out_device(out);
+  {
+    DeviceCsr a_device(a);
+    kernels::cuda::spmm(a_device.view(), x_device.view(), out_device.view(), false);
+  }  // a_device freed here, cache not released explicitly
+  DeviceCsr b_device(b);
+  kernels::cpu::spmm(b.view(), x.view(), out.view(), false);
+  kernels::cuda::spmm(b_device.view(), x_device.view(), out_device.view(), false);
   EXPECT_EQ(out_device.host(), out.data);
   kernels::cuda::release_sparse_cache();
 }
