@@ -13,6 +13,8 @@ if(NOT _halogen_cuda STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures (default: sm_90, Hopper)")
     endif()
+    # One CUDA runtime per process: the shared libcudart that CUDA::cudart (cuSPARSE, cuBLAS, NCCL users) links.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
