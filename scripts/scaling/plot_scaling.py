@@ -30,7 +30,7 @@ from matplotlib import ticker  # noqa: E402
 
 PHASES = [("spmm_ms", "SpMM"), ("gemm_ms", "GEMM"), ("halo_exposed_ms", "halo (exposed)"),
           ("allreduce_ms", "allreduce"), ("other_ms", "other")]
-METHOD_STYLE = {"metis": ("tab:blue", "o"), "random": ("tab:red", "s"), "contiguous": ("tab:green", "^")}
+METHOD_STYLE = {"metis": ("tab:blue", "o", 6), "random": ("tab:red", "s", 9), "contiguous": ("tab:green", "^", 5)}
 
 
 def number(value):
@@ -157,14 +157,24 @@ def halo_plot(rows, img, tables):
             data[row["method"]][int(row["P"])] = (number(row["halo_total"]), number(row["halo_max"]),
                                                   number(row.get("cut_edges")))
             graph = row["graph"]
-    fig, ax = plt.subplots(figsize=(6.5, 4.4))
+    # Training with each partitioner at the largest P of the method runs (METIS's run is the strong-scaling one).
+    method_runs = runs_of(rows, "method")
+    trained = {}
+    if method_runs:
+        p_max = max(k[2] for k in method_runs)
+        trained = {m: epochs for (g, m, p), epochs in method_runs.items() if p == p_max and g == graph}
+        trained.update({m: epochs for (g, m, p), epochs in runs_of(rows, "strong").items()
+                        if p == p_max and g == graph and m not in trained})
+    fig, axes = plt.subplots(1, 2 if trained else 1, figsize=(12 if trained else 6.5, 4.4), squeeze=False)
+    ax = axes[0][0]
     for method in ("metis", "random", "contiguous"):
         if method not in data:
             continue
-        color, marker = METHOD_STYLE[method]
+        color, marker, size = METHOD_STYLE[method]
         ps = sorted(data[method])
-        ax.plot(ps, [data[method][p][0] for p in ps], marker=marker, color=color, label=f"{method}: total")
-        ax.plot(ps, [data[method][p][1] for p in ps], marker=marker, color=color, linestyle="--",
+        ax.plot(ps, [data[method][p][0] for p in ps], marker=marker, markersize=size, color=color,
+                label=f"{method}: total")
+        ax.plot(ps, [data[method][p][1] for p in ps], marker=marker, markersize=size, color=color, linestyle="--",
                 label=f"{method}: busiest rank")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -172,11 +182,35 @@ def halo_plot(rows, img, tables):
     if all_p:
         ax.set_xticks(all_p)
         ax.set_xticklabels([str(p) for p in all_p])
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}" if str(v)[0] in "25" else ""))
     ax.set_xlabel("parts P")
     ax.set_ylabel("halo rows (vertices received per epoch and layer)")
     ax.set_title(f"Halo volume vs P, {graph}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    if trained:
+        ax = axes[0][1]
+        methods = [m for m in ("metis", "random", "contiguous") if m in trained]
+        bottom = [0.0] * len(methods)
+        for (key, name), color in zip(PHASES, ["tab:blue", "tab:orange", "tab:red", "tab:purple", "tab:gray"]):
+            values = [max(steady(trained[m], key), 0.0) for m in methods]
+            ax.bar(methods, values, bottom=bottom, label=name, color=color)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_ylabel("time per epoch (ms, slowest rank)")
+        ax.set_title(f"Epoch time by partitioner, P = {p_max}")
+        ax.grid(True, axis="y", alpha=0.3)
+        handles, names = ax.get_legend_handles_labels()
+        ax.legend(handles[::-1], names[::-1], fontsize=8)
+        lines = [f"**Partitioner vs epoch time, {graph}, P = {p_max}** (median over epochs 2..E, ms)\n",
+                 "| method | halo rows total / busiest | epoch | halo (total) | halo (exposed) | spmm | allreduce |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]
+        for m in methods:
+            v = data.get(m, {}).get(p_max)
+            lines.append(f"| {m} | " + (f"{v[0]:.0f} / {v[1]:.0f}" if v else "") + " | " +
+                         " | ".join(f"{steady(trained[m], k):.1f}" for k in
+                                    ("epoch_ms", "halo_ms", "halo_exposed_ms", "spmm_ms", "allreduce_ms")) + " |")
+        tables.append("\n".join(lines) + "\n")
     fig.tight_layout()
     path = os.path.join(img, "scaling_halo_volume.png")
     fig.savefig(path, dpi=130)

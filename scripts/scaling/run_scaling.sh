@@ -22,9 +22,11 @@
 #                        strong-scaling runs                               default: none
 #   --convert NAME=INPUT a published dataset to convert (timed, counted as preprocessing) and add to the
 #                        strong-scaling runs, e.g. cora=../shared/data/ogb-format/cora (repeatable)
+#   --threads N          OpenMP threads per rank                          default: max(1, cores / P)
 #   --quick              tiny sizes (a smoke run of the whole chain, about a minute)
 #   --launcher "CMD"     how to start P ranks; {P} is replaced           default: "mpiexec --oversubscribe --bind-to none -np {P}"
-# Threads: each rank gets OMP_NUM_THREADS = max(1, cores / P), so P ranks never use more cores than the machine.
+# Threads: each rank gets OMP_NUM_THREADS = max(1, cores / P), so P ranks never use more cores than the machine
+# (on a machine shared with other work, --threads 1: OpenMP teams spin-wait badly on cores they do not own).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +44,7 @@ method_ranks="2 4 8 16"
 datasets=""
 converts=()
 launcher="mpiexec --oversubscribe --bind-to none -np {P}"
+threads_per_rank=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --halogen) halogen=$2; shift ;;
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --datasets) datasets=$2; shift ;;
     --convert) converts+=("$2"); shift ;;
     --launcher) launcher=$2; shift ;;
+    --threads) threads_per_rank=$2; shift ;;
     --quick) nodes=4000; nodes_per_rank=1000; features=16; epochs=10; method_ranks="2 4" ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_scaling: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -67,8 +71,12 @@ done
 halogen=$(realpath "$halogen")
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 cores=$(nproc)
+if [ -n "$threads_per_rank" ]; then threads_note="$threads_per_rank OpenMP thread(s) per rank"
+else threads_note="OpenMP threads per rank = max(1, $cores / P)"; fi
 mkdir -p "$out/graphs" "$out/parts" "$out/metrics" "$out/logs" "$img"
 : >"$out/runs.jsonl"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+started_utc=$(date -u +%FT%TZ)
 log() { echo "run_scaling: $*"; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
@@ -99,7 +107,7 @@ make_parts() {
 train() {
   local experiment=$1 name=$2 p=$3 method=$4 run threads start train_s
   run="$experiment.$name.$method.p$p"
-  threads=$((cores / p)); [ "$threads" -ge 1 ] || threads=1
+  threads=${threads_per_rank:-$((cores / p))}; [ "$threads" -ge 1 ] || threads=1
   log "train $run ($p ranks x $threads threads)"
   start=$(now)
   # shellcheck disable=SC2086  # launcher and train_args are word lists on purpose
@@ -179,4 +187,12 @@ fi
 
 python3 "$here/gather.py" "$out/runs.jsonl" -o "$out/scaling.csv"
 python3 "$here/plot_scaling.py" "$out/scaling.csv" --img "$img" --tables "$out/tables.md"
+# Where and when: numbers from a shared or loaded machine must say so.
+{
+  echo "Machine: $cores cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1))," \
+       "run $started_utc .. $(date -u +%FT%TZ), load average (1/5/15 min) at start $load_start, at end" \
+       "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); $threads_note."
+  echo
+  cat "$out/tables.md"
+} >"$out/tables.md.tmp" && mv "$out/tables.md.tmp" "$out/tables.md"
 log "done: $out/scaling.csv, $out/tables.md, $img/scaling_*.png"

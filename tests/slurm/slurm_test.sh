@@ -27,6 +27,15 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 77
 fi
 
+# The templates parse, and the GPU pipeline submits what it says (one rank per GPU), before any daemon starts.
+for f in "$source_dir"/scripts/slurm/*.sbatch "$source_dir"/scripts/slurm/*.sh; do
+  bash -n "$f" || { echo "FAIL: bash -n $f"; exit 1; }
+done
+dry=$(GRAPH=/x/g.h5 PARTS=8 NODES=2 "$source_dir/scripts/slurm/pipeline.sh" --gpu --dry-run) ||
+  { echo "FAIL: pipeline.sh --gpu --dry-run"; exit 1; }
+grep -q -- "--dependency=afterok:<preprocess> .*--nodes=2 --ntasks-per-node=4 --ntasks=8 --gpus-per-node=4 .*train_gpu.sbatch" \
+  <<<"$dry" || { echo "FAIL: pipeline.sh --gpu --dry-run printed: $dry"; exit 1; }
+
 # shellcheck source=local_cluster.sh
 source "$here/local_cluster.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/halogen-slurm-test.XXXXXX")
