@@ -56,6 +56,36 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
   HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * shard.num_features);
   features_ = Tensor(n, shard.num_features, device);
   features_.copy_from_host(shard.features.data(), features_.size());
+  {
+    // Nonzero count decides the input-dropout path (see model.h).
+    const int64_t f0 = shard.num_features;
+    int64_t nonzeros = 0;
+    for (float value : shard.features) nonzeros += value != 0.0f;
+    constexpr double kSparseInputDensity = 0.25;
+    sparse_input_ = n > 0 && static_cast<double>(nonzeros) <= kSparseInputDensity * static_cast<double>(n * f0) &&
+                    n * f0 < (int64_t{1} << 31);
+    if (sparse_input_) {
+      std::vector<float> values;
+      std::vector<int64_t> keys;
+      std::vector<int32_t> positions;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t c = 0; c < f0; ++c) {
+          const float value = shard.features[r * f0 + c];
+          if (value == 0.0f) continue;
+          values.push_back(value);
+          keys.push_back(shard.owned_gid[r] * f0 + c);
+          positions.push_back(static_cast<int32_t>(r * f0 + c));
+        }
+      nonzero_values_ = Tensor(nonzeros, 1, device);
+      nonzero_values_.copy_from_host(values.data(), nonzeros);
+      nonzero_dropped_ = Tensor(nonzeros, 1, device);
+      nonzero_mask_ = Tensor(nonzeros, 1, device);
+      nonzero_key_ = Buffer<int64_t>(nonzeros, device);
+      nonzero_key_.copy_from_host(keys.data(), nonzeros);
+      nonzero_position_ = Buffer<int32_t>(nonzeros, device);
+      nonzero_position_.copy_from_host(positions.data(), nonzeros);
+    }
+  }
   row_gid_ = Buffer<int64_t>(n, device);
   row_gid_.copy_from_host(shard.owned_gid.data(), n);
   std::vector<int32_t> labels = shard.labels;
@@ -97,6 +127,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += (n + h) * widths[0] * f;                 // X_0
   bytes += 2 * num_parameters * f;                  // parameters + gradients
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
+  bytes += s.sparse_feature_nonzeros * (3 * f + 8 + 4);                  // sparse input dropout
   // Adjacency: A_own and A_halo (n rows each) and their transposes (n and h rows); GCN adds a diagonal.
   const int64_t entries = s.nnz + (config.kind == ConvKind::gcn ? n : 0);
   bytes += 2 * entries * (4 + f) + (3 * (n + 1) + (h + 1)) * 8;
@@ -116,8 +147,7 @@ void Model::forward(int64_t epoch, bool training) {
   };
   {
     ScopedTimer timer(&times_.elementwise_ms);
-    kernels::EpilogueParams params{false, p, config_.seed, stream_of(0)};
-    kernels::dropout(features_.matrix(), gid, params, activations_[0].matrix().slice_rows(0, n), masks_[0].matrix());
+    input_dropout(p, stream_of(0));
   }
   for (int l = 0; l < num_layers(); ++l) {
     layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
@@ -130,6 +160,26 @@ void Model::forward(int64_t epoch, bool training) {
       kernels::add_bias(z, layers_[l]->bias());
     }
   }
+}
+
+void Model::input_dropout(float p, uint64_t rng_stream) {
+  const int64_t n = num_owned_, f0 = widths_[0];
+  Matrix<float> x0 = activations_[0].matrix().slice_rows(0, n);
+  const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
+  if (!sparse_input_ || p == 0.0f) {
+    kernels::dropout(features_.matrix(), Span<const int64_t>{row_gid_.data(), n, row_gid_.device()}, params, x0,
+                     masks_[0].matrix());
+    return;
+  }
+  // The nonzeros as an (nnz, 1) matrix whose "global row id" is gid * F_0 + c: the kernel's decision for
+  // (key, column 0) is rng::uniform(seed, stream, key), the dense decision for (gid, c).
+  const int64_t nnz = nonzero_values_.rows();
+  kernels::fill(Span<float>{x0.data, n * f0, x0.device}, 0.0f);
+  kernels::dropout(nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nnz, nonzero_key_.device()},
+                   params, nonzero_dropped_.matrix(), nonzero_mask_.matrix());
+  Matrix<float> x0_flat{x0.data, n * f0, 1, 1, x0.device};
+  kernels::scatter_add_rows(nonzero_dropped_.matrix(),
+                            Span<const int32_t>{nonzero_position_.data(), nnz, nonzero_position_.device()}, x0_flat);
 }
 
 Matrix<const float> Model::logits() const {

@@ -40,6 +40,7 @@ struct ModelConfig {
 struct RankShape {
   int64_t num_owned = 0, num_halo = 0, nnz = 0, num_send = 0;
   int64_t num_features = 0, num_classes = 0, num_split_rows = 0;
+  int64_t sparse_feature_nonzeros = 0;  // nonzeros when the features take the sparse input path, else 0
 };
 
 class Model {
@@ -61,6 +62,8 @@ class Model {
   // The first layer whose parameters hold a NaN/Inf, else -1 (identical on every rank).
   int first_nonfinite_parameter_layer();
 
+  // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
+  int64_t sparse_input_nonzeros() const { return sparse_input_ ? nonzero_values_.rows() : 0; }
   ParameterStore& parameters() { return store_; }
   comm::HaloExchange& halo() { return *halo_; }
   PhaseTimes& times() { return times_; }
@@ -78,6 +81,7 @@ class Model {
 
  private:
   void forward(int64_t epoch, bool training);
+  void input_dropout(float p, uint64_t rng_stream);
   LayerContext context();
 
   ModelConfig config_;
@@ -91,6 +95,13 @@ class Model {
   PhaseTimes times_;
 
   Tensor features_;                 // (n_own, F_0)
+  // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which
+  // gives exactly the dense result (a dropped or kept zero is zero) at a fraction of the RNG cost. Entry i is
+  // feature (r, c): value, key gid*F_0 + c (the dense dropout index), position r*F_0 + c in X_0.
+  bool sparse_input_ = false;
+  Tensor nonzero_values_, nonzero_dropped_, nonzero_mask_;  // (nnz, 1)
+  Buffer<int64_t> nonzero_key_;                            // (nnz)
+  Buffer<int32_t> nonzero_position_;                       // (nnz)
   Buffer<int64_t> row_gid_;         // (n_own)
   Buffer<int32_t> labels_;          // (n_own)
   std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)

@@ -51,6 +51,7 @@ Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const Trai
   shape.num_features = shard.num_features;
   shape.num_classes = shard.num_classes;
   shape.num_split_rows = local[0] + local[1] + local[2];
+  shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
   estimated_bytes_ = estimate_rank_memory(config.model, shape);
 }
 
