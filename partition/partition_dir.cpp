@@ -197,6 +197,7 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
   SourceFile source = describe_source_file(request.graph_path);
   graph::Graph graph = io::read_graph(request.graph_path);
   phases.end();
+  validate_options(graph, request.options);  // before any output, so a rejected run prints one line
   log::info(strformat("read %s: %lld vertices, %lld edges in %.2f s", request.graph_path.c_str(),
                       static_cast<long long>(graph.num_nodes), static_cast<long long>(graph.num_edges()),
                       phases.phases().back().seconds));
