@@ -7,8 +7,6 @@
 #include "apps/bench.h"
 #include "apps/bench_comm.h"
 #include "apps/commands.h"
-#include "comm/mpi_comm.h"
-#include "comm/mpi_session.h"
 #include "core/buffer.h"
 #include "core/format.h"
 
@@ -24,13 +22,14 @@ struct AllreduceOptions {
 // One size: `count` floats per rank. Timed iterations reduce zeros (the sum of zeros stays zero, so repeated
 // in-place sums never overflow; the cost of a float sum does not depend on the values); the check then
 // refills rank r's element i with f(seed, r, i) and compares one allreduce with the sum over ranks.
-BenchRow run_size(comm::Communicator& comm, const CommBenchOptions& options, int64_t count) {
+BenchRow run_size(BenchComm& bench_comm, const CommBenchOptions& options, int64_t count) {
+  comm::Communicator& comm = bench_comm.get();
   BenchRow row;
   row.count = count;
   row.bytes = count * static_cast<int64_t>(sizeof(float));
   Tensor data(count, comm.device());
   data.zero();
-  time_iterations(comm, options, [&] { comm.allreduce_sum(data.data(), count, nullptr); }, &row);
+  time_iterations(bench_comm, options, [&] { comm.allreduce_sum(data.data(), count, nullptr); }, &row);
 
   std::vector<float> host(count);
   for (int64_t i = 0; i < count; ++i) host[i] = data_value(options.seed, comm.rank(), i);
@@ -54,13 +53,13 @@ BenchRow run_size(comm::Communicator& comm, const CommBenchOptions& options, int
 }
 
 void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
-  comm::MpiSession session(nullptr, nullptr);
-  comm::MpiComm comm;
+  BenchComm bench_comm(options.device);
+  comm::Communicator& comm = bench_comm.get();
   const std::vector<int64_t> byte_sizes = size_sweep(sizes.min_bytes, sizes.max_bytes, sizes.step_factor);
   print_table_header(
       comm,
-      strformat("halogen bench allreduce: in-place float sum over %d ranks (%s, MpiComm), warmup %d, iters %d",
-                comm.size(), device_name(comm.device()), options.warmup, options.iterations),
+      strformat("halogen bench allreduce: in-place float sum over %d ranks (%s, %s), warmup %d, iters %d",
+                comm.size(), device_name(comm.device()), bench_comm.name(), options.warmup, options.iterations),
       {"size: bytes of the buffer on each rank (count floats x 4)",
        strformat("busbw = algbw x 2(n-1)/n = algbw x %.3f (n = %d): the bytes each rank moves in a ring",
                  2.0 * (comm.size() - 1) / comm.size(), comm.size()),
@@ -69,7 +68,7 @@ void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
   std::vector<BenchRow> rows;
   for (int64_t bytes : byte_sizes) {
     const int64_t count = std::max<int64_t>(bytes / static_cast<int64_t>(sizeof(float)), 1);
-    rows.push_back(run_size(comm, options, count));
+    rows.push_back(run_size(bench_comm, options, count));
     print_table_row(comm, rows.back());
   }
   print_table_footer(comm, rows);

@@ -4,10 +4,16 @@
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "comm/mpi_comm.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/rng.h"
 #include "core/timer.h"
+
+#ifdef HALOGEN_HAVE_CUDA
+#include "comm/nccl/nccl_comm.h"
+#include "kernels/cuda/device.h"
+#endif
 
 namespace halogen::app {
 
@@ -18,12 +24,38 @@ float data_value(uint64_t seed, int64_t global_id, int64_t column) {
   return static_cast<float>(static_cast<int32_t>(bits % 1024u) - 512);
 }
 
-void time_iterations(comm::Communicator& comm, const CommBenchOptions& options,
-                     const std::function<void()>& iteration, BenchRow* row) {
+BenchComm::BenchComm(const std::string& device) : session_(nullptr, nullptr) {
+  if (device == "cpu") {
+    comm_ = std::make_unique<comm::MpiComm>();
+    return;
+  }
+  HALOGEN_USER_CHECK(device == "cuda", "--device must be cpu or cuda, got '%s'", device.c_str());
+#ifdef HALOGEN_HAVE_CUDA
+  cuda::initialise_device(session_.local_rank());
+  comm_ = std::make_unique<comm::NcclComm>();
+  name_ = "NcclComm";
+#else
+  throw UserError("--device cuda: this halogen was built without CUDA (configure with -DHALOGEN_CUDA=ON)");
+#endif
+}
+
+BenchComm::~BenchComm() = default;
+
+void BenchComm::synchronize() {
+#ifdef HALOGEN_HAVE_CUDA
+  if (comm_->device() == Device::cuda) cuda::synchronize_stream(nullptr);
+#endif
+}
+
+void time_iterations(BenchComm& bench_comm, const CommBenchOptions& options, const std::function<void()>& iteration,
+                     BenchRow* row) {
+  comm::Communicator& comm = bench_comm.get();
   for (int i = 0; i < options.warmup; ++i) iteration();
+  bench_comm.synchronize();
   comm.barrier();
   Stopwatch watch;
   for (int i = 0; i < options.iterations; ++i) iteration();
+  bench_comm.synchronize();
   const double mean_us = 1e6 * watch.seconds() / std::max(options.iterations, 1);
   double slowest = mean_us, total = mean_us;
   comm.allreduce_max(&slowest, 1);
@@ -82,6 +114,8 @@ std::vector<int64_t> size_sweep(int64_t begin, int64_t end, int64_t factor) {
 }
 
 void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
+  cmd->add_option("--device", options->device, "cpu (MpiComm, host buffers) or cuda (NcclComm, one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--iters", options->iterations, "Timed iterations per size")->capture_default_str()

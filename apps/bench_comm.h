@@ -8,16 +8,19 @@
 // (data_value()); it must be 0, and the command exits 1 when it is not.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "comm/communicator.h"
+#include "comm/mpi_session.h"
 
 namespace halogen::app {
 
 struct CommBenchOptions {
+  std::string device = "cpu";  // cpu: MpiComm on host buffers; cuda: NcclComm on device buffers (CUDA builds)
   int warmup = 5;       // untimed iterations before each size
   int iterations = 20;  // timed iterations per size
   uint64_t seed = 1;
@@ -29,6 +32,26 @@ struct CommBenchOptions {
 // exact in float (|sum| < 2^24 for up to 16384 ranks): the check compares with ==, no tolerance.
 float data_value(uint64_t seed, int64_t global_id, int64_t column);
 
+// The communicator of a benchmark for the whole command: MPI up, then MpiComm (cpu) or NcclComm (cuda; one GPU
+// per rank, GPU = local rank modulo the visible GPUs, UserError in builds without CUDA). Device work is queued
+// on the legacy default stream (kernels::Stream nullptr), which Buffer's copies are ordered with.
+class BenchComm {
+ public:
+  explicit BenchComm(const std::string& device);
+  ~BenchComm();
+  BenchComm(const BenchComm&) = delete;
+  BenchComm& operator=(const BenchComm&) = delete;
+  comm::Communicator& get() { return *comm_; }
+  const char* name() const { return name_; }
+  // The host waits until all queued device work (kernels and communication) has finished; no-op on the CPU.
+  void synchronize();
+
+ private:
+  comm::MpiSession session_;
+  std::unique_ptr<comm::Communicator> comm_;
+  const char* name_ = "MpiComm";
+};
+
 struct BenchRow {
   int64_t bytes = 0;      // the size column: what algbw divides
   int64_t count = 0;      // elements per rank (allreduce) or row width in floats (halo)
@@ -39,10 +62,11 @@ struct BenchRow {
   int64_t wrong = 0;      // summed over ranks
 };
 
-// Runs `iteration` warmup + iterations times with a barrier before the timed loop and returns the slowest rank's
-// and the mean rank's mean iteration time (microseconds) in row.time_us / row.mean_us.
-void time_iterations(comm::Communicator& comm, const CommBenchOptions& options,
-                     const std::function<void()>& iteration, BenchRow* row);
+// Runs `iteration` warmup + iterations times with a barrier before the timed loop, then synchronises the device
+// (as nccl-tests: the loop is queued back to back and timed to completion), and returns the slowest rank's and
+// the mean rank's mean iteration time (microseconds) in row.time_us / row.mean_us.
+void time_iterations(BenchComm& bench_comm, const CommBenchOptions& options, const std::function<void()>& iteration,
+                     BenchRow* row);
 
 // Rank 0 prints; `definitions` are printed as "#" lines above the column header.
 void print_table_header(const comm::Communicator& comm, const std::string& title,

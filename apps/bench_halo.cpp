@@ -14,8 +14,6 @@
 #include "apps/bench_comm.h"
 #include "apps/commands.h"
 #include "comm/halo_exchange.h"
-#include "comm/mpi_comm.h"
-#include "comm/mpi_session.h"
 #include "core/buffer.h"
 #include "core/format.h"
 #include "core/rng.h"
@@ -121,9 +119,10 @@ PlanSummary summarize(comm::Communicator& comm, const graph::Shard& shard) {
 // One width: x holds (n_own + n_halo) rows of `width` floats, owned rows f(seed, gid, c). Forward: the halo rows
 // must arrive equal to f(seed, halo gid, c). Reverse: every rank sends partial rows f(seed, halo gid, c) back;
 // an owner's row i must become the sum of one copy per rank that holds it as halo.
-BenchRow run_width(comm::Communicator& comm, comm::HaloExchange& exchange, const graph::Shard& shard,
+BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const graph::Shard& shard,
                    const HaloOptions& halo_options, const CommBenchOptions& options, int64_t width,
                    int64_t busiest_rows) {
+  comm::Communicator& comm = bench_comm.get();
   const int64_t n_own = shard.num_owned(), n_halo = shard.num_halo();
   const Device device = comm.device();
   BenchRow row;
@@ -152,8 +151,8 @@ BenchRow run_width(comm::Communicator& comm, comm::HaloExchange& exchange, const
     exchange.start_reverse(partial.matrix());
     exchange.finish_reverse(grad_own.matrix());
   };
-  if (halo_options.reverse) time_iterations(comm, options, reverse, &row);
-  else time_iterations(comm, options, forward, &row);
+  if (halo_options.reverse) time_iterations(bench_comm, options, reverse, &row);
+  else time_iterations(bench_comm, options, forward, &row);
 
   int64_t wrong = 0;
   if (!halo_options.reverse) {
@@ -191,8 +190,8 @@ BenchRow run_width(comm::Communicator& comm, comm::HaloExchange& exchange, const
 }
 
 void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
-  comm::MpiSession session(nullptr, nullptr);
-  comm::MpiComm comm;
+  BenchComm bench_comm(options.device);
+  comm::Communicator& comm = bench_comm.get();
   graph::Shard shard;
   std::string source;
   if (!halo_options.partition_dir.empty()) {
@@ -215,8 +214,9 @@ void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
 
   print_table_header(
       comm,
-      strformat("halogen bench halo: %s exchange over %d ranks (%s, MpiComm + HaloExchange), warmup %d, iters %d",
+      strformat("halogen bench halo: %s exchange over %d ranks (%s, %s + HaloExchange), warmup %d, iters %d",
                 halo_options.reverse ? "reverse (scatter-add)" : "forward", comm.size(), device_name(comm.device()),
+                bench_comm.name(),
                 options.warmup, options.iterations),
       {source,
        strformat("plan: %.0f halo rows in all; per rank at most: %.0f rows sent, %.0f received, peers %.0f",
@@ -226,7 +226,7 @@ void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
       "width");
   std::vector<BenchRow> rows;
   for (int64_t width : widths) {
-    rows.push_back(run_width(comm, exchange, shard, halo_options, options, width,
+    rows.push_back(run_width(bench_comm, exchange, shard, halo_options, options, width,
                              static_cast<int64_t>(plan.max_busiest_rows)));
     print_table_row(comm, rows.back());
   }
