@@ -6,7 +6,7 @@
 #   scripts/gpu-bundle.sh [--no-build] [BUILD_DIR=build/gpu] [BUNDLE_DIR=build/gpu-bundle]
 #
 # The bundle:
-#   bin/halogen, tests/gpu_*_test, tests/mpi_comm_nccl_test
+#   bin/halogen, tests/gpu_*_test, tests/mpi_comm_device_test
 #   lib/        every shared library those binaries, OpenMPI's launcher and OpenMPI's plugins load (per ldd),
 #               except the C library family (the machine's glibc must be at least MANIFEST's glibc_needed) and
 #               the large CUDA libraries (cuBLAS/cuBLASLt, cuSPARSE, nvJitLink, NCCL, the driver), which the
@@ -37,14 +37,14 @@ command -v ompi_info >/dev/null || fail "ompi_info not found (OpenMPI is what ge
 if [ "$BUILD_FIRST" = 1 ]; then
   targets=(halogen)
   for source in "$ROOT"/tests/gpu/*_test.cu; do targets+=("gpu_$(basename "$source" .cu)"); done
-  [ -f "$ROOT/tests/mpi/comm_nccl_test.cpp" ] && targets+=(mpi_comm_nccl_test)
+  [ -f "$ROOT/tests/mpi/comm_device_test.cpp" ] && targets+=(mpi_comm_device_test)
   cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" --target "${targets[@]}"
 fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/tests" "$OUT/lib"
 cp "$BUILD/bin/halogen" "$OUT/bin/"
-for test in "$BUILD"/tests/gpu_*_test "$BUILD"/tests/mpi_comm_nccl_test; do
+for test in "$BUILD"/tests/gpu_*_test "$BUILD"/tests/mpi_comm_device_test; do
   [ -x "$test" ] && [ -f "$test" ] && cp "$test" "$OUT/tests/"
 done
 

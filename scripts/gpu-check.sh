@@ -150,11 +150,15 @@ if [ "$RUN_TESTS" = 1 ]; then
       echo "-- $(basename "$test")"
       "$test" --gtest_brief=1 || failed=1
     done
-    if [ -x "$BUNDLE/tests/mpi_comm_nccl_test" ]; then
-      local ranks=$(( GPUS < 1 ? 1 : (GPUS < 4 ? GPUS : 4) ))
-      echo "-- mpi_comm_nccl_test on $ranks rank(s)"
-      mpiexec --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "$BUNDLE/tests/mpi_comm_nccl_test" \
-        --gtest_brief=1 || failed=1
+    if [ -x "$BUNDLE/tests/mpi_comm_device_test" ]; then
+      # 1 rank, 2 ranks (sharing a GPU: HostStagedComm runs, NcclComm needs a GPU per rank) and one per GPU.
+      local ranks
+      for ranks in $(printf '%s\n' 1 2 "$(( GPUS < 4 ? GPUS : 4 ))" | sort -un); do
+        [ "$ranks" -ge 1 ] || continue
+        echo "-- mpi_comm_device_test on $ranks rank(s)"
+        mpiexec --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" \
+          "$BUNDLE/tests/mpi_comm_device_test" --gtest_brief=1 || failed=1
+      done
     fi
     return $failed
   }
