@@ -1,5 +1,6 @@
 #include <cmath>
 #include <filesystem>
+#include <memory>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -47,6 +48,15 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
                        data_path.c_str());
     g.num_nodes = data.open("node_feat")->header().shape.at(0);
   }
+  // Check the feature shape before allocating anything of size num_nodes.
+  std::unique_ptr<NpyReader> feature_reader;
+  if (data.has("node_feat")) {
+    feature_reader = data.open("node_feat");
+    const auto& shape = feature_reader->header().shape;
+    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == g.num_nodes, "%s: node_feat: expected shape (%lld, F), found %s",
+                       data_path.c_str(), static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
+  }
+  HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
   graph::EdgeList edges;
   edges.src.resize(static_cast<size_t>(num_edges));
   edges.dst.resize(static_cast<size_t>(num_edges));
@@ -64,14 +74,12 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
   build.symmetrize = !options.directed;
   g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
 
-  if (data.has("node_feat")) {
-    auto reader = data.open("node_feat");
-    const auto& shape = reader->header().shape;
-    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == g.num_nodes, "%s: node_feat: expected shape (%lld, F), found %s",
-                       data_path.c_str(), static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
-    g.num_features = shape[1];
+  if (feature_reader) {
+    NpyReader* reader = feature_reader.get();
+    g.num_features = reader->header().shape[1];
     g.features.resize(static_cast<size_t>(g.num_nodes * g.num_features));
     reader->read(g.features.data(), static_cast<int64_t>(g.features.size()));
+    feature_reader.reset();
     for (size_t i = 0; i < g.features.size(); ++i) {
       HALOGEN_USER_CHECK(std::isfinite(g.features[i]), "%s: node_feat: row %zu, column %zu: not finite", data_path.c_str(),
                          i / static_cast<size_t>(g.num_features), i % static_cast<size_t>(g.num_features));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 
 #include "core/error.h"
@@ -92,9 +93,15 @@ NpzArchive::NpzArchive(const std::string& path) : path_(path) {
       const uint16_t id = le16(&directory[x]), length = le16(&directory[x + 2]);
       if (id == 0x0001) {
         size_t field = x + 4;
-        if (m.size == 0xFFFFFFFF) m.size = le64(&directory[field]), field += 8;
-        if (m.compressed_size == 0xFFFFFFFF) m.compressed_size = le64(&directory[field]), field += 8;
-        if (m.local_header_offset == 0xFFFFFFFF) m.local_header_offset = le64(&directory[field]);
+        const size_t field_end = std::min(x + 4 + length, directory.size());
+        auto next64 = [&](uint64_t* value) {
+          if (field + 8 > field_end) throw UserError(path + ": corrupt zip64 extra field of " + m.name);
+          *value = le64(&directory[field]);
+          field += 8;
+        };
+        if (m.size == 0xFFFFFFFF) next64(&m.size);
+        if (m.compressed_size == 0xFFFFFFFF) next64(&m.compressed_size);
+        if (m.local_header_offset == 0xFFFFFFFF) next64(&m.local_header_offset);
       }
       x += 4 + length;
     }
@@ -128,6 +135,25 @@ std::unique_ptr<NpyReader> NpzArchive::open(const std::string& name) const {
 
 NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& member)
     : where_(archive + ": " + member.name + ": "), member_(member) {
+  try {
+    open_member(archive, member);
+  } catch (...) {
+    release();  // the destructor does not run when a constructor throws
+    throw;
+  }
+}
+
+void NpyReader::release() {
+  if (inflater_) {
+    inflateEnd(static_cast<z_stream*>(inflater_));
+    delete static_cast<z_stream*>(inflater_);
+    inflater_ = nullptr;
+  }
+  if (file_) std::fclose(file_);
+  file_ = nullptr;
+}
+
+void NpyReader::open_member(const std::string& archive, const NpzArchive::Member& member) {
   file_ = std::fopen(archive.c_str(), "rb");
   if (!file_) throw UserError(archive + ": cannot open for reading");
   unsigned char local[30];
@@ -142,7 +168,7 @@ NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& membe
       throw UserError(where_ + "cannot initialise zlib");
     }
     inflater_ = stream;
-    input_.resize(1 << 20);
+    input_.resize(static_cast<size_t>(std::clamp<uint64_t>(member.compressed_size, 1, 1 << 20)));
   } else if (member.method != 0) {
     throw UserError(where_ + "zip compression method " + std::to_string(member.method) +
                     " is not supported (stored or deflated only)");
@@ -164,8 +190,28 @@ NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& membe
     header_length = le32(b);
   }
   if (header_length > (1u << 20)) throw UserError(where_ + ".npy header too long");
+  const uint64_t header_bytes = (magic[6] == 1 ? 10 : 12) + static_cast<uint64_t>(header_length);
   std::string dict(header_length, '\0');
   read_bytes(dict.data(), header_length);
+  try {
+    parse_header(dict);
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception&) {  // std::stoll / std::stoi on a malformed number
+    throw UserError(where_ + "malformed .npy header: " + dict.substr(0, 120));
+  }
+  // The data must fill the member exactly: catches truncated archives and lying headers before allocating.
+  uint64_t data_bytes = static_cast<uint64_t>(header_.item_size);
+  bool overflow = false;
+  for (int64_t dim : header_.shape) overflow |= __builtin_mul_overflow(data_bytes, static_cast<uint64_t>(dim), &data_bytes);
+  if (overflow || header_bytes + data_bytes != member.size) {
+    throw UserError(where_ + "header says " + std::to_string(header_.count()) + " elements of " +
+                    std::to_string(header_.item_size) + " bytes, but the member holds " +
+                    std::to_string(member.size - std::min(member.size, header_bytes)) + " data bytes");
+  }
+}
+
+void NpyReader::parse_header(const std::string& dict) {
   auto value_of = [&](const std::string& key) {
     const size_t k = dict.find("'" + key + "'");
     if (k == std::string::npos) throw UserError(where_ + ".npy header has no '" + key + "'");
@@ -191,7 +237,7 @@ NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& membe
     i = j;
   }
   const std::string& d = header_.descr;
-  if (d.size() < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') || !std::strchr("iufb", d[1]))
+  if (d.size() < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') || std::string_view("iufb").find(d[1]) == std::string_view::npos)
     throw UserError(where_ + "dtype '" + d + "' is not supported (little-endian integers, floats, bool)");
   header_.kind = d[1];
   header_.item_size = std::stoi(d.substr(2));
@@ -199,15 +245,12 @@ NpyReader::NpyReader(const std::string& archive, const NpzArchive::Member& membe
                                            : (header_.item_size == 1 || header_.item_size == 2 ||
                                               header_.item_size == 4 || header_.item_size == 8);
   if (!ok_size) throw UserError(where_ + "dtype '" + d + "' is not supported");
+  for (int64_t dim : header_.shape) {
+    if (dim > (int64_t{1} << 40)) throw UserError(where_ + "implausible shape in .npy header");
+  }
 }
 
-NpyReader::~NpyReader() {
-  if (inflater_) {
-    inflateEnd(static_cast<z_stream*>(inflater_));
-    delete static_cast<z_stream*>(inflater_);
-  }
-  if (file_) std::fclose(file_);
-}
+NpyReader::~NpyReader() { release(); }
 
 void NpyReader::read_bytes(void* out, size_t bytes) {
   if (!inflater_) {
@@ -246,7 +289,7 @@ void NpyReader::read(T* out, int64_t count) {
     if (kind == 'f') throw UserError(where_ + "expected integers, found dtype '" + header_.descr + "'");
   }
   const int64_t block = 1 << 18;
-  staging_.resize(static_cast<size_t>(block * header_.item_size));
+  staging_.resize(static_cast<size_t>(std::min(block, count) * header_.item_size));
   for (int64_t done = 0; done < count;) {
     const int64_t n = std::min(block, count - done);
     read_bytes(staging_.data(), static_cast<size_t>(n * header_.item_size));

@@ -57,6 +57,9 @@ class NpyReader {
 
  private:
   void read_bytes(void* out, size_t bytes);
+  void parse_header(const std::string& dict);
+  void open_member(const std::string& archive, const NpzArchive::Member& member);
+  void release();
 
   std::string where_;
   std::FILE* file_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -16,10 +17,12 @@ constexpr size_t kBufferBytes = 1 << 20;
 gzFile as_gz(void* p) { return static_cast<gzFile>(p); }
 }  // namespace
 
-LineReader::LineReader(const std::string& path) : path_(path), buffer_(kBufferBytes) {
+LineReader::LineReader(const std::string& path) : path_(path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": no such file");
   file_size_ = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  // Small files (split lists, counts) get a small buffer; a longer line than the buffer is still handled.
+  buffer_.resize(std::clamp<size_t>(static_cast<size_t>(file_size_) * 8, 1 << 16, kBufferBytes));
   gz_ = gzopen(path.c_str(), "rb");
   if (!gz_) throw UserError(path + ": cannot open for reading");
   gzbuffer(as_gz(gz_), 1 << 17);
