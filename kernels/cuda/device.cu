@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/error.h"
@@ -80,5 +83,31 @@ void destroy_stream(void* stream) {
 }
 
 void synchronize_stream(void* stream) { CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
+
+double measure_copy_bandwidth_gbs(int64_t bytes, int iterations) {
+  HALOGEN_ASSERT(bytes > 0 && iterations > 0);
+  void *source = nullptr, *target = nullptr;
+  CUDA_CHECK(cudaMalloc(&source, static_cast<size_t>(bytes)));
+  CUDA_CHECK(cudaMalloc(&target, static_cast<size_t>(bytes)));
+  CUDA_CHECK(cudaMemset(source, 1, static_cast<size_t>(bytes)));
+  cudaEvent_t begin, end;
+  CUDA_CHECK(cudaEventCreate(&begin));
+  CUDA_CHECK(cudaEventCreate(&end));
+  std::vector<float> ms(static_cast<size_t>(iterations));
+  for (int i = -1; i < iterations; ++i) {  // i = -1: warm-up
+    CUDA_CHECK(cudaEventRecord(begin, nullptr));
+    CUDA_CHECK(cudaMemcpyAsync(target, source, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
+    CUDA_CHECK(cudaEventRecord(end, nullptr));
+    CUDA_CHECK(cudaEventSynchronize(end));
+    if (i >= 0) CUDA_CHECK(cudaEventElapsedTime(&ms[i], begin, end));
+  }
+  CUDA_CHECK(cudaEventDestroy(begin));
+  CUDA_CHECK(cudaEventDestroy(end));
+  CUDA_CHECK(cudaFree(source));
+  CUDA_CHECK(cudaFree(target));
+  std::sort(ms.begin(), ms.end());
+  const double median_ms = ms[ms.size() / 2];
+  return 2.0 * static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9;
+}
 
 }  // namespace halogen::cuda

@@ -1,6 +1,7 @@
 #pragma once
 // CUDA device runtime for Halogen: which GPU a rank uses, and the device-memory hooks of core/buffer.h.
 // Declared without CUDA headers so that host code (train, apps) can call them in CUDA builds.
+#include <cstdint>
 #include <string>
 
 namespace halogen::cuda {
@@ -25,5 +26,11 @@ std::string device_description();
 void* create_stream();
 void destroy_stream(void* stream);
 void synchronize_stream(void* stream);  // host waits for the stream's work (nullptr = legacy default stream)
+
+// Device-to-device copy bandwidth of the current GPU in GB/s (1e9 bytes/s), counting bytes read plus bytes
+// written: the reference against which a memory-bound kernel (SpMM) reports its achieved bandwidth, measured
+// in the same run. Median of `iterations` cudaMemcpyAsync of `bytes` bytes after one warm-up, timed with CUDA
+// events; allocates and frees two buffers of `bytes` (call it outside timed regions).
+double measure_copy_bandwidth_gbs(int64_t bytes = int64_t(1) << 30, int iterations = 10);
 
 }  // namespace halogen::cuda

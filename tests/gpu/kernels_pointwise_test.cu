@@ -8,7 +8,9 @@
 #include "core/rng.h"
 #include "gpu_test_util.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cuda/device.h"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/profiling.h"
 #include "parity_util.h"
 
 using namespace halogen;
@@ -229,4 +231,26 @@ TEST(GpuElementwise, FillAxpyAndSumSquares) {
     Buffer<float> z_device = to_device(z);
     EXPECT_TRUE(std::isnan(kernels::cuda::sum_squares(Span<const float>{z_device.data(), n, Device::cuda})));
   }
+}
+
+TEST(GpuDevice, PhaseTimerCopyBandwidthAndNvtxWork) {
+  HALOGEN_REQUIRE_GPU();
+  EXPECT_FALSE(cuda::device_description().empty());
+  void* stream = cuda::create_stream();
+  Buffer<float> x(1 << 20, Device::cuda);
+  cuda::PhaseTimer timer(1);  // capacity 1: the second interval makes the pool grow
+  for (int i = 0; i < 3; ++i) {
+    cuda::NvtxRange range("phase timer test");
+    timer.begin(stream);
+    kernels::cuda::fill(x.span(), static_cast<float>(i), stream);
+    timer.end(stream);
+  }
+  EXPECT_EQ(timer.intervals(), 3);
+  const double ms = timer.take_ms();
+  EXPECT_TRUE(std::isfinite(ms) && ms > 0.0) << ms;  // three kernels took some time; no bound on how much
+  EXPECT_EQ(timer.intervals(), 0);                  // take_ms starts over
+  EXPECT_EQ(timer.take_ms(), 0.0);
+  const double bandwidth = cuda::measure_copy_bandwidth_gbs(1 << 20, 3);
+  EXPECT_TRUE(std::isfinite(bandwidth) && bandwidth > 0.0) << bandwidth;
+  cuda::destroy_stream(stream);
 }
