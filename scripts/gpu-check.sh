@@ -99,6 +99,8 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2' && ! ls "${CUDA_HOME:-/usr
   [ -n "$nccl_dir" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"
 fi
 export LD_LIBRARY_PATH
+# One node: NCCL's bootstrap over loopback (sandboxed machines may have no other usable interface), no IB.
+export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1} NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 HALOGEN="$BUNDLE/bin/halogen"
 export ROOT WORK OUT BUNDLE HALOGEN GPUS
 unresolved=$(ldd "$HALOGEN" "$BUNDLE"/tests/* 2>/dev/null | grep 'not found' | sort -u)
