@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convert a Planetoid dataset (Cora, CiteSeer, PubMed in ind.<name>.{x,tx,allx,y,ty,ally,graph,test.index})
 into a Halogen graph file, with the standard split of Kipf & Welling / Yang et al.:
-train = the first |y| nodes, valid = the next 500, test = test.index (in file order).
+train = the first |y| nodes, valid = the next 500 (--valid-size), test = test.index (in file order).
 
     python3 scripts/convert_planetoid.py DIR NAME -o NAME.h5      e.g.  ... data/planetoid cora -o cora.h5
 
@@ -33,7 +33,7 @@ def dense(matrix):
     return np.asarray(matrix.todense() if hasattr(matrix, "todense") else matrix, dtype=np.float32)
 
 
-def convert(directory, name):
+def convert(directory, name, valid_size=500):
     x, y, tx, ty, allx, ally, adjacency = (load(directory, name, p) for p in ("x", "y", "tx", "ty", "allx", "ally",
                                                                                    "graph"))
     with open(os.path.join(directory, f"ind.{name}.test.index")) as f:
@@ -67,7 +67,7 @@ def convert(directory, name):
 
     num_train = np.asarray(y).shape[0]
     train = np.arange(num_train)
-    valid = np.arange(num_train, num_train + 500)
+    valid = np.arange(num_train, min(num_train + valid_size, num_nodes))
     return dict(num_nodes=num_nodes, edge_index=edge_index, features=features, labels=labels,
                 num_classes=onehot.shape[1], train=train, valid=valid, test=test_index)
 
@@ -77,9 +77,10 @@ def main():
     parser.add_argument("directory", help="folder holding ind.NAME.* files")
     parser.add_argument("name", help="cora, citeseer or pubmed")
     parser.add_argument("-o", "--output", required=True, help="graph file to write (.h5)")
+    parser.add_argument("--valid-size", type=int, default=500, help="validation nodes after the training ones")
     args = parser.parse_args()
     try:
-        graph = convert(args.directory, args.name.lower())
+        graph = convert(args.directory, args.name.lower(), args.valid_size)
         indptr, indices = write_graph(args.output, directed=False, name=args.name.lower(), **graph)
     except (OSError, ValueError, pickle.UnpicklingError, EOFError) as e:
         print(f"convert_planetoid: error: {e}", file=sys.stderr)
