@@ -31,6 +31,14 @@ void GraphConv::allocate(const SparseAdjacency& adjacency, int64_t num_owned, in
   t_or_ax_.zero();
 }
 
+void GraphConv::set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t) {
+  HALOGEN_ASSERT(transform_first(), "a sparse input is used only by transform-first layers");
+  HALOGEN_ASSERT(x.cols == in_ && x_t.rows == in_ && x.rows == x_t.cols);
+  sparse_input_ = true;
+  sparse_x_ = x;
+  sparse_x_t_ = x_t;
+}
+
 Span<const float> GraphConv::bias() const {
   Matrix<float> b = store_.param(bias_);
   return Span<const float>{b.data, b.cols, b.device};
@@ -42,6 +50,13 @@ void GraphConv::local_spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<flo
   if (accumulate && a.nnz() == 0) return;  // nothing to add (also covers a rank without halo)
   ScopedTimer timer(&context.times->spmm_ms);
   kernels::spmm(a.view(), x, out, accumulate, context.stream);
+}
+
+void GraphConv::sparse_product(const kernels::CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
+                               const LayerContext& context) {
+  if (out.rows == 0 || out.cols == 0 || (accumulate && a.nnz == 0)) return;
+  ScopedTimer timer(&context.times->spmm_ms);
+  kernels::spmm(a, x, out, accumulate, context.stream);
 }
 
 void GraphConv::timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c,
@@ -68,11 +83,15 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
 
   if (transform_first()) {
     Matrix<float> t = t_or_ax_.matrix();                       // (n + h, out)
-    timed_gemm(x_own, false, weight, false, t.slice_rows(0, n), 0.0f, context);
+    if (sparse_input_) sparse_product(sparse_x_, weight, t.slice_rows(0, n), false, context);
+    else timed_gemm(x_own, false, weight, false, t.slice_rows(0, n), 0.0f, context);
     halo.start_forward(t, context.stream);
     if (!context.overlap) halo.finish_forward(context.stream);
     local_spmm(adjacency_->own, t.slice_rows(0, n), z_own, false, context);
-    if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
+    if (kind_ == ConvKind::sage) {
+      if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_self_), z_own, true, context);
+      else timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
+    }
     if (context.overlap) halo.finish_forward(context.stream);
     local_spmm(adjacency_->halo, t.slice_rows(n, n + num_halo_), z_own, true, context);
   } else {
@@ -101,8 +120,10 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
     Matrix<float> grad_bias = store_.grad(bias_);
     if (n > 0) kernels::bias_backward(grad_z, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, context.stream);
   }
+  HALOGEN_ASSERT(!(sparse_input_ && want_grad_x), "a sparse input has no gradient");
   if (kind_ == ConvKind::sage) {
-    timed_gemm(x_own, true, grad_z, false, store_.grad(weight_self_), 1.0f, context);
+    if (sparse_input_) sparse_product(sparse_x_t_, grad_z, store_.grad(weight_self_), true, context);
+    else timed_gemm(x_own, true, grad_z, false, store_.grad(weight_self_), 1.0f, context);
   }
 
   // Â^T applied to a matrix g (n, w): the halo part goes back to the owners (reverse exchange) while the
@@ -127,7 +148,8 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
   if (transform_first()) {
     Matrix<float> grad_t = grad_t_or_ax_.matrix();  // (n, out)
     transpose_aggregate(grad_z, grad_t);
-    timed_gemm(x_own, true, grad_t, false, store_.grad(weight_), 1.0f, context);
+    if (sparse_input_) sparse_product(sparse_x_t_, grad_t, store_.grad(weight_), true, context);
+    else timed_gemm(x_own, true, grad_t, false, store_.grad(weight_), 1.0f, context);
     if (want_grad_x) {
       timed_gemm(grad_t, false, weight, true, grad_x, 0.0f, context);
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);

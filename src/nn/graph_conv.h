@@ -47,6 +47,12 @@ class GraphConv {
   void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                 const LayerContext& context);
 
+  // Optional (first layer of a transform-first model on sparse features): the owned rows of the layer input as
+  // CSR `x` (n, in) and its transpose `x_t` (in, n), holding exactly the values of x's owned rows at each
+  // call. The products with W then use spmm instead of gemm. Only valid when transform_first() and the input
+  // gradient is never requested. The views must stay valid for the layer's lifetime.
+  void set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t);
+
   bool transform_first() const { return out_ < in_; }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
@@ -56,6 +62,8 @@ class GraphConv {
  private:
   void local_spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                   const LayerContext& context);
+  void sparse_product(const kernels::CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
+                      const LayerContext& context);
   void timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta,
                   const LayerContext& context);
 
@@ -65,6 +73,8 @@ class GraphConv {
   ParameterStore& store_;
   int weight_ = -1, weight_self_ = -1, bias_ = -1;
   const SparseAdjacency* adjacency_ = nullptr;
+  bool sparse_input_ = false;
+  kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out), partial (h, out);
   // aggregate-first: ax (n, in), grad_ax (n, in), partial (h, in).

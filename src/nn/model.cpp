@@ -84,6 +84,42 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
       nonzero_key_.copy_from_host(keys.data(), nonzeros);
       nonzero_position_ = Buffer<int32_t>(nonzeros, device);
       nonzero_position_.copy_from_host(positions.data(), nonzeros);
+      sparse_first_layer_ = layers_[0]->transform_first();
+    }
+    if (sparse_first_layer_) {
+      // Positions are row-major ascending: CSR order. Transpose by counting sort over columns.
+      std::vector<int64_t> indptr(n + 1, 0), t_indptr(f0 + 1, 0);
+      std::vector<int32_t> columns(nonzeros), t_rows(nonzeros), t_order(nonzeros);
+      std::vector<int32_t> positions(nonzeros);
+      nonzero_position_.copy_to_host(positions.data());
+      for (int64_t i = 0; i < nonzeros; ++i) {
+        const int64_t r = positions[i] / f0, c = positions[i] % f0;
+        columns[i] = static_cast<int32_t>(c);
+        ++indptr[r + 1];
+        ++t_indptr[c + 1];
+      }
+      for (int64_t r = 0; r < n; ++r) indptr[r + 1] += indptr[r];
+      for (int64_t c = 0; c < f0; ++c) t_indptr[c + 1] += t_indptr[c];
+      std::vector<int64_t> next(t_indptr.begin(), t_indptr.end() - 1);
+      for (int64_t i = 0; i < nonzeros; ++i) {
+        const int64_t slot = next[columns[i]]++;
+        t_rows[slot] = positions[i] / static_cast<int32_t>(f0);
+        t_order[slot] = static_cast<int32_t>(i);
+      }
+      input_indptr_ = Buffer<int64_t>(n + 1, device);
+      input_indptr_.copy_from_host(indptr.data(), n + 1);
+      input_t_indptr_ = Buffer<int64_t>(f0 + 1, device);
+      input_t_indptr_.copy_from_host(t_indptr.data(), f0 + 1);
+      input_columns_ = Buffer<int32_t>(nonzeros, device);
+      input_columns_.copy_from_host(columns.data(), nonzeros);
+      input_t_rows_ = Buffer<int32_t>(nonzeros, device);
+      input_t_rows_.copy_from_host(t_rows.data(), nonzeros);
+      input_t_order_ = Buffer<int32_t>(nonzeros, device);
+      input_t_order_.copy_from_host(t_order.data(), nonzeros);
+      input_t_values_ = Tensor(nonzeros, 1, device);
+      layers_[0]->set_sparse_input(
+          kernels::CsrView{n, f0, nonzeros, input_indptr_.data(), input_columns_.data(), nonzero_dropped_.data(), device},
+          kernels::CsrView{f0, n, nonzeros, input_t_indptr_.data(), input_t_rows_.data(), input_t_values_.data(), device});
     }
   }
   row_gid_ = Buffer<int64_t>(n, device);
@@ -128,6 +164,8 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += 2 * num_parameters * f;                  // parameters + gradients
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
   bytes += s.sparse_feature_nonzeros * (3 * f + 8 + 4);                  // sparse input dropout
+  if (s.sparse_feature_nonzeros > 0 && widths[1] < widths[0])             // sparse first layer (CSR + transpose)
+    bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency: A_own and A_halo (n rows each) and their transposes (n and h rows); GCN adds a diagonal.
   const int64_t entries = s.nnz + (config.kind == ConvKind::gcn ? n : 0);
   bytes += 2 * entries * (4 + f) + (3 * (n + 1) + (h + 1)) * 8;
@@ -166,7 +204,7 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const int64_t n = num_owned_, f0 = widths_[0];
   Matrix<float> x0 = activations_[0].matrix().slice_rows(0, n);
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
-  if (!sparse_input_ || p == 0.0f) {
+  if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {
     kernels::dropout(features_.matrix(), Span<const int64_t>{row_gid_.data(), n, row_gid_.device()}, params, x0,
                      masks_[0].matrix());
     return;
@@ -174,9 +212,15 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   // The nonzeros as an (nnz, 1) matrix whose "global row id" is gid * F_0 + c: the kernel's decision for
   // (key, column 0) is rng::uniform(seed, stream, key), the dense decision for (gid, c).
   const int64_t nnz = nonzero_values_.rows();
-  kernels::fill(Span<float>{x0.data, n * f0, x0.device}, 0.0f);
   kernels::dropout(nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nnz, nonzero_key_.device()},
                    params, nonzero_dropped_.matrix(), nonzero_mask_.matrix());
+  if (sparse_first_layer_) {  // layer 0 reads the CSR views; the dense X_0 is not needed
+    kernels::gather_rows(nonzero_dropped_.matrix(),
+                         Span<const int32_t>{input_t_order_.data(), nnz, input_t_order_.device()},
+                         input_t_values_.matrix());
+    return;
+  }
+  kernels::fill(Span<float>{x0.data, n * f0, x0.device}, 0.0f);
   Matrix<float> x0_flat{x0.data, n * f0, 1, 1, x0.device};
   kernels::scatter_add_rows(nonzero_dropped_.matrix(),
                             Span<const int32_t>{nonzero_position_.data(), nnz, nonzero_position_.device()}, x0_flat);

@@ -102,6 +102,13 @@ class Model {
   Tensor nonzero_values_, nonzero_dropped_, nonzero_mask_;  // (nnz, 1)
   Buffer<int64_t> nonzero_key_;                            // (nnz)
   Buffer<int32_t> nonzero_position_;                       // (nnz)
+  // When layer 0 transforms first, it multiplies the sparse X_0 directly (spmm instead of gemm) and the dense
+  // X_0 is never formed: X_0 as CSR (row pointers, columns; values = nonzero_dropped_) and its transpose
+  // (values gathered from nonzero_dropped_ through transpose_order each forward).
+  bool sparse_first_layer_ = false;
+  Buffer<int64_t> input_indptr_, input_t_indptr_;          // (n+1), (F_0+1)
+  Buffer<int32_t> input_columns_, input_t_rows_, input_t_order_;  // (nnz) each
+  Tensor input_t_values_;                                  // (nnz, 1)
   Buffer<int64_t> row_gid_;         // (n_own)
   Buffer<int32_t> labels_;          // (n_own)
   std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)

@@ -95,6 +95,8 @@ TEST(ModelGradient, GcnOneLayerTransformFirst) { check_gradients({nn::ConvKind::
 TEST(ModelGradient, GcnTwoLayersBothOrderings) { check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f}); }
 TEST(ModelGradient, GcnThreeLayersNoDropout) { check_gradients({nn::ConvKind::gcn, 3, 4, 0.0f}); }
 TEST(ModelGradient, GcnSparseInputFeatures) { check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f, true}); }
+TEST(ModelGradient, GcnSparseFirstLayerTransformFirst) { check_gradients({nn::ConvKind::gcn, 2, 4, 0.5f, true}); }
+TEST(ModelGradient, SageSparseFirstLayerTransformFirst) { check_gradients({nn::ConvKind::sage, 2, 4, 0.5f, true}); }
 TEST(ModelGradient, SageOneLayerTransformFirst) { check_gradients({nn::ConvKind::sage, 1, 0, 0.5f}); }
 TEST(ModelGradient, SageTwoLayersBothOrderings) { check_gradients({nn::ConvKind::sage, 2, 8, 0.5f}); }
 TEST(ModelGradient, SageThreeLayersNoDropout) { check_gradients({nn::ConvKind::sage, 3, 4, 0.0f}); }
