@@ -48,9 +48,9 @@ void run_partition(const PartitionFlags& f) {
   const partition::PartitionResult result = partition::partition_graph_file(request);
   std::printf("%s", partition::format_statistics(result.stats).c_str());
   for (const partition::PhaseRecord& phase : result.phases)
-    std::printf("phase %-13s %8.2f s  peak %8.1f MiB%s\n", phase.name.c_str(), phase.seconds,
-                static_cast<double>(phase.peak_rss_bytes) / (1 << 20),
-                result.peak_is_per_phase ? "" : " (since start)");
+    std::printf("phase %-13s %8.2f s  peak %8.1f MiB\n", phase.name.c_str(), phase.seconds,
+                static_cast<double>(phase.peak_rss_bytes) / (1 << 20));
+  std::printf("process peak %.1f MiB\n", static_cast<double>(result.process_peak_rss_bytes) / (1 << 20));
   std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
 }
 

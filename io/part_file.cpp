@@ -158,19 +158,20 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
     file.set_attr("num_features", shard.num_features);
     file.set_attr("name", shard.graph_name);
     file.set_attr("target_steps", shard.target_steps);
-    // Index arrays compress well (ascending ids); features are stored raw for fast loading.
-    file.write("/owned/gid", shard.owned_gid, true);
-    file.write("/halo/gid", shard.halo_gid, true);
+    // Stored uncompressed: deflate costs more time at partitioning than it saves in file size, and ranks load
+    // their shard faster.
+    file.write("/owned/gid", shard.owned_gid);
+    file.write("/halo/gid", shard.halo_gid);
     file.write("/halo/recv_offsets", shard.recv_offsets);
-    file.write("/send/idx", shard.send_idx, true);
+    file.write("/send/idx", shard.send_idx);
     file.write("/send/offsets", shard.send_offsets);
-    file.write("/csr/indptr", shard.indptr, true);
-    file.write("/csr/indices", shard.indices, true);
-    if (!shard.weight.empty()) file.write("/csr/weight", shard.weight, true);
-    file.write("/degree/owned", shard.degree_owned, true);
-    file.write("/degree/halo", shard.degree_halo, true);
+    file.write("/csr/indptr", shard.indptr);
+    file.write("/csr/indices", shard.indices);
+    if (!shard.weight.empty()) file.write("/csr/weight", shard.weight);
+    file.write("/degree/owned", shard.degree_owned);
+    file.write("/degree/halo", shard.degree_halo);
     file.write("/node/feat", shard.features.data(), {shard.num_owned(), shard.num_features});
-    if (!shard.labels.empty()) file.write("/node/label", shard.labels, true);
+    if (!shard.labels.empty()) file.write("/node/label", shard.labels);
     if (!shard.targets.empty()) {
       if (shard.target_steps > 1)
         file.write("/node/target", shard.targets.data(), {shard.target_steps, shard.num_owned()});

@@ -22,20 +22,6 @@ constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
                             what.c_str(), static_cast<long long>(value), static_cast<long long>(kIdxMax)));
 }
 
-// Whether every stored edge (u, v) has its reverse (v, u); rows are sorted, so a binary search suffices.
-bool is_symmetric(const graph::Csr& adj) {
-  bool symmetric = true;
-#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : symmetric)
-  for (int64_t u = 0; u < adj.num_rows; ++u) {
-    for (int64_t e = adj.indptr[u]; e < adj.indptr[u + 1] && symmetric; ++e) {
-      const int64_t v = adj.indices[e];
-      const auto begin = adj.indices.begin() + adj.indptr[v], end = adj.indices.begin() + adj.indptr[v + 1];
-      if (!std::binary_search(begin, end, u)) symmetric = false;
-    }
-  }
-  return symmetric;
-}
-
 // METIS's input: the graph made undirected (A + A^T, deduplicated) without self-loops.
 struct MetisGraph {
   std::vector<idx_t> xadj, adjncy;
@@ -46,10 +32,9 @@ MetisGraph metis_input(const graph::Graph& graph) {
   const int64_t n = graph.num_nodes;
   MetisGraph out;
   out.xadj.assign(n + 1, 0);
-  const bool symmetric = !graph.directed && is_symmetric(adj);
-  if (!graph.directed && !symmetric)
-    log::warn("the graph is marked undirected but its adjacency is not symmetric; METIS sees A + A^T");
-  if (symmetric) {
+  // An undirected Graph stores every edge both ways (graph.h's contract, checked by io::read_graph), so its
+  // adjacency is METIS's input as it is, less self-loops; a directed one is merged with its transpose.
+  if (!graph.directed) {
     int64_t count = 0;
     for (int64_t u = 0; u < n; ++u) {
       for (int64_t e = adj.indptr[u]; e < adj.indptr[u + 1]; ++e) count += adj.indices[e] != u;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "io/graph_file.h"
 #include "io/part_file.h"
 #include "partition/halo_plan.h"
@@ -49,7 +50,7 @@ std::string utc_now() {
 }
 
 json meta_json(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
-               const PartitionStats& stats, const std::vector<PhaseRecord>& phases, bool per_phase) {
+               const PartitionStats& stats, const std::vector<PhaseRecord>& phases, int64_t process_peak) {
   const AssignOptions& o = request.options;
   json meta;
   meta["format"] = "halogen.partition";
@@ -105,7 +106,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                           {"seconds", phase.seconds},
                           {"peak_rss_mib", static_cast<double>(phase.peak_rss_bytes) / (1 << 20)}});
   meta["phases"] = phase_list;
-  meta["peak_rss_per_phase"] = per_phase;
+  meta["peak_rss_mib"] = static_cast<double>(process_peak) / (1 << 20);  // whole process, up to writing meta
   return meta;
 }
 
@@ -172,19 +173,28 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
   phases.begin("write shards");
   {
     log::Progress progress("writing shards", options.num_parts);
+    double build_ms = 0, write_ms = 0;
     for (int32_t p = 0; p < options.num_parts; ++p) {
-      graph::Shard shard = build_shard(graph, plan, p);
-      io::write_shard(io::shard_path(request.output_dir, p), shard);
+      graph::Shard shard;
+      {
+        ScopedTimer timer(&build_ms);
+        shard = build_shard(graph, plan, p);
+      }
+      {
+        ScopedTimer timer(&write_ms);
+        io::write_shard(io::shard_path(request.output_dir, p), shard);
+      }
       progress.update(p + 1);
     }
     progress.finish();
+    log::info(strformat("shards: built in %.2f s, written in %.2f s", build_ms / 1e3, write_ms / 1e3));
   }
   phases.end();
 
   result.phases = phases.phases();
-  result.peak_is_per_phase = phases.peak_is_per_phase();
+  result.process_peak_rss_bytes = peak_rss_bytes();
   write_json_atomically((fs::path(request.output_dir) / "meta.json").string(),
-                        meta_json(graph, source, request, result.stats, result.phases, result.peak_is_per_phase));
+                        meta_json(graph, source, request, result.stats, result.phases, result.process_peak_rss_bytes));
   return result;
 }
 

@@ -33,7 +33,7 @@ struct PartitionRequest {
 struct PartitionResult {
   PartitionStats stats;
   std::vector<PhaseRecord> phases;
-  bool peak_is_per_phase = true;
+  int64_t process_peak_rss_bytes = 0;  // VmHWM when the directory was complete
 };
 
 // UserError unless `dir` is absent, an empty directory, or (force) a directory. Changes nothing.

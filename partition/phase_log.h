@@ -1,9 +1,12 @@
 #pragma once
 // Wall time and peak resident memory of each phase of a long single-process job (read, partition, write).
-// Peak memory per phase uses Linux's resettable high-water mark (/proc/self/clear_refs "5", VmHWM); where it
-// cannot be reset the figure is the peak since process start (`peak_is_per_phase` says which).
+// A phase's peak is sampled: a background thread reads the resident set size (/proc/self/statm) every 5 ms
+// while the phase runs. The kernel's own high-water mark is left alone, so `/usr/bin/time -v` still reports
+// the true peak of the whole process.
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace halogen::partition {
@@ -11,24 +14,33 @@ namespace halogen::partition {
 struct PhaseRecord {
   std::string name;
   double seconds = 0;
-  int64_t peak_rss_bytes = 0;
+  int64_t peak_rss_bytes = 0;  // sampled peak during the phase
 };
 
-// Peak resident set size of this process (VmHWM), bytes; 0 when unknown.
+// Resident set size now, and the process's peak so far (VmHWM); bytes, 0 when unknown.
+int64_t current_rss_bytes();
 int64_t peak_rss_bytes();
 
 class PhaseLog {
  public:
+  PhaseLog() = default;
+  ~PhaseLog();
+  PhaseLog(const PhaseLog&) = delete;
+  PhaseLog& operator=(const PhaseLog&) = delete;
+
   void begin(const std::string& name);
   void end();  // records the phase begun last
   const std::vector<PhaseRecord>& phases() const { return phases_; }
-  bool peak_is_per_phase() const { return per_phase_; }
 
  private:
+  void stop_sampler();
+
   std::vector<PhaseRecord> phases_;
   std::string current_;
   double start_ = 0;
-  bool per_phase_ = true;
+  std::atomic<bool> sampling_{false};
+  std::atomic<int64_t> phase_peak_{0};
+  std::thread sampler_;
 };
 
 }  // namespace halogen::partition
