@@ -44,9 +44,9 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     if (tokens.empty() || tokens[0][0] == '%') continue;
     HALOGEN_USER_CHECK(tokens.size() == 3, "%sexpected the size line 'ROWS COLS ENTRIES', found %zu columns",
                        reader.where().c_str(), tokens.size());
-    rows = parse_int64(tokens[0], reader.where(), 0);
-    cols = parse_int64(tokens[1], reader.where(), 1);
-    entries = parse_int64(tokens[2], reader.where(), 2);
+    rows = parse_int64(tokens[0], reader, 0);
+    cols = parse_int64(tokens[1], reader, 1);
+    entries = parse_int64(tokens[2], reader, 2);
     HALOGEN_USER_CHECK(rows >= 0 && cols >= 0 && entries >= 0, "%snegative size", reader.where().c_str());
     HALOGEN_USER_CHECK(rows == cols, "%sthe matrix is %lld x %lld; an adjacency matrix must be square",
                        reader.where().c_str(), static_cast<long long>(rows), static_cast<long long>(cols));
@@ -66,8 +66,8 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
                        reader.where().c_str(), columns, field.c_str(), tokens.size());
     HALOGEN_USER_CHECK(edges.size() < entries, "%smore entries than the %lld of the size line", reader.where().c_str(),
                        static_cast<long long>(entries));
-    const int64_t i = parse_int64(tokens[0], reader.where(), 0);
-    const int64_t j = parse_int64(tokens[1], reader.where(), 1);
+    const int64_t i = parse_int64(tokens[0], reader, 0);
+    const int64_t j = parse_int64(tokens[1], reader, 1);
     for (const int64_t index : {i, j}) {
       HALOGEN_USER_CHECK(index >= 1 && index <= rows, "%sindex %lld out of range [1, %lld]%s", reader.where().c_str(),
                          static_cast<long long>(index), static_cast<long long>(rows),
@@ -76,7 +76,7 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     edges.src.push_back(i - 1);
     edges.dst.push_back(j - 1);
     if (weighted) {
-      const float w = parse_float(tokens[2], reader.where(), 2);
+      const float w = parse_float(tokens[2], reader, 2);
       HALOGEN_USER_CHECK(std::isfinite(w), "%scolumn 3: value is not finite", reader.where().c_str());
       edges.weight.push_back(w);
     }

@@ -43,7 +43,7 @@ std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes) {
     if (tokens.size() == 1 && tokens[0].empty()) continue;  // blank line
     HALOGEN_USER_CHECK(tokens.size() == 1, "%sexpected 1 column (a node id), found %zu", reader.where().c_str(),
                        tokens.size());
-    const int64_t id = parse_int64(tokens[0], reader.where(), 0);
+    const int64_t id = parse_int64(tokens[0], reader, 0);
     HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld)", reader.where().c_str(),
                        static_cast<long long>(id), static_cast<long long>(num_nodes));
     HALOGEN_USER_CHECK(!seen[id], "%snode id %lld appears twice (duplicate split id)", reader.where().c_str(),
@@ -103,11 +103,13 @@ int32_t label_from_value(double value, const std::string& where) {
   return static_cast<int32_t>(value);
 }
 
-int32_t label_from_text(std::string_view token, const std::string& where) {
+int32_t label_from_text(std::string_view token, const LineReader& reader) {
   while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
   while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
   if (token.empty() || token == "nan" || token == "NaN" || token == "NAN") return -1;
-  return label_from_value(parse_double(token, where, 0), where);
+  const double value = parse_double(token, reader, 0);
+  if (value >= 0 && value < 2147483647.0 && value == std::floor(value)) return static_cast<int32_t>(value);
+  return label_from_value(value, reader.where());  // throws with the message
 }
 
 void set_num_classes(graph::Graph* g) {
@@ -136,7 +138,7 @@ int64_t read_single_count(const std::string& path, const char* what) {
     ++lines;
     HALOGEN_USER_CHECK(lines == 1, "%sseveral graphs in this dataset (graph-property data); only node-property "
                        "datasets with one graph are supported", reader.where().c_str());
-    value = parse_int64(line, reader.where(), 0);
+    value = parse_int64(line, reader, 0);
     HALOGEN_USER_CHECK(value >= 0, "%s%s %lld is negative", reader.where().c_str(), what, static_cast<long long>(value));
   }
   HALOGEN_USER_CHECK(lines == 1, "%s: empty (expected the %s)", path.c_str(), what);
@@ -155,8 +157,8 @@ graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t n
     split_tokens(line, ',', &tokens);
     HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu", reader.where().c_str(),
                        tokens.size());
-    const int64_t src = parse_int64(tokens[0], reader.where(), 0);
-    const int64_t dst = parse_int64(tokens[1], reader.where(), 1);
+    const int64_t src = parse_int64(tokens[0], reader, 0);
+    const int64_t dst = parse_int64(tokens[1], reader, 1);
     for (const int64_t id : {src, dst}) {
       HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld) (num-node-list)",
                          reader.where().c_str(), static_cast<long long>(id), static_cast<long long>(num_nodes));
@@ -189,7 +191,7 @@ void read_features(const std::string& path, graph::Graph* g) {
     HALOGEN_USER_CHECK(rows < g->num_nodes, "%smore feature rows than the %lld nodes of num-node-list",
                        reader.where().c_str(), static_cast<long long>(g->num_nodes));
     for (size_t c = 0; c < tokens.size(); ++c) {
-      const float value = parse_float(tokens[c], reader.where(), c);
+      const float value = parse_float(tokens[c], reader, c);
       HALOGEN_USER_CHECK(std::isfinite(value), "%scolumn %zu: feature value is not finite", reader.where().c_str(), c + 1);
       g->features.push_back(value);
     }
@@ -213,7 +215,7 @@ void read_labels(const std::string& path, graph::Graph* g) {
     HALOGEN_USER_CHECK(static_cast<int64_t>(g->labels.size()) < g->num_nodes,
                        "%smore labels than the %lld nodes of num-node-list", reader.where().c_str(),
                        static_cast<long long>(g->num_nodes));
-    g->labels.push_back(ogb::label_from_text(tokens[0], reader.where()));
+    g->labels.push_back(ogb::label_from_text(tokens[0], reader));
   }
   HALOGEN_USER_CHECK(static_cast<int64_t>(g->labels.size()) == g->num_nodes,
                      "%s: %zu labels, but num-node-list says %lld nodes", path.c_str(), g->labels.size(),

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "io/text_reader.h"
 
 namespace halogen::io::ogb {
 
@@ -18,7 +19,7 @@ std::string require_raw(const std::string& dir, const std::string& name);
 void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g);
 
 // One label value: NaN or empty = -1; otherwise an integral non-negative number (OGB stores some as 12.0).
-int32_t label_from_text(std::string_view token, const std::string& where);
+int32_t label_from_text(std::string_view token, const LineReader& reader);
 int32_t label_from_value(double value, const std::string& where);
 
 // num_classes = max label + 1.

@@ -132,7 +132,7 @@ std::string_view trim(std::string_view token) {
 }
 
 template <typename T>
-T parse_number(std::string_view token, const std::string& where, size_t column, const char* what) {
+T parse_number(std::string_view token, const LineReader& reader, size_t column, const char* what) {
   token = trim(token);
   T value{};
   const char* first = token.data();
@@ -140,23 +140,23 @@ T parse_number(std::string_view token, const std::string& where, size_t column, 
   if (!token.empty() && token.front() == '+') ++first;
   const auto [end, error] = std::from_chars(first, last, value);
   if (token.empty() || error != std::errc() || end != last) {
-    throw UserError(strformat("%scolumn %zu: '%.*s' is not %s", where.c_str(), column + 1,
+    throw UserError(strformat("%scolumn %zu: '%.*s' is not %s", reader.where().c_str(), column + 1,
                               static_cast<int>(std::min<size_t>(token.size(), 40)), token.data(), what));
   }
   return value;
 }
 }  // namespace
 
-int64_t parse_int64(std::string_view token, const std::string& where, size_t column) {
-  return parse_number<int64_t>(token, where, column, "an integer");
+int64_t parse_int64(std::string_view token, const LineReader& reader, size_t column) {
+  return parse_number<int64_t>(token, reader, column, "an integer");
 }
 
-float parse_float(std::string_view token, const std::string& where, size_t column) {
-  return parse_number<float>(token, where, column, "a number");
+float parse_float(std::string_view token, const LineReader& reader, size_t column) {
+  return parse_number<float>(token, reader, column, "a number");
 }
 
-double parse_double(std::string_view token, const std::string& where, size_t column) {
-  return parse_number<double>(token, where, column, "a number");
+double parse_double(std::string_view token, const LineReader& reader, size_t column) {
+  return parse_number<double>(token, reader, column, "a number");
 }
 
 }  // namespace halogen::io

@@ -44,9 +44,10 @@ class LineReader {
 // trailing blanks ignored). Reuses `tokens`.
 void split_tokens(std::string_view line, char separator, std::vector<std::string_view>* tokens);
 
-// Whole-token numeric parsing; UserError "<where>column C: 'tok' is not an integer" otherwise.
-int64_t parse_int64(std::string_view token, const std::string& where, size_t column);
-float parse_float(std::string_view token, const std::string& where, size_t column);
-double parse_double(std::string_view token, const std::string& where, size_t column);
+// Whole-token numeric parsing (surrounding blanks allowed); otherwise a UserError
+// "FILE: line N: column C: 'tok' is not an integer". The message is only built on failure.
+int64_t parse_int64(std::string_view token, const LineReader& reader, size_t column);
+float parse_float(std::string_view token, const LineReader& reader, size_t column);
+double parse_double(std::string_view token, const LineReader& reader, size_t column);
 
 }  // namespace halogen::io
