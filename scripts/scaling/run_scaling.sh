@@ -83,17 +83,16 @@ log() { echo "run_scaling: $*"; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 
-# make_graph NAME NODES -> $out/graphs/NAME.h5, sets graph_s (seconds it took; 0 when it existed).
+# make_graph NAME NODES -> $out/graphs/NAME.h5 (always made anew, so a file never outlives a change of the
+# generator's parameters), sets graph_s (seconds it took, counted as preprocessing).
 make_graph() {
   local name=$1 n=$2 start
   graph="$out/graphs/$name.h5"
-  graph_s=0
-  if [ ! -f "$graph" ]; then
-    start=$(now)
-    "$halogen" generate sbm --nodes "$n" --classes 16 --avg-degree 16 --homophily 0.6 --signal 0.5 --features "$features" \
-      --seed 1 --name "$name" -o "$graph" >"$out/logs/generate-$name.log" 2>&1
-    graph_s=$(elapsed "$start")
-  fi
+  start=$(now)
+  "$halogen" generate sbm --nodes "$n" --classes 16 --avg-degree 16 --homophily 0.6 --signal 0.5 --features "$features" \
+    --seed 1 --name "$name" -o "$graph" >"$out/logs/generate-$name.log" 2>&1 ||
+    { echo "run_scaling: error: generating $graph failed; see $out/logs/generate-$name.log" >&2; exit 1; }
+  graph_s=$(elapsed "$start")
 }
 
 # make_parts GRAPH NAME P METHOD -> $out/parts/NAME.METHOD.pP, sets part_dir and partition_s.
@@ -101,7 +100,8 @@ make_parts() {
   local g=$1 name=$2 p=$3 method=$4 start
   part_dir="$out/parts/$name.$method.p$p"
   start=$(now)
-  "$halogen" partition "$g" -k "$p" --method "$method" -o "$part_dir" --force >"$out/logs/partition-$name.$method.p$p.log" 2>&1
+  "$halogen" partition "$g" -k "$p" --method "$method" -o "$part_dir" --force >"$out/logs/partition-$name.$method.p$p.log" 2>&1 ||
+    { echo "run_scaling: error: partitioning $g failed; see $out/logs/partition-$name.$method.p$p.log" >&2; exit 1; }
   partition_s=$(elapsed "$start")
 }
 
