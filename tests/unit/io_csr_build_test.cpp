@@ -86,3 +86,17 @@ TEST(CsrBuild, IsSymmetricFindsTheFirstMissingReverse) {
   EXPECT_EQ(row, 1);  // (1,2) lacks (2,1) and comes first
   EXPECT_EQ(entry, 2);
 }
+
+TEST(CsrBuild, IsSymmetricRejectsADirectedCycleWithBalancedDegrees) {
+  // 0->1->2->0: every row and column holds one entry, so only the pairs themselves reveal the asymmetry.
+  Csr csr;
+  csr.num_rows = csr.num_cols = 3;
+  csr.indptr = {0, 1, 2, 3};
+  csr.indices = {1, 2, 0};
+  int64_t row = -1, entry = -1;
+  EXPECT_FALSE(halogen::graph::is_symmetric(csr, &row, &entry));
+  EXPECT_EQ(row, 0);
+  EXPECT_EQ(entry, 0);
+  const Csr both = build_csr(3, EdgeList{{0, 1, 2}, {1, 2, 0}, {}});
+  EXPECT_TRUE(halogen::graph::is_symmetric(both));
+}
