@@ -42,6 +42,9 @@ void add_generate_command(CLI::App& app) {
                       "Distance of each class mean (a random unit vector times this) from the origin, in units of "
                       "the N(0,1) noise per coordinate")
       ->capture_default_str();
+  sbm_cmd->add_option("--degree-exponent", sbm.degree_exponent,
+                      "0: narrow degrees; > 2: degree-corrected SBM with power-law degrees of this exponent (e.g. 2.5)")
+      ->capture_default_str();
   sbm_cmd->add_option("--train-fraction", sbm.train_fraction, "Fraction of vertices in the training split")->capture_default_str();
   sbm_cmd->add_option("--valid-fraction", sbm.valid_fraction, "Fraction in the validation split (test: the rest)")->capture_default_str();
   sbm_cmd->add_option("--seed", sbm.seed, "Random seed (same seed, same file)")->capture_default_str();

@@ -19,6 +19,7 @@ enum GenerateTag : uint32_t {
   kRmatEdges = 3,
   kRmatLabels = 4,
   kRmatPermutation = 5,
+  kSbmDegreeWeights = 6,
 };
 
 // Random split: each vertex independently train / valid / test by one uniform draw (sorted id lists).
@@ -66,6 +67,8 @@ graph::Graph generate_sbm(const SbmParams& p) {
   HALOGEN_USER_CHECK(p.avg_degree >= 0 && p.avg_degree < 1e6, "sbm: --avg-degree must be in [0, 1e6) (got %g)", p.avg_degree);
   HALOGEN_USER_CHECK(p.homophily >= 0 && p.homophily <= 1, "sbm: --homophily must be in [0, 1] (got %g)", p.homophily);
   HALOGEN_USER_CHECK(p.features >= 0, "sbm: --features must be >= 0");
+  HALOGEN_USER_CHECK(p.degree_exponent == 0 || p.degree_exponent > 2,
+                     "sbm: --degree-exponent must be 0 (off) or > 2 (got %g)", p.degree_exponent);
   HALOGEN_USER_CHECK(p.classes > 1 || p.homophily == 1 || p.avg_degree == 0,
                      "sbm: with one class every edge is intra-class; use --homophily 1");
 
@@ -80,12 +83,43 @@ graph::Graph generate_sbm(const SbmParams& p) {
   for (int64_t v = 0; v < n; ++v) g.labels[v] = static_cast<int32_t>(v % k);
   auto class_size = [&](int64_t c) { return (n - c + k - 1) / k; };
 
+  // Degree-corrected variant: vertex weights theta_v ~ Pareto(exponent - 1), so degrees follow a power law
+  // of that exponent; v draws in proportion to theta_v and is drawn as an endpoint in proportion to it.
+  // Sums are sequential so the result does not depend on the thread count.
+  const bool corrected = p.degree_exponent > 0;
+  std::vector<double> theta, cumulative;  // cumulative: per class, running sums over its members in order
+  double mean_theta = 1;
+  if (corrected) {
+    const uint64_t weight_stream = rng::stream_id(rng::kGraphGenerate, kSbmDegreeWeights);
+    theta.resize(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < n; ++v) {
+      const double u = (static_cast<double>(rng::uniform_u64(p.seed, weight_stream, static_cast<uint64_t>(v)) >> 11) + 0.5) *
+                       (1.0 / 9007199254740992.0);  // (0, 1)
+      theta[v] = std::pow(u, -1.0 / (p.degree_exponent - 1.0));
+    }
+    double sum = 0;
+    for (int64_t v = 0; v < n; ++v) sum += theta[v];
+    mean_theta = sum / static_cast<double>(n);
+    cumulative.resize(static_cast<size_t>(n));
+    for (int64_t c = 0, at = 0; c < k; ++c) {
+      double running = 0;
+      for (int64_t v = c; v < n; v += k) cumulative[at++] = running += theta[v];
+    }
+  }
+  auto class_begin = [&](int64_t c) { return c * (n / k) + std::min(c, n % k); };  // members of c before c
+
   // Edges: vertex v draws ~avg_degree/2 endpoints; symmetrising doubles them into ~avg_degree per vertex.
   const uint64_t stream = rng::stream_id(rng::kGraphGenerate, kSbmEdges);
   const double half_degree = p.avg_degree / 2;
   std::vector<int64_t> offsets(static_cast<size_t>(n) + 1, 0);
 #pragma omp parallel for schedule(static)
-  for (int64_t v = 0; v < n; ++v) offsets[v + 1] = draws_of_vertex(half_degree, p.seed, stream, v);
+  for (int64_t v = 0; v < n; ++v) {
+    double draws = half_degree;
+    // Capped at half a class, so that a hub's draws stay below the number of distinct partners.
+    if (corrected) draws = std::min(half_degree * theta[v] / mean_theta, 0.5 * static_cast<double>(class_size(v % k)));
+    offsets[v + 1] = draws_of_vertex(draws, p.seed, stream, v);
+  }
   for (int64_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
   graph::EdgeList edges;
   edges.src.resize(static_cast<size_t>(offsets[n]));
@@ -100,14 +134,19 @@ graph::Graph generate_sbm(const SbmParams& p) {
       const rng::Philox4 r = rng::bits(p.seed, stream, (static_cast<uint64_t>(v) << 20) + static_cast<uint64_t>(j + 1));
       const uint64_t wide = (static_cast<uint64_t>(r.v[1]) << 32) | r.v[2];
       const bool inside = static_cast<double>(r.v[0]) * (1.0 / 4294967296.0) < p.homophily;
-      int64_t target;
-      if (inside || k == 1) {
-        target = c + k * static_cast<int64_t>(wide % static_cast<uint64_t>(class_size(c)));
+      // The class: its own, or uniformly one of the k-1 others. Then a member: uniform, or by weight.
+      const int64_t target_class =
+          inside || k == 1 ? c : (c + 1 + static_cast<int64_t>(r.v[3] % static_cast<uint32_t>(k - 1))) % k;
+      int64_t member;
+      if (!corrected) {
+        member = static_cast<int64_t>(wide % static_cast<uint64_t>(class_size(target_class)));
       } else {
-        // Another class, uniformly among the k-1 others, then a uniform member of it.
-        const int64_t other = (c + 1 + static_cast<int64_t>(r.v[3] % static_cast<uint32_t>(k - 1))) % k;
-        target = other + k * static_cast<int64_t>(wide % static_cast<uint64_t>(class_size(other)));
+        const auto begin = cumulative.begin() + class_begin(target_class);
+        const auto end = begin + class_size(target_class);
+        const double x = (static_cast<double>(wide >> 11) * (1.0 / 9007199254740992.0)) * *(end - 1);
+        member = std::min<int64_t>(std::upper_bound(begin, end, x) - begin, class_size(target_class) - 1);
       }
+      const int64_t target = target_class + k * member;
       edges.src[offsets[v] + j] = v;
       edges.dst[offsets[v] + j] = target;
     }

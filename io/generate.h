@@ -20,6 +20,9 @@ struct SbmParams {
   double signal = 1.0;
   double train_fraction = 0.6, valid_fraction = 0.2;  // test = the rest
   uint64_t seed = 1;
+  // 0: every vertex draws the same number of endpoints (narrow degrees). > 2: degree-corrected SBM, vertex
+  // weights Pareto-distributed so that degrees follow a power law with this exponent (e.g. 2.5).
+  double degree_exponent = 0;
 };
 graph::Graph generate_sbm(const SbmParams& params);
 
