@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "comm/mpi_session.h"
+#include "comm/nccl/make_device_comm.h"
 #include "comm/nccl/nccl_comm.h"
+#include "core/error.h"
 #include "gpu_test_util.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/ops.h"
@@ -92,4 +94,9 @@ TEST(NcclCommOneRank, HostCollectivesAreIdentity) {
   EXPECT_EQ(counts[0], 7);
   EXPECT_EQ(counts[2], -1);
   EXPECT_EQ(maxima[0], 3.25);
+}
+
+TEST(MakeDeviceComm, UnknownNameIsAUserError) {
+  // Needs neither a GPU nor MPI: the name is checked first.
+  EXPECT_THROW(comm::make_device_comm("tcp"), UserError);
 }
