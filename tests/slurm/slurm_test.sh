@@ -4,7 +4,8 @@
 #   1. `srun --mpi=pmix -n 2` of the MPI smoke test: Slurm's PMIx wires up OpenMPI ranks;
 #   2. scripts/slurm/pipeline.sh --cpu: the preprocessing template (generate an SBM graph, partition it into
 #      2 parts) and the CPU training template (2 tasks, after the first job succeeded), as a user submits them;
-#      checks both jobs COMPLETED with exit 0 and the metrics file ends with a "final": true record.
+#      checks both jobs COMPLETED with exit 0 and the metrics file ends with a "final": true record;
+#   3. the CPU template with 1 task on the 2-part directory: FAILED with a one-line reason.
 # Daemons are stopped by pid on every exit path (trap). Bounded: every wait has a deadline.
 #
 # Usage: slurm_test.sh HALOGEN_BIN MPI_SMOKE_TEST_BIN       (exit 77 = skipped: Slurm or munge not installed)
@@ -112,4 +113,14 @@ assert len(epochs) == 5, f"{len(epochs)} epoch records, expected 5"
 assert final[-1].get("ranks") == 2, f"final record says ranks = {final[-1].get('ranks')}, expected 2"
 print(f"metrics: {len(epochs)} epochs, final record: {json.dumps(final[-1])[:200]}")
 PY
+# 3. The training template refuses a job whose task count differs from the partition's part count, with a
+#    one-line reason, before any rank starts.
+bad_id=$(sbatch --parsable --ntasks=1 --ntasks-per-node=1 "$source_dir/scripts/slurm/train_cpu.sbatch") ||
+  fail "sbatch of the mismatched training job"
+bad_id=${bad_id%%;*}
+state=$(wait_job "$bad_id" 60)
+[ "$state" = FAILED ] || fail "training job with 1 task for 2 parts ended $state, expected FAILED"
+grep -q "has 2 parts but the job has 1 tasks" "$work/halogen-train-cpu-$bad_id.out" ||
+  fail "the mismatched training job did not say why: $(cat "$work/halogen-train-cpu-$bad_id.out")"
+
 echo "slurm test: passed (task plugin $CLUSTER_TASK_PLUGIN)"
