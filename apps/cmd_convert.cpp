@@ -20,7 +20,8 @@ std::string detect_format(const std::string& input) {
   const std::string ext = std::filesystem::path(input).extension().string();
   if (ext == ".mtx") return "mtx";
   if (ext == ".npz") {
-    throw UserError(input + ": give the OGB dataset directory (the one holding raw/data.npz), not the .npz file");
+    throw UserError(input +
+                    ": give the OGB dataset directory (the one holding raw/data.npz), not the .npz file");
   }
   return "snap";
 }
@@ -32,10 +33,12 @@ void add_convert_command(CLI::App& app) {
       "convert", "Convert a published dataset (OGB, SNAP, Matrix Market, npz) into a Halogen graph file");
   static io::ConvertOptions options;
   static std::string format, output;
-  cmd->add_option("input", options.input, "OGB dataset directory, SNAP edge list or Matrix Market file")->required();
-  cmd->add_option("--format", format,
-                  "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx; default: a directory is ogb "
-                  "(csv or npz), *.mtx is mtx, any other file is snap")
+  cmd->add_option("input", options.input, "OGB dataset directory, SNAP edge list or Matrix Market file")
+      ->required();
+  cmd->add_option(
+         "--format", format,
+         "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx; default: a directory is ogb "
+         "(csv or npz), *.mtx is mtx, any other file is snap")
       ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx"}));
   cmd->add_option("-o,--output", output, "Output graph file (.h5); written atomically")->required();
   cmd->add_option("--split", options.split, "OGB split scheme under split/ (default: the only one present)");
@@ -46,18 +49,22 @@ void add_convert_command(CLI::App& app) {
     Stopwatch watch;
     const std::string chosen = format.empty() ? detect_format(options.input) : format;
     graph::Graph g;
-    if (chosen == "ogb") g = io::convert_ogb(options);
-    else if (chosen == "npz") g = io::convert_ogb_npz(options);
-    else if (chosen == "snap") g = io::convert_snap(options);
-    else g = io::convert_matrix_market(options);
+    if (chosen == "ogb")
+      g = io::convert_ogb(options);
+    else if (chosen == "npz")
+      g = io::convert_ogb_npz(options);
+    else if (chosen == "snap")
+      g = io::convert_snap(options);
+    else
+      g = io::convert_matrix_market(options);
     const double read_s = watch.seconds();
     io::write_graph(output, g);
-    log::info(strformat("%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "
-                        "(read in %.1f s, written in %.1f s)",
-                        output.c_str(), static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_edges()),
-                        g.directed ? "directed" : "both directions", static_cast<long long>(g.num_features),
-                        g.num_classes, g.train.size(), g.valid.size(), g.test.size(), read_s,
-                        watch.seconds() - read_s));
+    log::info(strformat(
+        "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "
+        "(read in %.1f s, written in %.1f s)",
+        output.c_str(), static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_edges()),
+        g.directed ? "directed" : "both directions", static_cast<long long>(g.num_features), g.num_classes,
+        g.train.size(), g.valid.size(), g.test.size(), read_s, watch.seconds() - read_s));
   });
 }
 

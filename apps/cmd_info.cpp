@@ -28,8 +28,10 @@ std::string human_bytes(double bytes) {
 void list_datasets(const h5::File& file, const std::string& group, std::vector<std::string>* out) {
   for (const std::string& name : file.list(group)) {
     const std::string path = (group == "/" ? "" : group) + "/" + name;
-    if (file.is_group(path)) list_datasets(file, path, out);
-    else out->push_back(path);
+    if (file.is_group(path))
+      list_datasets(file, path, out);
+    else
+      out->push_back(path);
   }
 }
 
@@ -47,7 +49,8 @@ void describe_graph_file(const std::string& path, bool check) {
   }
   const h5::File file(path, h5::Mode::read);
   HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == "halogen.graph",
-                     "%s: not a Halogen graph file (root attribute format is not \"halogen.graph\")", path.c_str());
+                     "%s: not a Halogen graph file (root attribute format is not \"halogen.graph\")",
+                     path.c_str());
   const int64_t num_nodes = file.attr_int("num_nodes");
   const int64_t num_edges = file.attr_int("num_edges");
   const bool directed = file.attr_int("directed") != 0;
@@ -57,15 +60,18 @@ void describe_graph_file(const std::string& path, bool check) {
               static_cast<long long>(file.attr_int("version")));
   std::printf("nodes     %lld\n", static_cast<long long>(num_nodes));
   std::printf("edges     %lld stored (%s)\n", static_cast<long long>(num_edges),
-              directed ? "directed" : strformat("undirected: %lld pairs, each stored both ways",
-                                                static_cast<long long>(num_edges / 2)).c_str());
+              directed ? "directed"
+                       : strformat("undirected: %lld pairs, each stored both ways",
+                                   static_cast<long long>(num_edges / 2))
+                             .c_str());
   const int64_t features = file.exists("/node/feat") ? file.shape("/node/feat").back() : 0;
   std::printf("features  %lld\n", static_cast<long long>(features));
 
   std::vector<int64_t> dims;
   const std::vector<int64_t> indptr = file.read<int64_t>("/csr/indptr", &dims);
-  HALOGEN_USER_CHECK(static_cast<int64_t>(indptr.size()) == num_nodes + 1, "%s: /csr/indptr: expected %lld entries, found %zu",
-                     path.c_str(), static_cast<long long>(num_nodes + 1), indptr.size());
+  HALOGEN_USER_CHECK(static_cast<int64_t>(indptr.size()) == num_nodes + 1,
+                     "%s: /csr/indptr: expected %lld entries, found %zu", path.c_str(),
+                     static_cast<long long>(num_nodes + 1), indptr.size());
   int64_t min_degree = num_nodes > 0 ? indptr[1] - indptr[0] : 0, max_degree = 0, isolated = 0;
   for (int64_t v = 0; v < num_nodes; ++v) {
     const int64_t d = indptr[v + 1] - indptr[v];
@@ -74,8 +80,8 @@ void describe_graph_file(const std::string& path, bool check) {
     isolated += d == 0;
   }
   std::printf("degree    min %lld  mean %.2f  max %lld  isolated %lld\n", static_cast<long long>(min_degree),
-              num_nodes > 0 ? static_cast<double>(num_edges) / num_nodes : 0.0, static_cast<long long>(max_degree),
-              static_cast<long long>(isolated));
+              num_nodes > 0 ? static_cast<double>(num_edges) / num_nodes : 0.0,
+              static_cast<long long>(max_degree), static_cast<long long>(isolated));
 
   const int64_t num_classes = file.attr_int("num_classes");
   if (file.exists("/node/label") && !file.is_floating("/node/label")) {
@@ -104,7 +110,8 @@ void describe_graph_file(const std::string& path, bool check) {
     const int64_t bytes = file.storage_bytes(d);
     total += bytes;
     std::printf("  %-20s %-8s %-18s %12lld bytes (%s)\n", d.c_str(), file.element_type(d).c_str(),
-                shape_text(file.shape(d)).c_str(), static_cast<long long>(bytes), human_bytes(static_cast<double>(bytes)).c_str());
+                shape_text(file.shape(d)).c_str(), static_cast<long long>(bytes),
+                human_bytes(static_cast<double>(bytes)).c_str());
   }
   std::error_code ec;
   const auto file_size = std::filesystem::file_size(path, ec);

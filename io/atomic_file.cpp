@@ -15,7 +15,8 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final
   const fs::path target(final_path_);
   std::error_code ec;
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw UserError(final_path_ + ": directory " + dir.string() + " does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw UserError(final_path_ + ": directory " + dir.string() + " does not exist");
   if (fs::is_directory(target, ec)) throw UserError(final_path_ + ": is a directory");
   temp_path_ = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()))).string();
 }

@@ -23,18 +23,22 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
   LineReader reader(options.input);
   std::vector<std::string_view> tokens;
   std::string_view line;
-  HALOGEN_USER_CHECK(reader.next(&line), "%s: empty file (expected a %%%%MatrixMarket header)", options.input.c_str());
+  HALOGEN_USER_CHECK(reader.next(&line), "%s: empty file (expected a %%%%MatrixMarket header)",
+                     options.input.c_str());
   split_tokens(line, ' ', &tokens);
-  HALOGEN_USER_CHECK(tokens.size() == 5 && lower(tokens[0]) == "%%matrixmarket" && lower(tokens[1]) == "matrix",
-                     "%snot a Matrix Market header (expected '%%%%MatrixMarket matrix coordinate FIELD SYMMETRY')",
-                     reader.where().c_str());
+  HALOGEN_USER_CHECK(
+      tokens.size() == 5 && lower(tokens[0]) == "%%matrixmarket" && lower(tokens[1]) == "matrix",
+      "%snot a Matrix Market header (expected '%%%%MatrixMarket matrix coordinate FIELD SYMMETRY')",
+      reader.where().c_str());
   const std::string layout = lower(tokens[2]), field = lower(tokens[3]), symmetry = lower(tokens[4]);
   HALOGEN_USER_CHECK(layout == "coordinate", "%s'%s' matrices are not supported (only coordinate)",
                      reader.where().c_str(), layout.c_str());
   HALOGEN_USER_CHECK(field == "pattern" || field == "real" || field == "integer",
-                     "%sfield '%s' is not supported (pattern, real or integer)", reader.where().c_str(), field.c_str());
+                     "%sfield '%s' is not supported (pattern, real or integer)", reader.where().c_str(),
+                     field.c_str());
   HALOGEN_USER_CHECK(symmetry == "general" || symmetry == "symmetric",
-                     "%ssymmetry '%s' is not supported (general or symmetric)", reader.where().c_str(), symmetry.c_str());
+                     "%ssymmetry '%s' is not supported (general or symmetric)", reader.where().c_str(),
+                     symmetry.c_str());
   const bool weighted = field != "pattern";
   const size_t columns = weighted ? 3 : 2;
 
@@ -64,13 +68,13 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     if (tokens.empty() || tokens[0][0] == '%') continue;
     HALOGEN_USER_CHECK(tokens.size() == columns, "%sexpected %zu columns for a %s matrix, found %zu",
                        reader.where().c_str(), columns, field.c_str(), tokens.size());
-    HALOGEN_USER_CHECK(edges.size() < entries, "%smore entries than the %lld of the size line", reader.where().c_str(),
-                       static_cast<long long>(entries));
+    HALOGEN_USER_CHECK(edges.size() < entries, "%smore entries than the %lld of the size line",
+                       reader.where().c_str(), static_cast<long long>(entries));
     const int64_t i = parse_int64(tokens[0], reader, 0);
     const int64_t j = parse_int64(tokens[1], reader, 1);
     for (const int64_t index : {i, j}) {
-      HALOGEN_USER_CHECK(index >= 1 && index <= rows, "%sindex %lld out of range [1, %lld]%s", reader.where().c_str(),
-                         static_cast<long long>(index), static_cast<long long>(rows),
+      HALOGEN_USER_CHECK(index >= 1 && index <= rows, "%sindex %lld out of range [1, %lld]%s",
+                         reader.where().c_str(), static_cast<long long>(index), static_cast<long long>(rows),
                          index == 0 ? " (Matrix Market indices are 1-based)" : "");
     }
     edges.src.push_back(i - 1);
@@ -83,8 +87,9 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     if ((edges.size() & 0xFFFF) == 0) progress.update(edges.size());
   }
   progress.finish();
-  HALOGEN_USER_CHECK(edges.size() == entries, "%s: %lld entries, but the size line says %lld", options.input.c_str(),
-                     static_cast<long long>(edges.size()), static_cast<long long>(entries));
+  HALOGEN_USER_CHECK(edges.size() == entries, "%s: %lld entries, but the size line says %lld",
+                     options.input.c_str(), static_cast<long long>(edges.size()),
+                     static_cast<long long>(entries));
 
   graph::Graph g;
   g.name = options.name.empty() ? std::filesystem::path(options.input).stem().string() : options.name;

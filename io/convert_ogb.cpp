@@ -41,11 +41,11 @@ std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes) {
   while (reader.next(&line)) {
     split_tokens(line, ',', &tokens);
     if (tokens.size() == 1 && tokens[0].empty()) continue;  // blank line
-    HALOGEN_USER_CHECK(tokens.size() == 1, "%sexpected 1 column (a node id), found %zu", reader.where().c_str(),
-                       tokens.size());
+    HALOGEN_USER_CHECK(tokens.size() == 1, "%sexpected 1 column (a node id), found %zu",
+                       reader.where().c_str(), tokens.size());
     const int64_t id = parse_int64(tokens[0], reader, 0);
-    HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld)", reader.where().c_str(),
-                       static_cast<long long>(id), static_cast<long long>(num_nodes));
+    HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld)",
+                       reader.where().c_str(), static_cast<long long>(id), static_cast<long long>(num_nodes));
     HALOGEN_USER_CHECK(!seen[id], "%snode id %lld appears twice (duplicate split id)", reader.where().c_str(),
                        static_cast<long long>(id));
     seen[id] = 1;
@@ -98,8 +98,8 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
 int32_t label_from_value(double value, const std::string& where) {
   if (std::isnan(value)) return -1;
   HALOGEN_USER_CHECK(value >= 0 && value < 2147483647.0 && value == std::floor(value),
-                     "%slabel %g out of range (labels are integers >= 0; NaN or empty = unlabeled)", where.c_str(),
-                     value);
+                     "%slabel %g out of range (labels are integers >= 0; NaN or empty = unlabeled)",
+                     where.c_str(), value);
   return static_cast<int32_t>(value);
 }
 
@@ -136,10 +136,13 @@ int64_t read_single_count(const std::string& path, const char* what) {
   while (reader.next(&line)) {
     if (line.empty()) continue;
     ++lines;
-    HALOGEN_USER_CHECK(lines == 1, "%sseveral graphs in this dataset (graph-property data); only node-property "
-                       "datasets with one graph are supported", reader.where().c_str());
+    HALOGEN_USER_CHECK(lines == 1,
+                       "%sseveral graphs in this dataset (graph-property data); only node-property "
+                       "datasets with one graph are supported",
+                       reader.where().c_str());
     value = parse_int64(line, reader, 0);
-    HALOGEN_USER_CHECK(value >= 0, "%s%s %lld is negative", reader.where().c_str(), what, static_cast<long long>(value));
+    HALOGEN_USER_CHECK(value >= 0, "%s%s %lld is negative", reader.where().c_str(), what,
+                       static_cast<long long>(value));
   }
   HALOGEN_USER_CHECK(lines == 1, "%s: empty (expected the %s)", path.c_str(), what);
   return value;
@@ -155,13 +158,14 @@ graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t n
   log::Progress progress("convert: edges", num_edges);
   while (reader.next(&line)) {
     split_tokens(line, ',', &tokens);
-    HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu", reader.where().c_str(),
-                       tokens.size());
+    HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu",
+                       reader.where().c_str(), tokens.size());
     const int64_t src = parse_int64(tokens[0], reader, 0);
     const int64_t dst = parse_int64(tokens[1], reader, 1);
     for (const int64_t id : {src, dst}) {
       HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld) (num-node-list)",
-                         reader.where().c_str(), static_cast<long long>(id), static_cast<long long>(num_nodes));
+                         reader.where().c_str(), static_cast<long long>(id),
+                         static_cast<long long>(num_nodes));
     }
     edges.src.push_back(src);
     edges.dst.push_back(dst);
@@ -192,7 +196,8 @@ void read_features(const std::string& path, graph::Graph* g) {
                        reader.where().c_str(), static_cast<long long>(g->num_nodes));
     for (size_t c = 0; c < tokens.size(); ++c) {
       const float value = parse_float(tokens[c], reader, c);
-      HALOGEN_USER_CHECK(std::isfinite(value), "%scolumn %zu: feature value is not finite", reader.where().c_str(), c + 1);
+      HALOGEN_USER_CHECK(std::isfinite(value), "%scolumn %zu: feature value is not finite",
+                         reader.where().c_str(), c + 1);
       g->features.push_back(value);
     }
     ++rows;
@@ -210,8 +215,10 @@ void read_labels(const std::string& path, graph::Graph* g) {
   g->labels.reserve(static_cast<size_t>(g->num_nodes));
   while (reader.next(&line)) {
     split_tokens(line, ',', &tokens);
-    HALOGEN_USER_CHECK(tokens.size() == 1, "%sexpected 1 column (a class label), found %zu; multi-task labels "
-                       "are not supported", reader.where().c_str(), tokens.size());
+    HALOGEN_USER_CHECK(tokens.size() == 1,
+                       "%sexpected 1 column (a class label), found %zu; multi-task labels "
+                       "are not supported",
+                       reader.where().c_str(), tokens.size());
     HALOGEN_USER_CHECK(static_cast<int64_t>(g->labels.size()) < g->num_nodes,
                        "%smore labels than the %lld nodes of num-node-list", reader.where().c_str(),
                        static_cast<long long>(g->num_nodes));
@@ -228,8 +235,8 @@ void read_labels(const std::string& path, graph::Graph* g) {
 graph::Graph convert_ogb(const ConvertOptions& options) {
   const std::string& dir = options.input;
   std::error_code ec;
-  HALOGEN_USER_CHECK(fs::is_directory(dir, ec), "%s: not a directory (an OGB dataset directory holds raw/ and split/)",
-                     dir.c_str());
+  HALOGEN_USER_CHECK(fs::is_directory(dir, ec),
+                     "%s: not a directory (an OGB dataset directory holds raw/ and split/)", dir.c_str());
   if (ogb::find_raw(dir, "edge").empty() && fs::is_regular_file(fs::path(dir) / "raw" / "data.npz", ec)) {
     return convert_ogb_npz(options);  // the binary variant of the same layout
   }

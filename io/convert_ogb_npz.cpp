@@ -34,14 +34,17 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
   // edge_index [2, E]: all sources, then all targets (C order).
   auto edge_reader = data.open("edge_index");
   const auto& edge_shape = edge_reader->header().shape;
-  HALOGEN_USER_CHECK(edge_shape.size() == 2 && edge_shape[0] == 2, "%s: edge_index: expected shape (2, E), found %s",
-                     data_path.c_str(), shape_text(edge_shape).c_str());
+  HALOGEN_USER_CHECK(edge_shape.size() == 2 && edge_shape[0] == 2,
+                     "%s: edge_index: expected shape (2, E), found %s", data_path.c_str(),
+                     shape_text(edge_shape).c_str());
   const int64_t num_edges = edge_shape[1];
 
   if (data.has("num_nodes_list")) {
     auto reader = data.open("num_nodes_list");
-    HALOGEN_USER_CHECK(reader->header().count() == 1, "%s: num_nodes_list: %lld graphs; only node-property datasets "
-                       "with one graph are supported", data_path.c_str(), static_cast<long long>(reader->header().count()));
+    HALOGEN_USER_CHECK(reader->header().count() == 1,
+                       "%s: num_nodes_list: %lld graphs; only node-property datasets "
+                       "with one graph are supported",
+                       data_path.c_str(), static_cast<long long>(reader->header().count()));
     reader->read(&g.num_nodes, 1);
   } else {
     HALOGEN_USER_CHECK(data.has("node_feat"), "%s: neither num_nodes_list nor node_feat gives the node count",
@@ -53,8 +56,9 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
   if (data.has("node_feat")) {
     feature_reader = data.open("node_feat");
     const auto& shape = feature_reader->header().shape;
-    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == g.num_nodes, "%s: node_feat: expected shape (%lld, F), found %s",
-                       data_path.c_str(), static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
+    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == g.num_nodes,
+                       "%s: node_feat: expected shape (%lld, F), found %s", data_path.c_str(),
+                       static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
   }
   HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
   graph::EdgeList edges;
@@ -65,8 +69,9 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
   edge_reader.reset();
   for (int64_t e = 0; e < num_edges; ++e) {
     for (const int64_t id : {edges.src[e], edges.dst[e]}) {
-      HALOGEN_USER_CHECK(id >= 0 && id < g.num_nodes, "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)",
-                         data_path.c_str(), static_cast<long long>(e), static_cast<long long>(id),
+      HALOGEN_USER_CHECK(id >= 0 && id < g.num_nodes,
+                         "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)", data_path.c_str(),
+                         static_cast<long long>(e), static_cast<long long>(id),
                          static_cast<long long>(g.num_nodes));
     }
   }
@@ -81,8 +86,9 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
     reader->read(g.features.data(), static_cast<int64_t>(g.features.size()));
     feature_reader.reset();
     for (size_t i = 0; i < g.features.size(); ++i) {
-      HALOGEN_USER_CHECK(std::isfinite(g.features[i]), "%s: node_feat: row %zu, column %zu: not finite", data_path.c_str(),
-                         i / static_cast<size_t>(g.num_features), i % static_cast<size_t>(g.num_features));
+      HALOGEN_USER_CHECK(std::isfinite(g.features[i]), "%s: node_feat: row %zu, column %zu: not finite",
+                         data_path.c_str(), i / static_cast<size_t>(g.num_features),
+                         i % static_cast<size_t>(g.num_features));
     }
   }
 
@@ -95,12 +101,14 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
     HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == g.num_nodes) ||
                            (shape.size() == 2 && shape[0] == g.num_nodes && shape[1] == 1),
                        "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", label_path.c_str(),
-                       static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
+                       static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes),
+                       shape_text(shape).c_str());
     std::vector<double> values(static_cast<size_t>(g.num_nodes));
     reader->read(values.data(), g.num_nodes);
     g.labels.resize(values.size());
     for (size_t v = 0; v < values.size(); ++v) {
-      g.labels[v] = ogb::label_from_value(values[v], label_path + ": node_label: index " + std::to_string(v) + ": ");
+      g.labels[v] =
+          ogb::label_from_value(values[v], label_path + ": node_label: index " + std::to_string(v) + ": ");
     }
     ogb::set_num_classes(&g);
   }

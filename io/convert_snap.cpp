@@ -19,8 +19,8 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     split_tokens(line, ' ', &tokens);
     if (tokens.empty() || tokens[0][0] == '#' || tokens[0][0] == '%') continue;
     HALOGEN_USER_CHECK(tokens.size() == 2 || tokens.size() == 3,
-                       "%sexpected 2 columns (source target; a third is ignored), found %zu", reader.where().c_str(),
-                       tokens.size());
+                       "%sexpected 2 columns (source target; a third is ignored), found %zu",
+                       reader.where().c_str(), tokens.size());
     const int64_t src = parse_int64(tokens[0], reader, 0);
     const int64_t dst = parse_int64(tokens[1], reader, 1);
     HALOGEN_USER_CHECK(src >= 0 && dst >= 0, "%snegative node id %lld", reader.where().c_str(),

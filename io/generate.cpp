@@ -29,9 +29,12 @@ void random_split(graph::Graph& g, double train_fraction, double valid_fraction,
   const uint64_t stream = rng::stream_id(rng::kSplit);
   for (int64_t v = 0; v < g.num_nodes; ++v) {
     const double u = rng::uniform(seed, stream, static_cast<uint64_t>(v));
-    if (u < train_fraction) g.train.push_back(v);
-    else if (u < train_fraction + valid_fraction) g.valid.push_back(v);
-    else g.test.push_back(v);
+    if (u < train_fraction)
+      g.train.push_back(v);
+    else if (u < train_fraction + valid_fraction)
+      g.valid.push_back(v);
+    else
+      g.test.push_back(v);
   }
 }
 
@@ -55,7 +58,8 @@ int64_t draws_of_vertex(double half_degree, uint64_t seed, uint64_t stream, int6
   const int64_t whole = static_cast<int64_t>(half_degree);
   const double fraction = half_degree - static_cast<double>(whole);
   // Index space above all edge draws: word 3 of draw (v, 0) decides the fractional extra draw.
-  const float u = static_cast<float>(rng::bits(seed, stream, static_cast<uint64_t>(v) << 20).v[3] >> 8) / 16777216.0f;
+  const float u =
+      static_cast<float>(rng::bits(seed, stream, static_cast<uint64_t>(v) << 20).v[3] >> 8) / 16777216.0f;
   return whole + (u < fraction ? 1 : 0);
 }
 
@@ -63,9 +67,12 @@ int64_t draws_of_vertex(double half_degree, uint64_t seed, uint64_t stream, int6
 
 graph::Graph generate_sbm(const SbmParams& p) {
   HALOGEN_USER_CHECK(p.nodes >= 1, "sbm: --nodes must be >= 1 (got %lld)", static_cast<long long>(p.nodes));
-  HALOGEN_USER_CHECK(p.classes >= 1 && p.classes <= p.nodes, "sbm: --classes must be in [1, nodes] (got %d)", p.classes);
-  HALOGEN_USER_CHECK(p.avg_degree >= 0 && p.avg_degree < 1e6, "sbm: --avg-degree must be in [0, 1e6) (got %g)", p.avg_degree);
-  HALOGEN_USER_CHECK(p.homophily >= 0 && p.homophily <= 1, "sbm: --homophily must be in [0, 1] (got %g)", p.homophily);
+  HALOGEN_USER_CHECK(p.classes >= 1 && p.classes <= p.nodes, "sbm: --classes must be in [1, nodes] (got %d)",
+                     p.classes);
+  HALOGEN_USER_CHECK(p.avg_degree >= 0 && p.avg_degree < 1e6,
+                     "sbm: --avg-degree must be in [0, 1e6) (got %g)", p.avg_degree);
+  HALOGEN_USER_CHECK(p.homophily >= 0 && p.homophily <= 1, "sbm: --homophily must be in [0, 1] (got %g)",
+                     p.homophily);
   HALOGEN_USER_CHECK(p.features >= 0, "sbm: --features must be >= 0");
   HALOGEN_USER_CHECK(p.degree_exponent == 0 || p.degree_exponent > 2,
                      "sbm: --degree-exponent must be 0 (off) or > 2 (got %g)", p.degree_exponent);
@@ -78,7 +85,8 @@ graph::Graph generate_sbm(const SbmParams& p) {
   g.num_classes = p.classes;
   g.directed = false;
   const int64_t n = p.nodes, k = p.classes;
-  // Class c holds vertices c, c + k, c + 2k, ...: equal sizes (within one), and a class member is cheap to draw.
+  // Class c holds vertices c, c + k, c + 2k, ...: equal sizes (within one), and a class member is cheap to
+  // draw.
   g.labels.resize(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) g.labels[v] = static_cast<int32_t>(v % k);
   auto class_size = [&](int64_t c) { return (n - c + k - 1) / k; };
@@ -94,8 +102,10 @@ graph::Graph generate_sbm(const SbmParams& p) {
     theta.resize(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
     for (int64_t v = 0; v < n; ++v) {
-      const double u = (static_cast<double>(rng::uniform_u64(p.seed, weight_stream, static_cast<uint64_t>(v)) >> 11) + 0.5) *
-                       (1.0 / 9007199254740992.0);  // (0, 1)
+      const double u =
+          (static_cast<double>(rng::uniform_u64(p.seed, weight_stream, static_cast<uint64_t>(v)) >> 11) +
+           0.5) *
+          (1.0 / 9007199254740992.0);  // (0, 1)
       theta[v] = std::pow(u, -1.0 / (p.degree_exponent - 1.0));
     }
     double sum = 0;
@@ -117,7 +127,8 @@ graph::Graph generate_sbm(const SbmParams& p) {
   for (int64_t v = 0; v < n; ++v) {
     double draws = half_degree;
     // Capped at half a class, so that a hub's draws stay below the number of distinct partners.
-    if (corrected) draws = std::min(half_degree * theta[v] / mean_theta, 0.5 * static_cast<double>(class_size(v % k)));
+    if (corrected)
+      draws = std::min(half_degree * theta[v] / mean_theta, 0.5 * static_cast<double>(class_size(v % k)));
     offsets[v + 1] = draws_of_vertex(draws, p.seed, stream, v);
   }
   for (int64_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
@@ -131,7 +142,8 @@ graph::Graph generate_sbm(const SbmParams& p) {
     const int64_t c = v % k;
     for (int64_t j = 0; j < offsets[v + 1] - offsets[v]; ++j) {
       // Draw (v, j + 1) -- j + 1 since draw index 0's word 3 decided the vertex's draw count.
-      const rng::Philox4 r = rng::bits(p.seed, stream, (static_cast<uint64_t>(v) << 20) + static_cast<uint64_t>(j + 1));
+      const rng::Philox4 r =
+          rng::bits(p.seed, stream, (static_cast<uint64_t>(v) << 20) + static_cast<uint64_t>(j + 1));
       const uint64_t wide = (static_cast<uint64_t>(r.v[1]) << 32) | r.v[2];
       const bool inside = static_cast<double>(r.v[0]) * (1.0 / 4294967296.0) < p.homophily;
       // The class: its own, or uniformly one of the k-1 others. Then a member: uniform, or by weight.
@@ -214,7 +226,8 @@ graph::Graph generate_rmat(const RmatParams& p) {
   const int64_t num_draws = p.edge_factor * g.num_nodes;
   const uint64_t stream = rng::stream_id(rng::kGraphGenerate, kRmatEdges);
   const uint64_t perm_stream = rng::stream_id(rng::kGraphGenerate, kRmatPermutation);
-  const uint64_t key0 = rng::uniform_u64(p.seed, perm_stream, 0), key1 = rng::uniform_u64(p.seed, perm_stream, 1);
+  const uint64_t key0 = rng::uniform_u64(p.seed, perm_stream, 0),
+                 key1 = rng::uniform_u64(p.seed, perm_stream, 1);
   const int words_per_edge = (p.scale + 3) / 4;  // one 32-bit word per level, four per Philox draw
   const double ab = p.a + p.b, abc = p.a + p.b + p.c;
 
@@ -229,7 +242,8 @@ graph::Graph generate_rmat(const RmatParams& p) {
     rng::Philox4 r{};
     for (int level = 0; level < p.scale; ++level) {
       if (level % 4 == 0)
-        r = rng::bits(p.seed, stream, static_cast<uint64_t>(e) * words_per_edge + static_cast<uint64_t>(level / 4));
+        r = rng::bits(p.seed, stream,
+                      static_cast<uint64_t>(e) * words_per_edge + static_cast<uint64_t>(level / 4));
       const double u = static_cast<double>(r.v[level % 4]) * (1.0 / 4294967296.0);
       const uint64_t down = u >= ab, right = (u >= p.a && u < ab) || u >= abc;
       row = (row << 1) | down;

@@ -18,12 +18,16 @@ namespace {
 constexpr const char* kFormat = "halogen.graph";
 constexpr int64_t kVersion = 1;
 
-std::string at(const std::string& where, const std::string& dataset) { return where + ": " + dataset + ": "; }
+std::string at(const std::string& where, const std::string& dataset) {
+  return where + ": " + dataset + ": ";
+}
 
-std::string snapshot_group(size_t t) { return strformat("/snapshots/%05zu", t); }
+std::string snapshot_group(size_t t) {
+  return strformat("/snapshots/%05zu", t);
+}
 
-void validate_csr(const graph::Csr& csr, int64_t num_nodes, const std::string& where, const std::string& group,
-                  bool check_symmetric) {
+void validate_csr(const graph::Csr& csr, int64_t num_nodes, const std::string& where,
+                  const std::string& group, bool check_symmetric) {
   const std::string indptr_name = group + "/indptr", indices_name = group + "/indices";
   HALOGEN_USER_CHECK(static_cast<int64_t>(csr.indptr.size()) == num_nodes + 1,
                      "%sexpected %lld entries (num_nodes + 1), found %zu", at(where, indptr_name).c_str(),
@@ -67,17 +71,20 @@ void validate_csr(const graph::Csr& csr, int64_t num_nodes, const std::string& w
   }
   if (csr.weighted()) {
     HALOGEN_USER_CHECK(csr.weight.size() == csr.indices.size(), "%sexpected %lld entries, found %zu",
-                       at(where, group + "/weight").c_str(), static_cast<long long>(csr.nnz()), csr.weight.size());
+                       at(where, group + "/weight").c_str(), static_cast<long long>(csr.nnz()),
+                       csr.weight.size());
     for (size_t i = 0; i < csr.weight.size(); ++i) {
-      HALOGEN_USER_CHECK(std::isfinite(csr.weight[i]), "%sindex %zu: not finite", at(where, group + "/weight").c_str(), i);
+      HALOGEN_USER_CHECK(std::isfinite(csr.weight[i]), "%sindex %zu: not finite",
+                         at(where, group + "/weight").c_str(), i);
     }
   }
   if (check_symmetric) {
     int64_t bad_row = 0, bad_entry = 0;
     if (!graph::is_symmetric(csr, &bad_row, &bad_entry)) {
-      throw UserError(strformat("%sindex %lld: edge (%lld, %lld) has no reverse edge, but the graph is undirected",
-                                at(where, indices_name).c_str(), static_cast<long long>(bad_entry),
-                                static_cast<long long>(bad_row), static_cast<long long>(csr.indices[bad_entry])));
+      throw UserError(
+          strformat("%sindex %lld: edge (%lld, %lld) has no reverse edge, but the graph is undirected",
+                    at(where, indices_name).c_str(), static_cast<long long>(bad_entry),
+                    static_cast<long long>(bad_row), static_cast<long long>(csr.indices[bad_entry])));
     }
   }
 }
@@ -86,12 +93,13 @@ void validate_split(const std::vector<int64_t>& ids, int64_t num_nodes, const st
                     const std::string& dataset) {
   for (size_t i = 0; i < ids.size(); ++i) {
     HALOGEN_USER_CHECK(ids[i] >= 0 && ids[i] < num_nodes, "%sindex %zu: node id %lld out of range [0, %lld)",
-                       at(where, dataset).c_str(), i, static_cast<long long>(ids[i]), static_cast<long long>(num_nodes));
+                       at(where, dataset).c_str(), i, static_cast<long long>(ids[i]),
+                       static_cast<long long>(num_nodes));
   }
   std::vector<uint8_t> seen(static_cast<size_t>(num_nodes), 0);
   for (size_t i = 0; i < ids.size(); ++i) {
-    HALOGEN_USER_CHECK(!seen[ids[i]], "%sindex %zu: node id %lld appears twice", at(where, dataset).c_str(), i,
-                       static_cast<long long>(ids[i]));
+    HALOGEN_USER_CHECK(!seen[ids[i]], "%sindex %zu: node id %lld appears twice", at(where, dataset).c_str(),
+                       i, static_cast<long long>(ids[i]));
     seen[ids[i]] = 1;
   }
 }
@@ -102,9 +110,10 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
   const int64_t n = g.num_nodes;
   HALOGEN_USER_CHECK(n >= 0, "%s: num_nodes %lld is negative", where.c_str(), static_cast<long long>(n));
   HALOGEN_USER_CHECK(g.num_classes >= 0, "%s: num_classes %d is negative", where.c_str(), g.num_classes);
-  HALOGEN_USER_CHECK(g.adjacency.num_rows == n && g.adjacency.num_cols == n, "%s: /csr: shape %lldx%lld, expected %lldx%lld",
-                     where.c_str(), static_cast<long long>(g.adjacency.num_rows),
-                     static_cast<long long>(g.adjacency.num_cols), static_cast<long long>(n), static_cast<long long>(n));
+  HALOGEN_USER_CHECK(
+      g.adjacency.num_rows == n && g.adjacency.num_cols == n, "%s: /csr: shape %lldx%lld, expected %lldx%lld",
+      where.c_str(), static_cast<long long>(g.adjacency.num_rows),
+      static_cast<long long>(g.adjacency.num_cols), static_cast<long long>(n), static_cast<long long>(n));
   validate_csr(g.adjacency, n, where, "/csr", !g.directed);
 
   HALOGEN_USER_CHECK(g.num_features >= 0, "%s: num_features is negative", where.c_str());
@@ -128,8 +137,8 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
     for (int64_t v = 0; v < n; ++v) {
       HALOGEN_USER_CHECK(g.labels[v] >= -1 && g.labels[v] < g.num_classes,
                          "%sindex %lld: label %d out of range [-1, %d) (num_classes %d)",
-                         at(where, "/node/label").c_str(), static_cast<long long>(v), g.labels[v], g.num_classes,
-                         g.num_classes);
+                         at(where, "/node/label").c_str(), static_cast<long long>(v), g.labels[v],
+                         g.num_classes, g.num_classes);
     }
   }
   if (!g.targets.empty()) {
@@ -138,7 +147,8 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
                        "%sexpected %lld x %lld values, found %zu", at(where, "/node/label").c_str(),
                        static_cast<long long>(g.target_steps), static_cast<long long>(n), g.targets.size());
     for (size_t i = 0; i < g.targets.size(); ++i) {
-      HALOGEN_USER_CHECK(std::isfinite(g.targets[i]), "%sindex %zu: not finite", at(where, "/node/label").c_str(), i);
+      HALOGEN_USER_CHECK(std::isfinite(g.targets[i]), "%sindex %zu: not finite",
+                         at(where, "/node/label").c_str(), i);
     }
   }
   validate_split(g.train, n, where, "/split/train");
@@ -150,8 +160,9 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
   }
   for (size_t t = 0; t < g.snapshots.size(); ++t) {
     const std::string group = snapshot_group(t);
-    HALOGEN_USER_CHECK(g.snapshots[t].num_rows == n, "%s: %s: %lld rows, expected %lld", where.c_str(), group.c_str(),
-                       static_cast<long long>(g.snapshots[t].num_rows), static_cast<long long>(n));
+    HALOGEN_USER_CHECK(g.snapshots[t].num_rows == n, "%s: %s: %lld rows, expected %lld", where.c_str(),
+                       group.c_str(), static_cast<long long>(g.snapshots[t].num_rows),
+                       static_cast<long long>(n));
     validate_csr(g.snapshots[t], n, where, group, false);
   }
 }
@@ -165,7 +176,8 @@ bool features_compress_well(const std::vector<float>& features) {
   if (sample < 4096) return false;
   std::vector<Bytef> out(compressBound(sample));
   uLongf out_size = static_cast<uLongf>(out.size());
-  if (compress2(out.data(), &out_size, reinterpret_cast<const Bytef*>(features.data()), sample, 1) != Z_OK) return false;
+  if (compress2(out.data(), &out_size, reinterpret_cast<const Bytef*>(features.data()), sample, 1) != Z_OK)
+    return false;
   return out_size * 2 < sample;
 }
 
@@ -183,9 +195,9 @@ graph::Csr read_csr(const h5::File& file, const std::string& group, int64_t num_
   if (dims.size() != 1 || dims[0] != num_nodes + 1) {
     std::string found = "[";
     for (size_t i = 0; i < dims.size(); ++i) found += (i ? "," : "") + std::to_string(dims[i]);
-    throw UserError(strformat("%s: %s/indptr: expected shape [%lld], found %s] (num_nodes %lld)", file.path().c_str(),
-                              group.c_str(), static_cast<long long>(num_nodes + 1), found.c_str(),
-                              static_cast<long long>(num_nodes)));
+    throw UserError(strformat("%s: %s/indptr: expected shape [%lld], found %s] (num_nodes %lld)",
+                              file.path().c_str(), group.c_str(), static_cast<long long>(num_nodes + 1),
+                              found.c_str(), static_cast<long long>(num_nodes)));
   }
   csr.indices = file.read<int64_t>(group + "/indices", &dims);
   HALOGEN_USER_CHECK(dims.size() == 1, "%s: %s/indices: expected 1-d", file.path().c_str(), group.c_str());
@@ -210,12 +222,15 @@ void write_graph(const std::string& path, const graph::Graph& g) {
     file.set_attr("num_features", g.num_features);
     write_csr(file, "/csr", g.adjacency);
     if (g.num_features > 0) {
-      file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features}, features_compress_well(g.features));
+      file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features},
+                 features_compress_well(g.features));
     }
     if (!g.labels.empty()) file.write("/node/label", g.labels);
     if (!g.targets.empty()) {
-      if (g.target_steps == 1) file.write("/node/label", g.targets.data(), {g.num_nodes});
-      else file.write("/node/label", g.targets.data(), {g.target_steps, g.num_nodes});
+      if (g.target_steps == 1)
+        file.write("/node/label", g.targets.data(), {g.num_nodes});
+      else
+        file.write("/node/label", g.targets.data(), {g.target_steps, g.num_nodes});
     }
     if (!g.orig_id.empty()) file.write("/node/orig_id", g.orig_id);
     file.write("/split/train", g.train);
@@ -230,24 +245,28 @@ void write_graph(const std::string& path, const graph::Graph& g) {
 graph::Graph read_graph(const std::string& path) {
   h5::File file(path, h5::Mode::read);
   HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
-                     "%s: not a Halogen graph file (root attribute format is not \"%s\")", path.c_str(), kFormat);
+                     "%s: not a Halogen graph file (root attribute format is not \"%s\")", path.c_str(),
+                     kFormat);
   const int64_t version = file.attr_int("version");
-  HALOGEN_USER_CHECK(version == kVersion, "%s: graph file version %lld is not supported (this build reads %lld)",
-                     path.c_str(), static_cast<long long>(version), static_cast<long long>(kVersion));
+  HALOGEN_USER_CHECK(version == kVersion,
+                     "%s: graph file version %lld is not supported (this build reads %lld)", path.c_str(),
+                     static_cast<long long>(version), static_cast<long long>(kVersion));
   graph::Graph g;
   g.name = file.has_attr("name") ? file.attr_string("name") : "";
   g.num_nodes = file.attr_int("num_nodes");
   HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: attribute num_nodes is negative", path.c_str());
   g.directed = file.attr_int("directed") != 0;
   const int64_t num_classes = file.attr_int("num_classes");
-  HALOGEN_USER_CHECK(num_classes >= 0 && num_classes < (int64_t{1} << 31), "%s: attribute num_classes %lld out of range",
-                     path.c_str(), static_cast<long long>(num_classes));
+  HALOGEN_USER_CHECK(num_classes >= 0 && num_classes < (int64_t{1} << 31),
+                     "%s: attribute num_classes %lld out of range", path.c_str(),
+                     static_cast<long long>(num_classes));
   g.num_classes = static_cast<int32_t>(num_classes);
 
   g.adjacency = read_csr(file, "/csr", g.num_nodes);
   const int64_t num_edges = file.attr_int("num_edges");
-  HALOGEN_USER_CHECK(num_edges == g.adjacency.nnz(), "%s: attribute num_edges %lld != %lld entries in /csr/indices",
-                     path.c_str(), static_cast<long long>(num_edges), static_cast<long long>(g.adjacency.nnz()));
+  HALOGEN_USER_CHECK(num_edges == g.adjacency.nnz(),
+                     "%s: attribute num_edges %lld != %lld entries in /csr/indices", path.c_str(),
+                     static_cast<long long>(num_edges), static_cast<long long>(g.adjacency.nnz()));
 
   std::vector<int64_t> dims;
   if (file.exists("/node/feat")) {
@@ -259,9 +278,10 @@ graph::Graph read_graph(const std::string& path) {
   if (file.exists("/node/label")) {
     if (file.is_floating("/node/label")) {
       g.targets = file.read<float>("/node/label", &dims);
-      HALOGEN_USER_CHECK((dims.size() == 1 && dims[0] == g.num_nodes) || (dims.size() == 2 && dims[1] == g.num_nodes),
-                         "%s: /node/label: expected shape [%lld] or [T, %lld]", path.c_str(),
-                         static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes));
+      HALOGEN_USER_CHECK(
+          (dims.size() == 1 && dims[0] == g.num_nodes) || (dims.size() == 2 && dims[1] == g.num_nodes),
+          "%s: /node/label: expected shape [%lld] or [T, %lld]", path.c_str(),
+          static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes));
       g.target_steps = dims.size() == 1 ? 1 : dims[0];
     } else {
       g.labels = file.read<int32_t>("/node/label", &dims);

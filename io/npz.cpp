@@ -13,9 +13,15 @@ namespace halogen::io {
 
 namespace {
 
-uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t le32(const unsigned char* p) { return le16(p) | (static_cast<uint32_t>(le16(p + 2)) << 16); }
-uint64_t le64(const unsigned char* p) { return le32(p) | (static_cast<uint64_t>(le32(p + 4)) << 32); }
+uint16_t le16(const unsigned char* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+uint32_t le32(const unsigned char* p) {
+  return le16(p) | (static_cast<uint32_t>(le16(p + 2)) << 16);
+}
+uint64_t le64(const unsigned char* p) {
+  return le32(p) | (static_cast<uint64_t>(le32(p + 4)) << 32);
+}
 
 struct FileCloser {
   void operator()(std::FILE* f) const {
@@ -24,7 +30,8 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-void read_at(std::FILE* f, uint64_t offset, void* out, size_t bytes, const std::string& path, const char* what) {
+void read_at(std::FILE* f, uint64_t offset, void* out, size_t bytes, const std::string& path,
+             const char* what) {
   if (fseeko(f, static_cast<off_t>(offset), SEEK_SET) != 0 || std::fread(out, 1, bytes, f) != bytes) {
     throw UserError(path + ": truncated zip archive (cannot read the " + what + ")");
   }
@@ -71,7 +78,8 @@ NpzArchive::NpzArchive(const std::string& path) : path_(path) {
     directory_size = le64(record + 40);
     directory_offset = le64(record + 48);
   }
-  if (directory_offset + directory_size > size) throw UserError(path + ": truncated zip archive (central directory)");
+  if (directory_offset + directory_size > size)
+    throw UserError(path + ": truncated zip archive (central directory)");
   std::vector<unsigned char> directory(static_cast<size_t>(directory_size));
   read_at(f.get(), directory_offset, directory.data(), directory.size(), path, "central directory");
   size_t at = 0;
@@ -160,7 +168,8 @@ void NpyReader::open_member(const std::string& archive, const NpzArchive::Member
   read_at(file_, member.local_header_offset, local, 30, archive, "member header");
   if (le32(local) != 0x04034b50) throw UserError(where_ + "corrupt zip local header");
   const uint64_t data_offset = member.local_header_offset + 30 + le16(local + 26) + le16(local + 28);
-  if (fseeko(file_, static_cast<off_t>(data_offset), SEEK_SET) != 0) throw UserError(where_ + "truncated archive");
+  if (fseeko(file_, static_cast<off_t>(data_offset), SEEK_SET) != 0)
+    throw UserError(where_ + "truncated archive");
   if (member.method == 8) {
     auto* stream = new z_stream{};
     if (inflateInit2(stream, -MAX_WBITS) != Z_OK) {
@@ -203,7 +212,8 @@ void NpyReader::open_member(const std::string& archive, const NpzArchive::Member
   // The data must fill the member exactly: catches truncated archives and lying headers before allocating.
   uint64_t data_bytes = static_cast<uint64_t>(header_.item_size);
   bool overflow = false;
-  for (int64_t dim : header_.shape) overflow |= __builtin_mul_overflow(data_bytes, static_cast<uint64_t>(dim), &data_bytes);
+  for (int64_t dim : header_.shape)
+    overflow |= __builtin_mul_overflow(data_bytes, static_cast<uint64_t>(dim), &data_bytes);
   if (overflow || header_bytes + data_bytes != member.size) {
     throw UserError(where_ + "header says " + std::to_string(header_.count()) + " elements of " +
                     std::to_string(header_.item_size) + " bytes, but the member holds " +
@@ -237,7 +247,8 @@ void NpyReader::parse_header(const std::string& dict) {
     i = j;
   }
   const std::string& d = header_.descr;
-  if (d.size() < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') || std::string_view("iufb").find(d[1]) == std::string_view::npos)
+  if (d.size() < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') ||
+      std::string_view("iufb").find(d[1]) == std::string_view::npos)
     throw UserError(where_ + "dtype '" + d + "' is not supported (little-endian integers, floats, bool)");
   header_.kind = d[1];
   header_.item_size = std::stoi(d.substr(2));
@@ -250,7 +261,9 @@ void NpyReader::parse_header(const std::string& dict) {
   }
 }
 
-NpyReader::~NpyReader() { release(); }
+NpyReader::~NpyReader() {
+  release();
+}
 
 void NpyReader::read_bytes(void* out, size_t bytes) {
   if (!inflater_) {
@@ -268,15 +281,18 @@ void NpyReader::read_bytes(void* out, size_t bytes) {
       if (stream->avail_in == 0) {
         const size_t want = static_cast<size_t>(std::min<uint64_t>(input_.size(), compressed_left_));
         if (want == 0) throw UserError(where_ + "truncated compressed data");
-        if (std::fread(input_.data(), 1, want, file_) != want) throw UserError(where_ + "truncated compressed data");
+        if (std::fread(input_.data(), 1, want, file_) != want)
+          throw UserError(where_ + "truncated compressed data");
         compressed_left_ -= want;
         stream->next_in = input_.data();
         stream->avail_in = static_cast<uInt>(want);
       }
       const int status = inflate(stream, Z_NO_FLUSH);
-      if (status == Z_STREAM_END && stream->avail_out > 0) throw UserError(where_ + "array data shorter than its header says");
+      if (status == Z_STREAM_END && stream->avail_out > 0)
+        throw UserError(where_ + "array data shorter than its header says");
       if (status != Z_OK && status != Z_STREAM_END)
-        throw UserError(where_ + "corrupt compressed data (" + (stream->msg ? stream->msg : "zlib error") + ")");
+        throw UserError(where_ + "corrupt compressed data (" + (stream->msg ? stream->msg : "zlib error") +
+                        ")");
     }
     bytes -= chunk;
   }
@@ -297,17 +313,66 @@ void NpyReader::read(T* out, int64_t count) {
     for (int64_t i = 0; i < n; ++i, p += header_.item_size) {
       T value{};
       switch (header_.item_size * 16 + kind) {
-        case 8 * 16 + 'i': { int64_t x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
-        case 4 * 16 + 'i': { int32_t x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
-        case 2 * 16 + 'i': { int16_t x; std::memcpy(&x, p, 2); value = static_cast<T>(x); break; }
-        case 1 * 16 + 'i': { int8_t x; std::memcpy(&x, p, 1); value = static_cast<T>(x); break; }
-        case 8 * 16 + 'u': { uint64_t x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
-        case 4 * 16 + 'u': { uint32_t x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
-        case 2 * 16 + 'u': { uint16_t x; std::memcpy(&x, p, 2); value = static_cast<T>(x); break; }
-        case 1 * 16 + 'u': case 1 * 16 + 'b': value = static_cast<T>(*p); break;
-        case 8 * 16 + 'f': { double x; std::memcpy(&x, p, 8); value = static_cast<T>(x); break; }
-        case 4 * 16 + 'f': { float x; std::memcpy(&x, p, 4); value = static_cast<T>(x); break; }
-        default: throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
+        case 8 * 16 + 'i': {
+          int64_t x;
+          std::memcpy(&x, p, 8);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 4 * 16 + 'i': {
+          int32_t x;
+          std::memcpy(&x, p, 4);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 2 * 16 + 'i': {
+          int16_t x;
+          std::memcpy(&x, p, 2);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 1 * 16 + 'i': {
+          int8_t x;
+          std::memcpy(&x, p, 1);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 8 * 16 + 'u': {
+          uint64_t x;
+          std::memcpy(&x, p, 8);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 4 * 16 + 'u': {
+          uint32_t x;
+          std::memcpy(&x, p, 4);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 2 * 16 + 'u': {
+          uint16_t x;
+          std::memcpy(&x, p, 2);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 1 * 16 + 'u':
+        case 1 * 16 + 'b':
+          value = static_cast<T>(*p);
+          break;
+        case 8 * 16 + 'f': {
+          double x;
+          std::memcpy(&x, p, 8);
+          value = static_cast<T>(x);
+          break;
+        }
+        case 4 * 16 + 'f': {
+          float x;
+          std::memcpy(&x, p, 4);
+          value = static_cast<T>(x);
+          break;
+        }
+        default:
+          throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
       }
       out[done + i] = value;
     }

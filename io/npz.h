@@ -11,9 +11,9 @@
 namespace halogen::io {
 
 struct NpyHeader {
-  std::string descr;       // e.g. "<i8", "<f4"
-  char kind = 0;           // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
-  int item_size = 0;       // bytes per element
+  std::string descr;  // e.g. "<i8", "<f4"
+  char kind = 0;      // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
+  int item_size = 0;  // bytes per element
   std::vector<int64_t> shape;
   int64_t count() const;
 };

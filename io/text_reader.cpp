@@ -14,7 +14,9 @@ namespace halogen::io {
 
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
-gzFile as_gz(void* p) { return static_cast<gzFile>(p); }
+gzFile as_gz(void* p) {
+  return static_cast<gzFile>(p);
+}
 }  // namespace
 
 LineReader::LineReader(const std::string& path) : path_(path) {
@@ -32,9 +34,13 @@ LineReader::~LineReader() {
   if (gz_) gzclose(as_gz(gz_));
 }
 
-int64_t LineReader::bytes_read() const { return gz_ ? static_cast<int64_t>(gzoffset(as_gz(gz_))) : 0; }
+int64_t LineReader::bytes_read() const {
+  return gz_ ? static_cast<int64_t>(gzoffset(as_gz(gz_))) : 0;
+}
 
-std::string LineReader::where() const { return path_ + ": line " + std::to_string(line_number_) + ": "; }
+std::string LineReader::where() const {
+  return path_ + ": line " + std::to_string(line_number_) + ": ";
+}
 
 bool LineReader::refill() {
   if (eof_) return false;
@@ -51,8 +57,8 @@ bool LineReader::refill() {
     // zlib's message starts with the path; keep only what follows it.
     std::string reason = message && *message ? message : "zlib error";
     if (reason.compare(0, path_.size() + 2, path_ + ": ") == 0) reason.erase(0, path_.size() + 2);
-    throw UserError(strformat("%s: corrupt or truncated gzip data (%s) in the block after line %lld", path_.c_str(),
-                              reason.c_str(), static_cast<long long>(line_number_)));
+    throw UserError(strformat("%s: corrupt or truncated gzip data (%s) in the block after line %lld",
+                              path_.c_str(), reason.c_str(), static_cast<long long>(line_number_)));
   }
   if (got == 0) {
     eof_ = true;

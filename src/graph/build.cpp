@@ -95,15 +95,16 @@ Csr build(int64_t num_nodes, const std::vector<int64_t>& src, const std::vector<
   std::vector<int64_t> kept(static_cast<size_t>(num_nodes), 0);
 #pragma omp parallel for schedule(dynamic, 1024)
   for (int64_t r = 0; r < num_nodes; ++r) {
-    kept[r] = sort_unique_row(csr.indices.data() + count[r], weighted ? csr.weight.data() + count[r] : nullptr,
-                              count[r + 1] - count[r]);
+    kept[r] = sort_unique_row(csr.indices.data() + count[r],
+                              weighted ? csr.weight.data() + count[r] : nullptr, count[r + 1] - count[r]);
   }
   csr.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
   for (int64_t r = 0; r < num_nodes; ++r) {
     const int64_t from = count[r], to = csr.indptr[r];
     if (from != to) {
       std::copy(csr.indices.begin() + from, csr.indices.begin() + from + kept[r], csr.indices.begin() + to);
-      if (weighted) std::copy(csr.weight.begin() + from, csr.weight.begin() + from + kept[r], csr.weight.begin() + to);
+      if (weighted)
+        std::copy(csr.weight.begin() + from, csr.weight.begin() + from + kept[r], csr.weight.begin() + to);
     }
     csr.indptr[r + 1] = to + kept[r];
   }
@@ -168,7 +169,8 @@ bool is_symmetric(const Csr& csr, int64_t* first_bad_row, int64_t* first_bad_ent
   if (bad_entry == csr.nnz()) return true;
   if (first_bad_entry) *first_bad_entry = bad_entry;
   if (first_bad_row) {
-    *first_bad_row = std::upper_bound(csr.indptr.begin(), csr.indptr.end(), bad_entry) - csr.indptr.begin() - 1;
+    *first_bad_row =
+        std::upper_bound(csr.indptr.begin(), csr.indptr.end(), bad_entry) - csr.indptr.begin() - 1;
   }
   return false;
 }

@@ -119,7 +119,8 @@ TEST(ConvertOgbNpz, StoredAndDeflatedArchivesGiveTheTinyGraph) {
 
 TEST(ConvertSnap, RemapsIdsKeepsOriginalsSkipsComments) {
   const fs::path path = scratch("snap") / "tiny.txt";
-  write_text(path, "# Directed graph: tiny\n# FromNodeId\tToNodeId\n10 20\n20\t30\n30 30\n  40\t10 \n\n", false);
+  write_text(path, "# Directed graph: tiny\n# FromNodeId\tToNodeId\n10 20\n20\t30\n30 30\n  40\t10 \n\n",
+             false);
   ConvertOptions options;
   options.input = path.string();
   const Graph g = halogen::io::convert_snap(options);
@@ -145,7 +146,8 @@ TEST(ConvertSnap, DenseIdsNeedNoOrigIdAndDirectedKeepsDirection) {
 TEST(ConvertMatrixMarket, RealSymmetricBecomesWeightedBothWays) {
   const fs::path path = scratch("mtx") / "tiny.mtx";
   write_text(path,
-             "%%MatrixMarket matrix coordinate real symmetric\n% a comment\n4 4 4\n2 1 0.5\n3 1 1.5\n4 4 9\n4 3 2e0\n",
+             "%%MatrixMarket matrix coordinate real symmetric\n% a comment\n4 4 4\n2 1 0.5\n3 1 1.5\n4 4 "
+             "9\n4 3 2e0\n",
              false);
   ConvertOptions options;
   options.input = path.string();
@@ -172,7 +174,8 @@ TEST(ConvertMatrixMarket, PatternGeneralDirected) {
 
 TEST(ConvertMatrixMarket, IntegerGeneralUndirectedAndErrorsCarryLineNumbers) {
   const fs::path dir = scratch("mtx");
-  write_text(dir / "int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n2 1 5\n", false);
+  write_text(dir / "int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 3\n2 1 5\n",
+             false);
   ConvertOptions options;
   options.input = (dir / "int.mtx").string();
   const Graph g = halogen::io::convert_matrix_market(options);

@@ -62,7 +62,8 @@ void mutate_every_byte(const fs::path& dir, const fs::path& victim, int step) {
 
 TEST(CorruptInput, NpzArchivesTruncatedOrFlippedAreRejectedCleanly) {
   for (const char* variant : {"npz_stored", "npz_deflated"}) {
-    const fs::path dir = fs::temp_directory_path() / ("halogen_io_corrupt_" + std::to_string(getpid())) / variant;
+    const fs::path dir =
+        fs::temp_directory_path() / ("halogen_io_corrupt_" + std::to_string(getpid())) / variant;
     fs::remove_all(dir);
     fs::create_directories(dir.parent_path());
     fs::copy(fs::path(HALOGEN_SOURCE_DIR) / "tests" / "io" / variant, dir, fs::copy_options::recursive);

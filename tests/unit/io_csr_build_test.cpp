@@ -7,8 +7,8 @@
 #include "core/rng.h"
 #include "graph/build.h"
 
-using halogen::graph::BuildOptions;
 using halogen::graph::build_csr;
+using halogen::graph::BuildOptions;
 using halogen::graph::Csr;
 using halogen::graph::EdgeList;
 

@@ -85,8 +85,8 @@ TEST(Sbm, FeaturesCarryTheClassMean) {
     }
     correct += best == g.labels[v];
   }
-  // Random unit means ~orthogonal: pairwise distance ~ 3*sqrt(2) = 4.2 noise units -> ~ 0.9 accuracy expected;
-  // 0.6 is far above chance 0.25 yet safe against unlucky mean directions.
+  // Random unit means ~orthogonal: pairwise distance ~ 3*sqrt(2) = 4.2 noise units -> ~ 0.9 accuracy
+  // expected; 0.6 is far above chance 0.25 yet safe against unlucky mean directions.
   EXPECT_GT(correct / 4000.0, 0.6);
 }
 
@@ -114,7 +114,8 @@ TEST(Rmat, SizeSymmetryDeterminismAndSkew) {
 
 namespace {
 // Nearest-class-centroid accuracy of rows `x` (n, f): a stand-in for what a linear model can learn.
-double centroid_accuracy(const std::vector<float>& x, const std::vector<int32_t>& labels, int classes, int64_t f) {
+double centroid_accuracy(const std::vector<float>& x, const std::vector<int32_t>& labels, int classes,
+                         int64_t f) {
   const int64_t n = static_cast<int64_t>(labels.size());
   std::vector<double> centroid(classes * f, 0.0);
   std::vector<int64_t> count(classes, 0);

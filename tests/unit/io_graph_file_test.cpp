@@ -1,4 +1,5 @@
-// Graph file: round trip, atomic write, and every validation rule on read (message names file, dataset, index).
+// Graph file: round trip, atomic write, and every validation rule on read (message names file, dataset,
+// index).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -136,16 +137,14 @@ TEST(GraphFile, ReadRejectsEachViolationWithFileDatasetAndIndex) {
     EXPECT_NE(message.find("corrupt.h5"), std::string::npos) << message;
     EXPECT_NE(message.find(wanted), std::string::npos) << message << "\n  wanted: " << wanted;
   };
-  expect_message(read_error_after([](File& f) { f.set_attr("format", std::string("other")); }), "not a Halogen graph file");
-  expect_message(read_error_after([](File& f) { f.set_attr("version", int64_t{2}); }), "version 2 is not supported");
-  expect_message(read_error_after([](File& f) {
-                   f.set_attr("num_nodes", int64_t{5});
-                 }),
+  expect_message(read_error_after([](File& f) { f.set_attr("format", std::string("other")); }),
+                 "not a Halogen graph file");
+  expect_message(read_error_after([](File& f) { f.set_attr("version", int64_t{2}); }),
+                 "version 2 is not supported");
+  expect_message(read_error_after([](File& f) { f.set_attr("num_nodes", int64_t{5}); }),
                  "/csr/indptr: expected shape [6], found [5]");
   expect_message(read_error_after([](File& f) { f.set_attr("num_edges", int64_t{5}); }), "num_edges 5 != 6");
-  expect_message(read_error_after([](File& f) {
-                   f.set_attr("num_classes", int64_t{2});
-                 }),
+  expect_message(read_error_after([](File& f) { f.set_attr("num_classes", int64_t{2}); }),
                  "/node/label: index 1: label 2 out of range [-1, 2)");
 }
 
@@ -163,7 +162,8 @@ TEST(GraphFile, ValidateNamesTheFirstBadIndex) {
   EXPECT_EQ(message_of(g), "g.h5: /csr/indices: index 3 (row 2): column 9 out of range [0, 4)");
   g = tiny_graph();
   std::swap(g.adjacency.indices[3], g.adjacency.indices[4]);
-  EXPECT_EQ(message_of(g), "g.h5: /csr/indices: index 4 (row 2): columns not sorted or duplicated (1 after 3)");
+  EXPECT_EQ(message_of(g),
+            "g.h5: /csr/indices: index 4 (row 2): columns not sorted or duplicated (1 after 3)");
   g = tiny_graph();
   g.adjacency.indptr[2] = 1;
   g.adjacency.indptr[1] = 2;
@@ -185,7 +185,8 @@ TEST(GraphFile, ValidateNamesTheFirstBadIndex) {
   EXPECT_EQ(message_of(g), "g.h5: /split/valid: index 1: node id 4 out of range [0, 4)");
   g = tiny_graph();
   g.adjacency.indices[5] = 1;  // row 3 now holds (3,1) instead of (3,2): (2,3) lost its reverse first
-  EXPECT_EQ(message_of(g), "g.h5: /csr/indices: index 4: edge (2, 3) has no reverse edge, but the graph is undirected");
+  EXPECT_EQ(message_of(g),
+            "g.h5: /csr/indices: index 4: edge (2, 3) has no reverse edge, but the graph is undirected");
 }
 
 TEST(GraphFile, SparseFeaturesAreStoredCompressedAndReadBackExactly) {
