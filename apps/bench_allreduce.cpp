@@ -29,7 +29,8 @@ BenchRow run_size(BenchComm& bench_comm, const CommBenchOptions& options, int64_
   row.bytes = count * static_cast<int64_t>(sizeof(float));
   Tensor data(count, comm.device());
   data.zero();
-  time_iterations(bench_comm, options, [&] { comm.allreduce_sum(data.data(), count, nullptr); }, &row);
+  time_iterations(
+      bench_comm, options, [&] { comm.allreduce_sum(data.data(), count, nullptr); }, &row);
 
   std::vector<float> host(count);
   for (int64_t i = 0; i < count; ++i) host[i] = data_value(options.seed, comm.rank(), i);
@@ -59,7 +60,8 @@ void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
   print_table_header(
       comm,
       strformat("halogen bench allreduce: in-place float sum over %d ranks (%s, %s), warmup %d, iters %d",
-                comm.size(), device_name(comm.device()), bench_comm.name(), options.warmup, options.iterations),
+                comm.size(), device_name(comm.device()), bench_comm.name(), options.warmup,
+                options.iterations),
       {"size: bytes of the buffer on each rank (count floats x 4)",
        strformat("busbw = algbw x 2(n-1)/n = algbw x %.3f (n = %d): the bytes each rank moves in a ring",
                  2.0 * (comm.size() - 1) / comm.size(), comm.size()),
@@ -82,10 +84,13 @@ void add_bench_allreduce(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "allreduce", "Gradient allreduce (in-place float sum), nccl-tests table; run under mpirun/srun");
   cmd->add_option("--min-bytes", sizes.min_bytes, "Smallest buffer per rank (accepts K, M, G suffixes)")
-      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--max-bytes", sizes.max_bytes, "Largest buffer per rank (accepts K, M, G suffixes)")
-      ->capture_default_str()->transform(CLI::AsSizeValue(false));
-  cmd->add_option("--step-factor", sizes.step_factor, "Multiply the size by this between rows")->capture_default_str();
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--step-factor", sizes.step_factor, "Multiply the size by this between rows")
+      ->capture_default_str();
   add_comm_bench_options(cmd, &options);
   cmd->callback([] { run(sizes, options); });
 }

@@ -47,8 +47,8 @@ void BenchComm::synchronize() {
 #endif
 }
 
-void time_iterations(BenchComm& bench_comm, const CommBenchOptions& options, const std::function<void()>& iteration,
-                     BenchRow* row) {
+void time_iterations(BenchComm& bench_comm, const CommBenchOptions& options,
+                     const std::function<void()>& iteration, BenchRow* row) {
   comm::Communicator& comm = bench_comm.get();
   for (int i = 0; i < options.warmup; ++i) iteration();
   bench_comm.synchronize();
@@ -69,12 +69,14 @@ void print_table_header(const comm::Communicator& comm, const std::string& title
   if (comm.rank() != 0) return;
   std::printf("# %s\n", title.c_str());
   for (const std::string& line : definitions) std::printf("#   %s\n", line.c_str());
-  std::printf("#   time(us): slowest rank's mean iteration time; mean(us): mean over ranks; algbw = size / time;\n");
-  std::printf("#   #wrong: elements (all ranks) that differ from the value made on purpose, f(seed, global id,\n");
+  std::printf(
+      "#   time(us): slowest rank's mean iteration time; mean(us): mean over ranks; algbw = size / time;\n");
+  std::printf(
+      "#   #wrong: elements (all ranks) that differ from the value made on purpose, f(seed, global id,\n");
   std::printf("#   column) = Philox integer in [-512, 512); must be 0.\n");
   std::printf("#\n");
-  std::printf("# %12s %10s %10s %10s %11s %11s %8s\n", "size(B)", count_name, "time(us)", "mean(us)", "algbw(GB/s)",
-              "busbw(GB/s)", "#wrong");
+  std::printf("# %12s %10s %10s %10s %11s %11s %8s\n", "size(B)", count_name, "time(us)", "mean(us)",
+              "algbw(GB/s)", "busbw(GB/s)", "#wrong");
   std::fflush(stdout);
 }
 
@@ -94,7 +96,8 @@ void print_table_footer(const comm::Communicator& comm, const std::vector<BenchR
     busbw_sum += row.busbw_gbs;
   }
   if (comm.rank() == 0) {
-    std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(wrong), wrong == 0 ? "OK" : "FAILED");
+    std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
+                wrong == 0 ? "OK" : "FAILED");
     std::printf("# Avg bus bandwidth    : %.3f GB/s\n", rows.empty() ? 0.0 : busbw_sum / rows.size());
     std::fflush(stdout);
   }
@@ -114,11 +117,15 @@ std::vector<int64_t> size_sweep(int64_t begin, int64_t end, int64_t factor) {
 }
 
 void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
-  cmd->add_option("--device", options->device, "cpu (MpiComm, host buffers) or cuda (NcclComm, one GPU per rank)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")->capture_default_str()
+  cmd->add_option("--device", options->device,
+                  "cpu (MpiComm, host buffers) or cuda (NcclComm, one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--iters", options->iterations, "Timed iterations per size")->capture_default_str()
+  cmd->add_option("--iters", options->iterations, "Timed iterations per size")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", options->seed, "Seed of the checked data")->capture_default_str();
   cmd->add_flag("--inject-error", options->inject_error,

@@ -1,5 +1,5 @@
-// `halogen bench halo`: the halo exchange of training (comm::HaloExchange over the engine's Communicator) on a
-// real partition directory or a synthetic plan, in the nccl-tests style: one row per row width.
+// `halogen bench halo`: the halo exchange of training (comm::HaloExchange over the engine's Communicator) on
+// a real partition directory or a synthetic plan, in the nccl-tests style: one row per row width.
 //   mpirun -np 4 halogen bench halo parts.p4/            the plan of each rank's shard (part-%05d.h5)
 //   mpirun -np 4 halogen bench halo --pattern ring       synthetic: halo = neighbour ranks' boundary rows
 //   mpirun -np 4 halogen bench halo --pattern random     synthetic: halo = random rows of all other ranks
@@ -24,7 +24,7 @@ namespace halogen::app {
 namespace {
 
 struct HaloOptions {
-  std::string partition_dir;    // empty: synthetic plan
+  std::string partition_dir;     // empty: synthetic plan
   std::string pattern = "ring";  // ring | random
   int64_t rows_per_rank = 100000;
   int64_t halo_rows = 10000;
@@ -42,7 +42,8 @@ std::vector<int64_t> synthetic_halo(const HaloOptions& options, uint64_t seed, i
   std::set<int64_t> halo;
   if (size == 1) return {};
   if (options.pattern == "ring") {
-    // The last H rows of the left neighbour and the first H rows of the right one (a 1-D domain decomposition).
+    // The last H rows of the left neighbour and the first H rows of the right one (a 1-D domain
+    // decomposition).
     const int left = (q + size - 1) % size, right = (q + 1) % size;
     const int64_t h = std::min(options.halo_rows, rows);
     for (int64_t i = 0; i < h; ++i) {
@@ -66,7 +67,8 @@ graph::Shard synthetic_shard(const HaloOptions& options, uint64_t seed, int size
   HALOGEN_USER_CHECK(options.pattern == "ring" || options.pattern == "random",
                      "--pattern must be ring or random, got '%s'", options.pattern.c_str());
   HALOGEN_USER_CHECK(options.rows_per_rank > 0 && options.rows_per_rank < (int64_t{1} << 31),
-                     "--rows-per-rank must be in [1, 2^31), got %lld", static_cast<long long>(options.rows_per_rank));
+                     "--rows-per-rank must be in [1, 2^31), got %lld",
+                     static_cast<long long>(options.rows_per_rank));
   HALOGEN_USER_CHECK(options.halo_rows >= 0, "--halo-rows must be >= 0");
   const int64_t rows = options.rows_per_rank;
   graph::Shard shard;
@@ -103,7 +105,9 @@ PlanSummary summarize(comm::Communicator& comm, const graph::Shard& shard) {
   const double recv = static_cast<double>(shard.num_halo());
   double peers = 0;
   for (int q = 0; q < comm.size(); ++q) {
-    if (shard.recv_offsets[q + 1] > shard.recv_offsets[q] || shard.send_offsets[q + 1] > shard.send_offsets[q]) ++peers;
+    if (shard.recv_offsets[q + 1] > shard.recv_offsets[q] ||
+        shard.send_offsets[q + 1] > shard.send_offsets[q])
+      ++peers;
   }
   double maxima[4] = {send, recv, std::max(send, recv), peers};
   comm.allreduce_max(maxima, 4);
@@ -116,9 +120,9 @@ PlanSummary summarize(comm::Communicator& comm, const graph::Shard& shard) {
   return s;
 }
 
-// One width: x holds (n_own + n_halo) rows of `width` floats, owned rows f(seed, gid, c). Forward: the halo rows
-// must arrive equal to f(seed, halo gid, c). Reverse: every rank sends partial rows f(seed, halo gid, c) back;
-// an owner's row i must become the sum of one copy per rank that holds it as halo.
+// One width: x holds (n_own + n_halo) rows of `width` floats, owned rows f(seed, gid, c). Forward: the halo
+// rows must arrive equal to f(seed, halo gid, c). Reverse: every rank sends partial rows f(seed, halo gid, c)
+// back; an owner's row i must become the sum of one copy per rank that holds it as halo.
 BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const graph::Shard& shard,
                    const HaloOptions& halo_options, const CommBenchOptions& options, int64_t width,
                    int64_t busiest_rows) {
@@ -131,10 +135,12 @@ BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const gr
 
   std::vector<float> host_x((n_own + n_halo) * width);
   for (int64_t i = 0; i < n_own; ++i)
-    for (int64_t c = 0; c < width; ++c) host_x[i * width + c] = data_value(options.seed, shard.owned_gid[i], c);
+    for (int64_t c = 0; c < width; ++c)
+      host_x[i * width + c] = data_value(options.seed, shard.owned_gid[i], c);
   std::vector<float> host_partial(n_halo * width);
   for (int64_t j = 0; j < n_halo; ++j)
-    for (int64_t c = 0; c < width; ++c) host_partial[j * width + c] = data_value(options.seed, shard.halo_gid[j], c);
+    for (int64_t c = 0; c < width; ++c)
+      host_partial[j * width + c] = data_value(options.seed, shard.halo_gid[j], c);
 
   Tensor x(n_own + n_halo, width, device);
   Tensor partial(n_halo, width, device);
@@ -151,8 +157,10 @@ BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const gr
     exchange.start_reverse(partial.matrix());
     exchange.finish_reverse(grad_own.matrix());
   };
-  if (halo_options.reverse) time_iterations(bench_comm, options, reverse, &row);
-  else time_iterations(bench_comm, options, forward, &row);
+  if (halo_options.reverse)
+    time_iterations(bench_comm, options, reverse, &row);
+  else
+    time_iterations(bench_comm, options, forward, &row);
 
   int64_t wrong = 0;
   if (!halo_options.reverse) {
@@ -199,25 +207,26 @@ void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
     HALOGEN_USER_CHECK(meta.num_parts == comm.size(), "%s: %d parts but %d ranks; run with -np %d",
                        halo_options.partition_dir.c_str(), meta.num_parts, comm.size(), meta.num_parts);
     shard = io::read_shard(halo_options.partition_dir, comm.rank());
-    source = strformat("partition %s (%s, %lld vertices)", halo_options.partition_dir.c_str(), meta.method.c_str(),
-                       static_cast<long long>(meta.num_nodes));
+    source = strformat("partition %s (%s, %lld vertices)", halo_options.partition_dir.c_str(),
+                       meta.method.c_str(), static_cast<long long>(meta.num_nodes));
   } else {
     shard = synthetic_shard(halo_options, options.seed, comm.size(), comm.rank());
-    source = strformat(halo_options.pattern == "ring"
-                           ? "synthetic ring plan: %lld rows per rank, halo = %lld boundary rows of each neighbour"
-                           : "synthetic random plan: %lld rows per rank, halo = %lld uniform draws from other ranks",
-                       static_cast<long long>(halo_options.rows_per_rank), static_cast<long long>(halo_options.halo_rows));
+    source = strformat(
+        halo_options.pattern == "ring"
+            ? "synthetic ring plan: %lld rows per rank, halo = %lld boundary rows of each neighbour"
+            : "synthetic random plan: %lld rows per rank, halo = %lld uniform draws from other ranks",
+        static_cast<long long>(halo_options.rows_per_rank), static_cast<long long>(halo_options.halo_rows));
   }
   const PlanSummary plan = summarize(comm, shard);
-  const std::vector<int64_t> widths = size_sweep(halo_options.min_width, halo_options.max_width, halo_options.step_factor);
+  const std::vector<int64_t> widths =
+      size_sweep(halo_options.min_width, halo_options.max_width, halo_options.step_factor);
   comm::HaloExchange exchange(comm, shard, widths.back());
 
   print_table_header(
       comm,
       strformat("halogen bench halo: %s exchange over %d ranks (%s, %s + HaloExchange), warmup %d, iters %d",
-                halo_options.reverse ? "reverse (scatter-add)" : "forward", comm.size(), device_name(comm.device()),
-                bench_comm.name(),
-                options.warmup, options.iterations),
+                halo_options.reverse ? "reverse (scatter-add)" : "forward", comm.size(),
+                device_name(comm.device()), bench_comm.name(), options.warmup, options.iterations),
       {source,
        strformat("plan: %.0f halo rows in all; per rank at most: %.0f rows sent, %.0f received, peers %.0f",
                  plan.total_halo_rows, plan.max_send_rows, plan.max_recv_rows, plan.max_peers),
@@ -239,18 +248,26 @@ void add_bench_halo(CLI::App& bench) {
   static HaloOptions halo_options;
   static CommBenchOptions options;
   CLI::App* cmd = bench.add_subcommand(
-      "halo", "Halo exchange of a partition directory or a synthetic plan, nccl-tests table; run under mpirun/srun");
-  cmd->add_option("partition_dir", halo_options.partition_dir,
-                  "Partition directory (from `halogen partition`, as many parts as ranks); none: synthetic plan");
-  cmd->add_option("--pattern", halo_options.pattern, "Synthetic plan: ring | random")->capture_default_str()
+      "halo",
+      "Halo exchange of a partition directory or a synthetic plan, nccl-tests table; run under mpirun/srun");
+  cmd->add_option(
+      "partition_dir", halo_options.partition_dir,
+      "Partition directory (from `halogen partition`, as many parts as ranks); none: synthetic plan");
+  cmd->add_option("--pattern", halo_options.pattern, "Synthetic plan: ring | random")
+      ->capture_default_str()
       ->check(CLI::IsMember({"ring", "random"}));
-  cmd->add_option("--rows-per-rank", halo_options.rows_per_rank, "Synthetic plan: owned rows per rank")->capture_default_str();
+  cmd->add_option("--rows-per-rank", halo_options.rows_per_rank, "Synthetic plan: owned rows per rank")
+      ->capture_default_str();
   cmd->add_option("--halo-rows", halo_options.halo_rows,
-                  "Synthetic plan: ring: rows taken from each neighbour; random: rows drawn per rank")->capture_default_str();
-  cmd->add_option("--min-width", halo_options.min_width, "Smallest row width (floats)")->capture_default_str();
+                  "Synthetic plan: ring: rows taken from each neighbour; random: rows drawn per rank")
+      ->capture_default_str();
+  cmd->add_option("--min-width", halo_options.min_width, "Smallest row width (floats)")
+      ->capture_default_str();
   cmd->add_option("--max-width", halo_options.max_width, "Largest row width (floats)")->capture_default_str();
-  cmd->add_option("--step-factor", halo_options.step_factor, "Multiply the width by this between rows")->capture_default_str();
-  cmd->add_flag("--reverse", halo_options.reverse, "Measure the reverse exchange (backward pass scatter-add)");
+  cmd->add_option("--step-factor", halo_options.step_factor, "Multiply the width by this between rows")
+      ->capture_default_str();
+  cmd->add_flag("--reverse", halo_options.reverse,
+                "Measure the reverse exchange (backward pass scatter-add)");
   add_comm_bench_options(cmd, &options);
   cmd->callback([] { run(halo_options, options); });
 }
