@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -252,9 +253,10 @@ void NpyReader::parse_header(const std::string& dict) {
     throw UserError(where_ + "dtype '" + d + "' is not supported (little-endian integers, floats, bool)");
   header_.kind = d[1];
   header_.item_size = std::stoi(d.substr(2));
-  const bool ok_size = header_.kind == 'f' ? (header_.item_size == 4 || header_.item_size == 8)
-                                           : (header_.item_size == 1 || header_.item_size == 2 ||
-                                              header_.item_size == 4 || header_.item_size == 8);
+  const bool ok_size = header_.kind == 'f'
+                           ? (header_.item_size == 2 || header_.item_size == 4 || header_.item_size == 8)
+                           : (header_.item_size == 1 || header_.item_size == 2 || header_.item_size == 4 ||
+                              header_.item_size == 8);
   if (!ok_size) throw UserError(where_ + "dtype '" + d + "' is not supported");
   for (int64_t dim : header_.shape) {
     if (dim > (int64_t{1} << 40)) throw UserError(where_ + "implausible shape in .npy header");
@@ -298,6 +300,47 @@ void NpyReader::read_bytes(void* out, size_t bytes) {
   }
 }
 
+namespace {
+
+// IEEE half -> float (numpy '<f2').
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  float magnitude;
+  if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero or subnormal
+  else if (exponent == 31)
+    magnitude = mantissa ? NAN : INFINITY;
+  else
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+// Converts n stored elements of type Stored (little-endian, possibly unaligned) into out.
+template <typename Stored, typename T>
+void convert_block(const unsigned char* in, int64_t n, T* out) {
+  if constexpr (std::is_same_v<Stored, T>) {
+    std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      Stored x;
+      std::memcpy(&x, in + i * static_cast<int64_t>(sizeof(Stored)), sizeof(Stored));
+      out[i] = static_cast<T>(x);
+    }
+  }
+}
+
+template <typename T>
+void convert_half_block(const unsigned char* in, int64_t n, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t x;
+    std::memcpy(&x, in + 2 * i, 2);
+    out[i] = static_cast<T>(half_to_float(x));
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void NpyReader::read(T* out, int64_t count) {
   const char kind = header_.kind;
@@ -309,72 +352,45 @@ void NpyReader::read(T* out, int64_t count) {
   for (int64_t done = 0; done < count;) {
     const int64_t n = std::min(block, count - done);
     read_bytes(staging_.data(), static_cast<size_t>(n * header_.item_size));
-    const unsigned char* p = staging_.data();
-    for (int64_t i = 0; i < n; ++i, p += header_.item_size) {
-      T value{};
-      switch (header_.item_size * 16 + kind) {
-        case 8 * 16 + 'i': {
-          int64_t x;
-          std::memcpy(&x, p, 8);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 4 * 16 + 'i': {
-          int32_t x;
-          std::memcpy(&x, p, 4);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 2 * 16 + 'i': {
-          int16_t x;
-          std::memcpy(&x, p, 2);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 1 * 16 + 'i': {
-          int8_t x;
-          std::memcpy(&x, p, 1);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 8 * 16 + 'u': {
-          uint64_t x;
-          std::memcpy(&x, p, 8);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 4 * 16 + 'u': {
-          uint32_t x;
-          std::memcpy(&x, p, 4);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 2 * 16 + 'u': {
-          uint16_t x;
-          std::memcpy(&x, p, 2);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 1 * 16 + 'u':
-        case 1 * 16 + 'b':
-          value = static_cast<T>(*p);
-          break;
-        case 8 * 16 + 'f': {
-          double x;
-          std::memcpy(&x, p, 8);
-          value = static_cast<T>(x);
-          break;
-        }
-        case 4 * 16 + 'f': {
-          float x;
-          std::memcpy(&x, p, 4);
-          value = static_cast<T>(x);
-          break;
-        }
-        default:
-          throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
-      }
-      out[done + i] = value;
+    const unsigned char* in = staging_.data();
+    T* to = out + done;
+    switch (header_.item_size * 16 + kind) {
+      case 8 * 16 + 'i':
+        convert_block<int64_t>(in, n, to);
+        break;
+      case 4 * 16 + 'i':
+        convert_block<int32_t>(in, n, to);
+        break;
+      case 2 * 16 + 'i':
+        convert_block<int16_t>(in, n, to);
+        break;
+      case 1 * 16 + 'i':
+        convert_block<int8_t>(in, n, to);
+        break;
+      case 8 * 16 + 'u':
+        convert_block<uint64_t>(in, n, to);
+        break;
+      case 4 * 16 + 'u':
+        convert_block<uint32_t>(in, n, to);
+        break;
+      case 2 * 16 + 'u':
+        convert_block<uint16_t>(in, n, to);
+        break;
+      case 1 * 16 + 'u':
+      case 1 * 16 + 'b':
+        convert_block<uint8_t>(in, n, to);
+        break;
+      case 8 * 16 + 'f':
+        convert_block<double>(in, n, to);
+        break;
+      case 4 * 16 + 'f':
+        convert_block<float>(in, n, to);
+        break;
+      case 2 * 16 + 'f':
+        convert_half_block(in, n, to);
+        break;
+      default:
+        throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
     }
     done += n;
   }

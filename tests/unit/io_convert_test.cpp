@@ -108,7 +108,8 @@ TEST(ConvertOgb, SeveralSplitSchemesNeedSplitFlag) {
 }
 
 TEST(ConvertOgbNpz, StoredAndDeflatedArchivesGiveTheTinyGraph) {
-  for (const char* variant : {"npz_stored", "npz_deflated"}) {
+  // npz_narrow_types: int32 edge_index and num_nodes_list, float16 node_feat, 1-d float32 labels.
+  for (const char* variant : {"npz_stored", "npz_deflated", "npz_narrow_types"}) {
     SCOPED_TRACE(variant);
     ConvertOptions options;
     options.input = std::string(HALOGEN_SOURCE_DIR) + "/tests/io/" + variant;
