@@ -3,7 +3,7 @@
 
     python3 scripts/bench/torch_gcn.py g.h5 --layers 2 --hidden 128 --epochs 10 --warmup 2 --threads 2
 
-Same model as Halogen's GCN: A_hat = D^-1/2 (A + I) D^-1/2 (a torch sparse CSR matrix, built once);
+Same model as Halogen's GCN: A_hat = D^-1/2 (A + I) D^-1/2 (a torch sparse COO matrix, or CSR with --adjacency csr; built once);
 X0 = dropout(X); per layer Z = A_hat (X W) when the layer narrows (out < in), else (A_hat X) W, plus bias;
 dropout(relu(Z)) between layers; cross-entropy on the training vertices; Adam (lr 0.01, weight decay 5e-4
 on the first layer). Epoch time = forward + backward + optimizer step (no evaluation), torch.set_num_threads
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 
-def load(path):
+def load(path, layout):
     with h5py.File(path, "r") as f:
         indptr = f["/csr/indptr"][...].astype(np.int64)
         indices = f["/csr/indices"][...].astype(np.int64)
@@ -38,8 +38,12 @@ def load(path):
     crow = np.zeros(n + 1, dtype=np.int64)
     np.add.at(crow, all_rows + 1, 1)
     crow = np.cumsum(crow)
-    a_hat = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(all_cols),
-                                    torch.from_numpy(values), size=(n, n))
+    if layout == "csr":
+        a_hat = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(all_cols),
+                                        torch.from_numpy(values), size=(n, n))
+    else:
+        index = torch.from_numpy(np.stack([all_rows, all_cols]))
+        a_hat = torch.sparse_coo_tensor(index, torch.from_numpy(values), size=(n, n)).coalesce()
     train = train[label[train] >= 0]
     return a_hat, feat, label, train
 
@@ -75,10 +79,12 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--adjacency", choices=["coo", "csr"], default="coo",
+                        help="torch sparse layout of A_hat (coo: torch.sparse.mm's mature path; csr: beta in 1.13)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    a_hat, feat, label, train = load(args.graph)
+    a_hat, feat, label, train = load(args.graph, args.adjacency)
     classes = int(label.max()) + 1
     widths = [feat.shape[1]] + [args.hidden] * (args.layers - 1) + [classes]
     model = GCN(widths, args.dropout)
@@ -99,7 +105,7 @@ def main():
         if epoch >= args.warmup:
             times.append(elapsed)
     print(json.dumps({"framework": "torch", "torch": torch.__version__, "threads": args.threads,
-                      "nodes": int(feat.shape[0]), "edges": int(a_hat.values().numel() - feat.shape[0]),
+                      "nodes": int(feat.shape[0]), "edges": int(a_hat.values().numel() - feat.shape[0]), "adjacency": args.adjacency,
                       "layers": args.layers, "hidden": args.hidden, "mean_epoch_ms": sum(times) / len(times),
                       "min_epoch_ms": min(times), "loss": float(loss)}))
 

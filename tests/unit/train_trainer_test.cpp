@@ -1,0 +1,153 @@
+// Trainer behaviour on one rank (SelfComm): checkpoint files (round trip, corruption, truncation), early
+// stopping, the NaN stop naming epoch and layer, and the --metrics JSON lines contract.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "comm/self_comm.h"
+#include "core/error.h"
+#include "train/checkpoint.h"
+#include "train/synthetic_graph.h"
+#include "train/trainer.h"
+
+namespace halogen {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("halogen-trainer-test-" + name + "-" +
+                                                                      std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Checkpoint, RoundTripsEveryField) {
+  const std::string dir = temp_dir("roundtrip");
+  train::CheckpointState s;
+  s.fingerprint = "model=gcn";
+  s.epoch = 7;
+  s.adam_steps = 7;
+  s.best_epoch = 5;
+  s.best_valid_acc = 0.75;
+  s.test_acc_at_best = 0.5;
+  s.train_acc_at_best = 0.25;
+  s.evals_since_best = 2;
+  s.params = {1, 2, 3};
+  s.adam_m = {4, 5, 6};
+  s.adam_v = {7, 8, 9};
+  train::write_checkpoint(dir, s);
+  const train::CheckpointState r = train::read_checkpoint(dir);
+  EXPECT_EQ(r.fingerprint, s.fingerprint);
+  EXPECT_EQ(r.epoch, 7);
+  EXPECT_EQ(r.adam_steps, 7);
+  EXPECT_EQ(r.best_epoch, 5);
+  EXPECT_EQ(r.best_valid_acc, 0.75);
+  EXPECT_EQ(r.test_acc_at_best, 0.5);
+  EXPECT_EQ(r.train_acc_at_best, 0.25);
+  EXPECT_EQ(r.evals_since_best, 2);
+  EXPECT_EQ(r.params, s.params);
+  EXPECT_EQ(r.adam_m, s.adam_m);
+  EXPECT_EQ(r.adam_v, s.adam_v);
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename(), "checkpoint.bin") << "temporary file left behind";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Checkpoint, CorruptTruncatedAndMissingFilesAreUserErrors) {
+  const std::string dir = temp_dir("corrupt");
+  EXPECT_THROW(train::read_checkpoint(dir), UserError);  // missing
+  train::CheckpointState s;
+  s.params.assign(100, 1.0f);
+  train::write_checkpoint(dir, s);
+  const std::string path = train::checkpoint_path(dir);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(60);
+    f.put('\x7f');
+  }
+  try {
+    train::read_checkpoint(dir);
+    FAIL() << "a flipped byte was not detected";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+  }
+  std::filesystem::resize_file(path, 10);
+  EXPECT_THROW(train::read_checkpoint(dir), UserError);
+  std::filesystem::remove_all(dir);
+}
+
+train::TrainConfig small_config() {
+  train::TrainConfig config;
+  config.model.layers = 2;
+  config.model.hidden = 8;
+  config.model.seed = 1;
+  config.epochs = 30;
+  config.print_epochs = false;
+  return config;
+}
+
+TEST(Trainer, EarlyStoppingAfterPatienceEvaluationsWithoutImprovement) {
+  const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
+  comm::SelfComm comm;
+  train::TrainConfig config = small_config();
+  config.lr = 0.0f;  // nothing changes: the first evaluation stays the best
+  config.model.dropout = 0.0f;
+  config.patience = 3;
+  train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+  const train::TrainResult result = trainer.run();
+  EXPECT_TRUE(result.stopped_early);
+  EXPECT_EQ(result.best_epoch, 1);
+  EXPECT_EQ(result.last_epoch, 4);  // evaluations 2, 3, 4 without improvement
+}
+
+TEST(Trainer, NonFiniteLossStopsNamingEpochAndLayer) {
+  const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
+  comm::SelfComm comm;
+  train::TrainConfig config = small_config();
+  config.lr = 1e30f;
+  train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+  try {
+    trainer.run();
+    FAIL() << "training with lr 1e30 did not stop";
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("epoch "), std::string::npos) << message;
+    EXPECT_NE(message.find("layer "), std::string::npos) << message;
+  }
+}
+
+TEST(Trainer, MetricsFileHasOneLinePerEvaluationAndAFinalRecord) {
+  const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
+  comm::SelfComm comm;
+  const std::string dir = temp_dir("metrics");
+  train::TrainConfig config = small_config();
+  config.epochs = 10;
+  config.eval_every = 3;
+  config.metrics_path = dir + "/m.jsonl";
+  train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+  const train::TrainResult result = trainer.run();
+  std::ifstream in(config.metrics_path);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 5u);  // epochs 3, 6, 9, 10 (the last is always evaluated) + final
+  const int64_t expected_epochs[] = {3, 6, 9, 10};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(lines[i]["epoch"], expected_epochs[i]);
+    for (const char* key : {"loss", "train_acc", "valid_acc", "test_acc", "epoch_ms", "spmm_ms", "gemm_ms", "halo_ms",
+                            "halo_exposed_ms", "allreduce_ms", "other_ms"})
+      EXPECT_TRUE(lines[i].contains(key)) << key;
+  }
+  const nlohmann::json& last = lines.back();
+  EXPECT_EQ(last["final"], true);
+  EXPECT_EQ(last["best_epoch"], result.best_epoch);
+  for (const char* key : {"best_valid_acc", "test_acc_at_best", "mean_epoch_ms"}) EXPECT_TRUE(last.contains(key)) << key;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace halogen
