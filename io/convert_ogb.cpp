@@ -240,6 +240,14 @@ graph::Graph convert_ogb(const ConvertOptions& options) {
   if (ogb::find_raw(dir, "edge").empty() && fs::is_regular_file(fs::path(dir) / "raw" / "data.npz", ec)) {
     return convert_ogb_npz(options);  // the binary variant of the same layout
   }
+  HALOGEN_USER_CHECK(
+      !fs::is_directory(fs::path(dir) / "raw" / "relations", ec),
+      "%s: a heterogeneous dataset (raw/relations/, e.g. ogbn-mag); only homogeneous graphs are "
+      "supported",
+      dir.c_str());
+  if (!ogb::find_raw(dir, "edge-feat").empty()) {
+    log::warn(dir + ": raw/edge-feat is ignored (edge features are not part of the graph file)");
+  }
   graph::Graph g;
   g.name = ogb::default_name(dir, options.name);
   g.directed = options.directed;
