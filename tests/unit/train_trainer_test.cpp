@@ -91,6 +91,23 @@ train::TrainConfig small_config() {
   return config;
 }
 
+TEST(Trainer, AllocatesNoBufferDuringTraining) {
+  const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
+  comm::SelfComm comm;
+  train::TrainConfig config = small_config();
+  config.epochs = 5;
+  train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+  const int64_t in_use = detail::bytes_in_use(Device::cpu);
+  const int64_t peak = detail::peak_bytes(Device::cpu);
+  ASSERT_EQ(in_use, peak) << "the trainer's buffers should be the largest allocation so far";
+  const train::TrainResult result = trainer.run();
+  // Any Buffer allocated inside the loop (even freed again) would raise the peak.
+  EXPECT_EQ(detail::peak_bytes(Device::cpu), peak);
+  EXPECT_EQ(detail::bytes_in_use(Device::cpu), in_use);
+  EXPECT_EQ(result.allocated_bytes, in_use);
+  EXPECT_EQ(result.estimated_bytes, in_use) << "train::estimate_rank_memory must predict the allocation";
+}
+
 TEST(Trainer, EarlyStoppingAfterPatienceEvaluationsWithoutImprovement) {
   const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
   comm::SelfComm comm;
