@@ -54,7 +54,7 @@ BenchRow run_size(BenchComm& bench_comm, const CommBenchOptions& options, int64_
 }
 
 void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
-  BenchComm bench_comm(options.device);
+  BenchComm bench_comm(options.device, options.comm);
   comm::Communicator& comm = bench_comm.get();
   const std::vector<int64_t> byte_sizes = size_sweep(sizes.min_bytes, sizes.max_bytes, sizes.step_factor);
   print_table_header(

@@ -11,7 +11,7 @@
 #include "core/timer.h"
 
 #ifdef HALOGEN_HAVE_CUDA
-#include "comm/nccl/nccl_comm.h"
+#include "comm/nccl/make_device_comm.h"
 #include "kernels/cuda/device.h"
 #endif
 
@@ -24,7 +24,7 @@ float data_value(uint64_t seed, int64_t global_id, int64_t column) {
   return static_cast<float>(static_cast<int32_t>(bits % 1024u) - 512);
 }
 
-BenchComm::BenchComm(const std::string& device) : session_(nullptr, nullptr) {
+BenchComm::BenchComm(const std::string& device, const std::string& comm_kind) : session_(nullptr, nullptr) {
   if (device == "cpu") {
     comm_ = std::make_unique<comm::MpiComm>();
     return;
@@ -32,9 +32,10 @@ BenchComm::BenchComm(const std::string& device) : session_(nullptr, nullptr) {
   HALOGEN_USER_CHECK(device == "cuda", "--device must be cpu or cuda, got '%s'", device.c_str());
 #ifdef HALOGEN_HAVE_CUDA
   cuda::initialise_device(session_.local_rank());
-  comm_ = std::make_unique<comm::NcclComm>();
-  name_ = "NcclComm";
+  comm_ = comm::make_device_comm(comm_kind);
+  name_ = comm_kind == "nccl" ? "NcclComm" : "MpiComm with host staging";
 #else
+  (void)comm_kind;
   throw UserError("--device cuda: this halogen was built without CUDA (configure with -DHALOGEN_CUDA=ON)");
 #endif
 }
@@ -118,8 +119,12 @@ std::vector<int64_t> size_sweep(int64_t begin, int64_t end, int64_t factor) {
 
 void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
   cmd->add_option("--device", options->device,
-                  "cpu (MpiComm, host buffers) or cuda (NcclComm, one GPU per rank)")
+                  "cpu (MpiComm, host buffers) or cuda (device buffers, see --comm)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--comm", options->comm,
+                  "With --device cuda: nccl (NcclComm) or mpi (MpiComm staging through host memory)")
+      ->check(CLI::IsMember({"nccl", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")
       ->capture_default_str()

@@ -19,7 +19,8 @@
 namespace halogen::app {
 
 struct CommBenchOptions {
-  std::string device = "cpu";  // cpu: MpiComm on host buffers; cuda: NcclComm on device buffers (CUDA builds)
+  std::string device = "cpu";  // cpu: MpiComm on host buffers; cuda: device buffers (CUDA builds) moved by...
+  std::string comm = "nccl";   // ...NcclComm (nccl) or HostStagedComm over MpiComm (mpi); ignored on the CPU
   int warmup = 5;              // untimed iterations before each size
   int iterations = 20;         // timed iterations per size
   uint64_t seed = 1;
@@ -31,12 +32,13 @@ struct CommBenchOptions {
 // are exact in float (|sum| < 2^24 for up to 16384 ranks): the check compares with ==, no tolerance.
 float data_value(uint64_t seed, int64_t global_id, int64_t column);
 
-// The communicator of a benchmark for the whole command: MPI up, then MpiComm (cpu) or NcclComm (cuda; one
-// GPU per rank, GPU = local rank modulo the visible GPUs, UserError in builds without CUDA). Device work is
-// queued on the legacy default stream (kernels::Stream nullptr), which Buffer's copies are ordered with.
+// The communicator of a benchmark for the whole command: MPI up, then MpiComm (cpu) or, on the GPU (GPU =
+// local rank modulo the visible GPUs; UserError in builds without CUDA), comm::make_device_comm(comm_kind):
+// NcclComm ("nccl", one GPU per rank) or MpiComm with host staging ("mpi"). Device work is queued on the
+// legacy default stream (kernels::Stream nullptr), which Buffer's copies are ordered with.
 class BenchComm {
  public:
-  explicit BenchComm(const std::string& device);
+  BenchComm(const std::string& device, const std::string& comm_kind);
   ~BenchComm();
   BenchComm(const BenchComm&) = delete;
   BenchComm& operator=(const BenchComm&) = delete;

@@ -198,7 +198,7 @@ BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const gr
 }
 
 void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
-  BenchComm bench_comm(options.device);
+  BenchComm bench_comm(options.device, options.comm);
   comm::Communicator& comm = bench_comm.get();
   graph::Shard shard;
   std::string source;
