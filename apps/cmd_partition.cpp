@@ -13,7 +13,7 @@ namespace {
 
 struct PartitionFlags {
   std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "vertices", part_weights;
-  int32_t parts = 0;
+  int32_t parts = 0, refine_iterations = 3;
   double imbalance = 1.03;
   uint64_t seed = 1;
   bool force = false;
@@ -22,9 +22,9 @@ struct PartitionFlags {
 // The command as it can be re-run, every option spelled out.
 std::string creation_command(const PartitionFlags& f) {
   std::string command = strformat("halogen partition %s --parts %d -o %s --method %s --objective %s --imbalance %g "
-                                  "--seed %llu --balance %s", f.graph_path.c_str(), f.parts, f.output_dir.c_str(),
+                                  "--seed %llu --balance %s --refine-iterations %d", f.graph_path.c_str(), f.parts, f.output_dir.c_str(),
                                   f.method.c_str(), f.objective.c_str(), f.imbalance,
-                                  static_cast<unsigned long long>(f.seed), f.balance.c_str());
+                                  static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations);
   if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
   if (f.force) command += " --force";
   return command;
@@ -41,6 +41,7 @@ void run_partition(const PartitionFlags& f) {
   request.options.balance = partition::parse_balance(f.balance);
   request.options.imbalance = f.imbalance;
   request.options.seed = f.seed;
+  request.options.refine_iterations = f.refine_iterations;
   if (f.parts < 1) throw UserError(strformat("--parts: %d parts requested; at least 1 is needed", f.parts));
   if (!f.part_weights.empty()) request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
   request.command = creation_command(f);
@@ -74,6 +75,9 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--balance", flags->balance,
                   "Balance vertices, edges (1+degree per vertex) or train (edges and training vertices, "
                   "METIS multi-constraint)")
+      ->capture_default_str();
+  cmd->add_option("--refine-iterations", flags->refine_iterations,
+                  "METIS refinement iterations per level (METIS_OPTION_NITER; METIS's own default is 10)")
       ->capture_default_str();
   cmd->add_option("--part-weights", flags->part_weights,
                   "Relative part sizes for ranks of unequal speed, e.g. 1,1,2,2 (one per part)");

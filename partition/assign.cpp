@@ -78,6 +78,8 @@ void validate_options(const graph::Graph& graph, const AssignOptions& options) {
                          static_cast<int32_t>(options.part_weights.size()) == options.num_parts,
                      "--part-weights: %zu weights given for %d parts", options.part_weights.size(),
                      options.num_parts);
+  HALOGEN_USER_CHECK(options.refine_iterations >= 1 && options.refine_iterations <= 100,
+                     "--refine-iterations: %d is outside [1, 100]", options.refine_iterations);
   for (double w : options.part_weights)
     HALOGEN_USER_CHECK(std::isfinite(w) && w > 0, "--part-weights: %g is not a positive number", w);
 }

@@ -138,6 +138,7 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
   metis_options[METIS_OPTION_UFACTOR] = static_cast<idx_t>(std::lround(1000.0 * (options.imbalance - 1.0)));
   metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed % static_cast<uint64_t>(kIdxMax));
   metis_options[METIS_OPTION_NUMBERING] = 0;
+  metis_options[METIS_OPTION_NITER] = options.refine_iterations;
 
   idx_t nvtxs = static_cast<idx_t>(n), nparts = options.num_parts, objval = 0;
   std::vector<idx_t> part(n);

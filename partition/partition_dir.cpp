@@ -61,6 +61,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                      {"imbalance", o.imbalance},
                      {"seed", o.seed},
                      {"balance", balance_name(o.balance)},
+                     {"refine_iterations", o.refine_iterations},
                      {"part_weights", o.part_weights}};
   meta["command"] = request.command;
   meta["created_utc"] = utc_now();

@@ -192,3 +192,17 @@ TEST(PartitionErrors, NonEmptyOutputDirectoryNeedsForce) {
   { std::ofstream(dir.sub("file")) << "x"; }
   EXPECT_THROW(check_output_dir(dir.sub("file"), true), UserError);  // not a directory
 }
+
+// A graph without edges (every vertex isolated) still partitions with every method, balanced by count.
+TEST(PartitionMetis, EdgelessGraph) {
+  graph::Graph g;
+  g.num_nodes = 30;
+  g.adjacency = csr_from_edges(30, {}, true);
+  decorate(g, 1, 2);
+  for (Method method : {Method::metis, Method::random, Method::contiguous}) {
+    const std::vector<int32_t> part_of = assign_parts(g, options_for(method, 3));
+    const PartitionStats stats = compute_statistics(g, build_halo_plan(g.adjacency, part_of, 3));
+    EXPECT_EQ(stats.total_halo, 0);
+    EXPECT_LE(stats.vertex_balance, 1.1) << method_name(method);  // 30/3 = 10 each, METIS may be off by 1
+  }
+}
