@@ -1,12 +1,300 @@
-// `halogen bench spmm`: not built yet; the issue that builds it replaces this file.
+// `halogen bench spmm`: the CPU CSR SpMM kernel (kernels::spmm on host views) against the machine's memory
+// bandwidth, measured in the same run with the same threads by a STREAM-style triad. nccl-tests style table:
+//   width  nnz  median(ms)  best(ms)  GB/s  GB/s(min)  triad  %triad  #wrong
+// Bytes per call (accumulate off):
+//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern) + X gathered + Y written 4 rows width,
+//   X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound, and the
+//   real traffic when X is much larger than the last-level cache and columns are random), and
+//   = 4 (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
+// Both GB/s use the best of --iters calls, and the triad (a = b + s c on doubles, 3 x --triad-mib MiB) is the
+// best of 10 runs measured just before each width, as STREAM reports it; %triad = GB/s / triad. On a shared
+// machine the per-width triad keeps the ratio meaningful when the load changes. #wrong counts elements of
+// --check-rows sampled rows that differ from a double-precision reference by more than the float summation
+// bound; the command exits 1 if any is wrong.
+#include <omp.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "apps/bench.h"
 #include "apps/commands.h"
+#include "core/buffer.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/ops.h"
 
 namespace halogen::app {
+namespace {
+
+struct SpmmBenchOptions {
+  int64_t rows = 1 << 20;
+  double avg_degree = 16;
+  std::vector<int64_t> widths = {16, 32, 64, 128};
+  std::string graph = "uniform";
+  bool pattern = false;
+  bool accumulate = false;
+  bool baseline_isa = false;
+  bool cpu_clock = false;
+  int threads = 0;
+  int iterations = 20;
+  int warmup = 3;
+  int64_t check_rows = 1000;
+  int64_t triad_mib = 256;
+  uint64_t seed = 1;
+};
+
+struct HostCsr {
+  int64_t rows = 0;
+  Buffer<int64_t> indptr;
+  Buffer<int32_t> indices;
+  Buffer<float> values;
+  int64_t nnz() const { return indices.size(); }
+};
+
+// splitmix64: a cheap counter-based hash for bulk benchmark data (rng.h's Philox is used where the numbers
+// are part of the engine's semantics; here only speed and determinism matter).
+inline uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline float unit_float(uint64_t seed, uint64_t index) {  // in [-1, 1)
+  return static_cast<float>(mix(seed ^ mix(index)) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+// Builds a CSR from per-row degrees and a column generator col(row, k), sorting columns within each row.
+template <typename Degree, typename Column>
+HostCsr build_csr(int64_t rows, uint64_t seed, Degree degree_of, Column column_of) {
+  HostCsr a;
+  a.rows = rows;
+  a.indptr = Buffer<int64_t>(rows + 1);
+  a.indptr[0] = 0;
+  for (int64_t r = 0; r < rows; ++r) a.indptr[r + 1] = a.indptr[r] + degree_of(r);
+  const int64_t nnz = a.indptr[rows];
+  a.indices = Buffer<int32_t>(nnz);
+  a.values = Buffer<float>(nnz);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+      a.indices[k] = column_of(r, k - a.indptr[r]);
+      a.values[k] = 0.5f + 0.5f * unit_float(seed + 1, static_cast<uint64_t>(k));
+    }
+    std::sort(a.indices.data() + a.indptr[r], a.indices.data() + a.indptr[r + 1]);
+  }
+  return a;
+}
+
+// Uniform random columns; row degrees uniform in [0, 2 avg_degree] (so some rows are empty).
+HostCsr uniform_csr(int64_t rows, double avg_degree, uint64_t seed) {
+  const uint64_t max_degree = static_cast<uint64_t>(std::llround(2 * avg_degree));
+  return build_csr(
+      rows, seed, [&](int64_t r) { return static_cast<int64_t>(mix(seed ^ mix(r)) % (max_degree + 1)); },
+      [&](int64_t r, int64_t k) {
+        return static_cast<int32_t>(mix(seed * 31 + mix(static_cast<uint64_t>(r) * 4096 + k)) % rows);
+      });
+}
+
+// RMAT (Graph500 quadrants a = .57, b = c = .19) edges over 2^scale >= rows ids, vertex ids scrambled by an odd
+// multiplier (so hubs are spread, as Graph500 permutes them) and folded into [0, rows). Power-law degrees.
+HostCsr rmat_csr(int64_t rows, double avg_degree, uint64_t seed) {
+  int scale = 0;
+  while ((int64_t{1} << scale) < rows) ++scale;
+  const int64_t edges = static_cast<int64_t>(std::llround(avg_degree * rows));
+  const uint64_t mask = (uint64_t{1} << scale) - 1;
+  std::vector<int64_t> source(static_cast<size_t>(edges)), target(static_cast<size_t>(edges));
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < edges; ++e) {
+    uint64_t u = 0, v = 0;
+    for (int level = 0; level < scale; ++level) {
+      const float p = 0.5f + 0.5f * unit_float(seed * 977 + level, static_cast<uint64_t>(e));
+      const uint64_t bit = uint64_t{1} << level;
+      if (p < 0.57f) {
+      } else if (p < 0.76f) v |= bit;
+      else if (p < 0.95f) u |= bit;
+      else u |= bit, v |= bit;
+    }
+    source[e] = static_cast<int64_t>(((u * 0x9E3779B97F4A7C15ull) & mask) % rows);
+    target[e] = static_cast<int64_t>(((v * 0x9E3779B97F4A7C15ull) & mask) % rows);
+  }
+  std::vector<int64_t> start(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t e = 0; e < edges; ++e) ++start[source[e] + 1];
+  for (int64_t r = 0; r < rows; ++r) start[r + 1] += start[r];
+  std::vector<int32_t> columns(static_cast<size_t>(edges));
+  {
+    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
+    for (int64_t e = 0; e < edges; ++e) columns[cursor[source[e]]++] = static_cast<int32_t>(target[e]);
+  }
+  return build_csr(
+      rows, seed, [&](int64_t r) { return start[r + 1] - start[r]; },
+      [&](int64_t r, int64_t k) { return columns[start[r] + k]; });
+}
+
+// Seconds on the chosen clock: wall time, or (--cpu-clock) this process's CPU time divided by the thread count,
+// which on a machine shared with other jobs leaves out the time our threads wait for a core (memory bandwidth
+// is still shared). Both the kernel and the triad are timed on the same clock.
+double clock_seconds(bool cpu_clock) {
+  if (!cpu_clock) return wall_seconds();
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return (static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec)) / omp_get_max_threads();
+}
+
+// STREAM triad a = b + s c on doubles, `mib` MiB per array, first touched by the same threads; best of 10 (GB/s).
+double triad_gbs(int64_t mib, bool cpu_clock) {
+  const int64_t n = mib * (1 << 20) / 8;
+  Buffer<double> a(n), b(n), c(n);
+  double* __restrict__ pa = a.data();
+  double* __restrict__ pb = b.data();
+  double* __restrict__ pc = c.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) pa[i] = 0.0, pb[i] = 1.0, pc[i] = 2.0;
+  const double s = 3.0;
+  double best = 1e30;
+  for (int trial = 0; trial < 10; ++trial) {
+    const double start = clock_seconds(cpu_clock);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
+    best = std::min(best, clock_seconds(cpu_clock) - start);
+  }
+  HALOGEN_ASSERT(pa[n / 2] == 7.0);
+  return 3.0 * 8.0 * static_cast<double>(n) / best / 1e9;
+}
+
+// Elements of the sampled rows that differ from a double reference by more than the float summation bound.
+int64_t count_wrong(const HostCsr& a, bool pattern, const Tensor& x, const Tensor& out, int64_t check_rows) {
+  const int64_t width = x.cols();
+  const int64_t step = std::max<int64_t>(1, a.rows / std::max<int64_t>(1, check_rows));
+  int64_t wrong = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(+ : wrong)
+  for (int64_t r = 0; r < a.rows; r += step) {
+    const int64_t degree = a.indptr[r + 1] - a.indptr[r];
+    for (int64_t c = 0; c < width; ++c) {
+      double sum = 0.0, abs_sum = 0.0;
+      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+        const double term = (pattern ? 1.0 : a.values[k]) * x[static_cast<int64_t>(a.indices[k]) * width + c];
+        sum += term;
+        abs_sum += std::fabs(term);
+      }
+      // Float summation of `degree` terms: |error| <= degree 2^-24 sum |terms| (Higham), doubled for margin.
+      if (!(std::fabs(out[r * width + c] - sum) <= 2.0 * (degree + 1) * 5.97e-8 * abs_sum)) ++wrong;
+    }
+  }
+  return wrong;
+}
+
+int64_t distinct_columns(const HostCsr& a) {
+  std::vector<char> seen(static_cast<size_t>(a.rows), 0);
+  for (int64_t k = 0; k < a.nnz(); ++k) seen[a.indices[k]] = 1;
+  int64_t count = 0;
+  for (char s : seen) count += s;
+  return count;
+}
+
+void run_spmm_bench(const SpmmBenchOptions& options) {
+  HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31),
+                     "bench spmm: --rows %lld must be in [1, 2^31)", (long long)options.rows);
+  HALOGEN_USER_CHECK(options.avg_degree >= 0, "bench spmm: --avg-degree must be >= 0");
+  HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0, "bench spmm: --iters must be > 0, --warmup >= 0");
+  HALOGEN_USER_CHECK(options.graph == "uniform" || options.graph == "rmat",
+                     "bench spmm: --graph must be uniform or rmat, not '%s'", options.graph.c_str());
+  for (int64_t width : options.widths)
+    HALOGEN_USER_CHECK(width > 0, "bench spmm: widths must be positive, got %lld", (long long)width);
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  const int threads = omp_get_max_threads();
+  if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
+
+  Stopwatch setup;
+  const HostCsr a = options.graph == "rmat" ? rmat_csr(options.rows, options.avg_degree, options.seed)
+                                            : uniform_csr(options.rows, options.avg_degree, options.seed);
+  const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
+  int64_t max_degree = 0;
+  for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
+  const kernels::CsrView view{a.rows, a.rows, nnz, a.indptr.data(), a.indices.data(),
+                              options.pattern ? nullptr : a.values.data(), Device::cpu};
+
+  std::printf("# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
+              (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
+              options.graph.c_str(), (long long)nnz, (long long)max_degree, options.pattern ? ", pattern" : "");
+  std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n", threads,
+              kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations, setup.seconds());
+  std::printf("# bytes = 8 (rows+1) + %d nnz + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
+              options.pattern ? 4 : 8, options.accumulate ? 8 : 4);
+  std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n", (long long)distinct,
+              (long long)a.rows);
+  if (options.cpu_clock) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
+  std::printf("# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
+              "width; %%triad = GB/s / triad\n",
+              (long long)options.triad_mib);
+  std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)", "GB/s",
+              "GB/s(min)", "triad", "%triad", "#wrong");
+  int64_t total_wrong = 0;
+  for (int64_t width : options.widths) {
+    Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
+    float* x_data = x.data();
+    float* out_data = out.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < a.rows; ++r)
+      for (int64_t c = 0; c < width; ++c) {
+        x_data[r * width + c] = unit_float(options.seed + 7, static_cast<uint64_t>(r * width + c));
+        out_data[r * width + c] = 0.0f;
+      }
+    const double triad = triad_gbs(options.triad_mib, options.cpu_clock);
+    std::vector<double> times;
+    for (int i = 0; i < options.warmup + options.iterations; ++i) {
+      const double start = clock_seconds(options.cpu_clock);
+      kernels::spmm(view, x.matrix(), out.matrix(), options.accumulate);
+      if (i >= options.warmup) times.push_back(clock_seconds(options.cpu_clock) - start);
+    }
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2], seconds = times.front();
+    const double fixed_bytes = 8.0 * (a.rows + 1) + (options.pattern ? 4.0 : 8.0) * nnz +
+                               (options.accumulate ? 8.0 : 4.0) * a.rows * width;
+    const double gbs = (fixed_bytes + 4.0 * nnz * width) / seconds / 1e9;
+    const double gbs_min = (fixed_bytes + 4.0 * distinct * width) / seconds / 1e9;
+    int64_t wrong = 0;
+    if (!options.accumulate) wrong = count_wrong(a, options.pattern, x, out, options.check_rows);
+    total_wrong += wrong;
+    std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width, (long long)nnz,
+                median * 1e3, seconds * 1e3, gbs, gbs_min, triad, 100.0 * gbs / triad, (long long)wrong);
+    std::fflush(stdout);
+  }
+  std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
+  if (total_wrong != 0) exit_code() = 1;
+}
+
+}  // namespace
 
 void add_bench_spmm(CLI::App& bench) {
-  CLI::App* cmd = bench.add_subcommand("spmm", "spmm benchmark (not built yet)");
-  cmd->callback([] { throw NotBuilt("halogen bench spmm"); });
+  auto options = std::make_shared<SpmmBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand("spmm", "CPU CSR SpMM: achieved GB/s against a STREAM triad of this run");
+  cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")->capture_default_str();
+  cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row")->capture_default_str();
+  cmd->add_option("--width", options->widths, "Dense widths to sweep (e.g. --width 16 64 128)")
+      ->capture_default_str();
+  cmd->add_option("--graph", options->graph, "Sparsity pattern: uniform (random columns) or rmat (power law)")
+      ->capture_default_str();
+  cmd->add_flag("--pattern", options->pattern, "All-ones matrix (no values array)");
+  cmd->add_flag("--accumulate", options->accumulate, "out += A X instead of out = A X (no #wrong check)");
+  cmd->add_flag("--no-avx2", options->baseline_isa, "Use the baseline x86-64 (SSE2) kernel even where AVX2 exists");
+  cmd->add_flag("--cpu-clock", options->cpu_clock,
+                "Time with process CPU time / threads (a machine shared with other jobs), not wall time");
+  cmd->add_option("--threads", options->threads, "OpenMP threads (0: OMP_NUM_THREADS or all cores)")
+      ->capture_default_str();
+  cmd->add_option("--iters", options->iterations, "Timed calls per width")->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "Untimed calls per width before timing")->capture_default_str();
+  cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference")->capture_default_str();
+  cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")->capture_default_str();
+  cmd->callback([options] { run_spmm_bench(*options); });
 }
 
 }  // namespace halogen::app

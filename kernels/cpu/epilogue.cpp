@@ -3,6 +3,7 @@
 // on the rank, the partition or the thread count.
 #include <omp.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/rng.h"
@@ -63,12 +64,38 @@ void check_dropout(const EpilogueParams& params, Span<const int64_t> row_gid, in
                  (long long)row_gid.size, (long long)rows);
 }
 
-// The dropout factor of element (row with global id gid, column c) of a matrix `width` wide.
-inline float dropout_factor(const EpilogueParams& params, int64_t gid, int64_t width, int64_t c,
-                            float keep_scale) {
-  const uint64_t index = static_cast<uint64_t>(gid) * static_cast<uint64_t>(width) + static_cast<uint64_t>(c);
-  return rng::uniform(params.seed, params.rng_stream, index) >= params.dropout ? keep_scale : 0.0f;
+// u[i] = rng::uniform(seed, stream, first_index + i) for i < count: the same Philox4x32-10 as core/rng.h (bit
+// for bit, which the tests check), written as one loop over i that GCC vectorises, and compiled for AVX2 and
+// for baseline x86-64. About 1.6x faster than calling rng::uniform per element.
+__attribute__((target_clones("avx2", "default"))) void uniform_block(uint64_t seed, uint64_t stream,
+                                                                     uint64_t first_index, int64_t count,
+                                                                     float* __restrict__ u) {
+  const uint32_t key0 = static_cast<uint32_t>(seed), key1 = static_cast<uint32_t>(seed >> 32);
+  const uint32_t stream0 = static_cast<uint32_t>(stream), stream1 = static_cast<uint32_t>(stream >> 32);
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) {
+    const uint64_t index = first_index + static_cast<uint64_t>(i);
+    uint32_t c0 = static_cast<uint32_t>(index), c1 = static_cast<uint32_t>(index >> 32), c2 = stream0,
+             c3 = stream1, k0 = key0, k1 = key1;
+#pragma GCC unroll 10
+    for (int round = 0; round < 10; ++round) {
+      const uint64_t product0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+      const uint64_t product1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+      const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      const uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(product1);
+      c3 = static_cast<uint32_t>(product0);
+      c0 = next0;
+      c2 = next2;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    u[i] = static_cast<float>(c0 >> 8) * (1.0f / 16777216.0f);
+  }
 }
+
+// Columns are drawn in blocks of this many (a stack buffer of uniforms per block).
+constexpr int64_t kDrawBlock = 64;
 
 }  // namespace
 
@@ -89,16 +116,23 @@ void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64
   for (int64_t r = 0; r < h.rows; ++r) {
     float* __restrict__ row = h.row(r);
     float* __restrict__ mask_row = record ? mask.row(r) : nullptr;
-    const int64_t gid = drop ? row_gid[r] : 0;
-    for (int64_t c = 0; c < width; ++c) {
-      const float pre = has_bias ? row[c] + bias[c] : row[c];
-      const float factor = drop ? dropout_factor(params, gid, width, c, keep_scale) : 1.0f;
-      if (relu && !(pre > 0.0f)) {
-        row[c] = pre != pre ? pre : 0.0f;  // NaN stays NaN so that the caller's NaN check sees it
-        if (record) mask_row[c] = 0.0f;
-      } else {
-        row[c] = pre * factor;
-        if (record) mask_row[c] = factor;
+    float uniforms[kDrawBlock];
+    for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
+      const int64_t count = std::min(kDrawBlock, width - c0);
+      if (drop)
+        uniform_block(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+                      uniforms);
+      for (int64_t j = 0; j < count; ++j) {
+        const int64_t c = c0 + j;
+        const float pre = has_bias ? row[c] + bias[c] : row[c];
+        const float factor = drop ? (uniforms[j] >= params.dropout ? keep_scale : 0.0f) : 1.0f;
+        if (relu && !(pre > 0.0f)) {
+          row[c] = pre != pre ? pre : 0.0f;  // NaN stays NaN so that the caller's NaN check sees it
+          if (record) mask_row[c] = 0.0f;
+        } else {
+          row[c] = pre * factor;
+          if (record) mask_row[c] = factor;
+        }
       }
     }
   }
@@ -121,11 +155,17 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
     const float* in_row = x.row(r);  // may alias out_row (in place)
     float* out_row = out.row(r);
     float* mask_row = record ? mask.row(r) : nullptr;
-    const int64_t gid = drop ? row_gid[r] : 0;
-    for (int64_t c = 0; c < width; ++c) {
-      const float factor = drop ? dropout_factor(params, gid, width, c, keep_scale) : 1.0f;
-      out_row[c] = in_row[c] * factor;
-      if (record) mask_row[c] = factor;
+    float uniforms[kDrawBlock];
+    for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
+      const int64_t count = std::min(kDrawBlock, width - c0);
+      if (drop)
+        uniform_block(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+                      uniforms);
+      for (int64_t j = 0; j < count; ++j) {
+        const float factor = drop ? (uniforms[j] >= params.dropout ? keep_scale : 0.0f) : 1.0f;
+        out_row[c0 + j] = in_row[c0 + j] * factor;
+        if (record) mask_row[c0 + j] = factor;
+      }
     }
   }
 }

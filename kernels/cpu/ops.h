@@ -23,6 +23,11 @@ namespace halogen::kernels::cpu {
 void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
           Stream stream = nullptr);
 void release_sparse_cache();
+// The SpMM kernel is compiled for AVX2 and for baseline x86-64 and picks AVX2 when the CPU has it. Both give
+// bitwise identical results. For tests and benchmarks: forbid (false) or allow AVX2; returns the old setting.
+bool set_spmm_avx2_allowed(bool allowed);
+// "avx2" or "baseline x86-64 (sse2)": the variant spmm uses now.
+const char* spmm_instruction_set();
 
 void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool transpose_b, Matrix<float> c,
           float alpha, float beta, Stream stream = nullptr);

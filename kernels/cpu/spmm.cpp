@@ -1,17 +1,26 @@
 // CSR x dense on the CPU: out = A x or out += A x.
 //
-// SpMM is memory-bound: each nonzero (i, j, v) reads one row of x (f floats) and does f multiply-adds. So
-// - each output row is computed by one thread, in tiles of the feature dimension whose partial sums stay in
-//   registers (tile widths are compile-time constants, so the inner loop is unrolled and vectorised);
-//   the output row is written once, and read only when accumulating;
-// - rows are handed to threads in chunks of about equal cost (nonzeros + a per-row term), found by binary
-// search
-//   on indptr, and chunks are scheduled dynamically to absorb the irregular cost of gathering x's rows;
-// - the order of additions within a row is the index order, whatever the thread count (deterministic).
+// SpMM is memory-bound: each nonzero (i, j, v) gathers row j of x (f floats, at a random address) and does f
+// multiply-adds. So:
+// - Each output row is computed by one thread, one tile of columns at a time; the tile's partial sums stay in
+//   vector registers (GCC vector types, fixed tile widths, so the loops fully unroll) and the output row is
+//   written once, read only when accumulating.
+// - The rows of x that the nonzero `prefetch_distance` places ahead will need are prefetched into L2: the
+//   gathers are random, so the hardware prefetcher cannot guess them, and out-of-order execution alone keeps
+//   too few misses in flight.
+// - One source, compiled twice: for AVX2 (8-float vectors, tiles up to 64 floats) and for the baseline x86-64
+//   ISA (SSE2: 4-float vectors, tiles up to 32 floats, what fits its 16 registers), chosen at run time, so the
+//   binary runs on any x86-64. Both add in the same order, lane by lane, with separate multiply and add (ISO
+//   C++ mode disables FMA contraction), so results are bitwise identical whichever runs, and identical to a
+//   naive loop that adds the nonzeros of a row in index order: deterministic for any thread count.
+// - Rows are handed to threads in chunks of about equal cost (nonzeros + a per-row term, found by binary search
+//   on indptr), scheduled dynamically to absorb the irregular cost of cache misses.
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/checks.h"
 #include "kernels/cpu/ops.h"
@@ -19,90 +28,159 @@
 namespace halogen::kernels::cpu {
 namespace {
 
-// One tile of kTile columns [c0, c0 + kTile) of output row `row`. Pattern matrices (values == nullptr) use 1.
-template <int kTile, bool kHasValues, bool kAccumulate>
-inline void spmm_row_tile(const int32_t* __restrict__ indices, const float* __restrict__ values,
-                          int64_t begin, int64_t end, const float* __restrict__ x, int64_t x_stride,
-                          float* __restrict__ out_row, int64_t c0) {
-  float acc[kTile];
-  if (kAccumulate) {
-#pragma omp simd
-    for (int j = 0; j < kTile; ++j) acc[j] = out_row[c0 + j];
-  } else {
-#pragma omp simd
-    for (int j = 0; j < kTile; ++j) acc[j] = 0.0f;
-  }
-  for (int64_t k = begin; k < end; ++k) {
-    const float* __restrict__ x_row = x + static_cast<int64_t>(indices[k]) * x_stride + c0;
-    if (kHasValues) {
-      const float v = values[k];
-#pragma omp simd
-      for (int j = 0; j < kTile; ++j) acc[j] += v * x_row[j];
-    } else {
-#pragma omp simd
-      for (int j = 0; j < kTile; ++j) acc[j] += x_row[j];
-    }
-  }
-#pragma omp simd
-  for (int j = 0; j < kTile; ++j) out_row[c0 + j] = acc[j];
+#define HALOGEN_INLINE inline __attribute__((always_inline))
+
+typedef float Vec4 __attribute__((vector_size(16)));
+typedef float Vec8 __attribute__((vector_size(32)));
+
+// Unaligned loads and stores (rows of x and out have any alignment). Vectors are passed by pointer so that no
+// function signature carries an AVX vector (which would change the ABI of the baseline build).
+template <typename V>
+HALOGEN_INLINE void load(V* v, const float* p) {
+  std::memcpy(v, p, sizeof(V));
+}
+template <typename V>
+HALOGEN_INLINE void store(float* p, const V* v) {
+  std::memcpy(p, v, sizeof(V));
 }
 
+struct RowArgs {
+  const int32_t* indices;
+  const float* values;  // nullptr: all ones
+  int64_t nnz;          // of the whole matrix: prefetches stop there
+  const float* x;
+  int64_t x_stride;
+  int64_t prefetch_distance;  // in nonzeros
+};
+
+// Columns [c0, c0 + kVectors * lanes) of one output row, from the nonzeros [begin, end).
+template <typename V, int kVectors, bool kHasValues, bool kAccumulate>
+HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, float* out_row, int64_t c0) {
+  constexpr int kLanes = sizeof(V) / sizeof(float);
+  constexpr int kTileBytes = kVectors * static_cast<int>(sizeof(V));
+  V acc[kVectors];
+  for (int j = 0; j < kVectors; ++j) {
+    if (kAccumulate) load(&acc[j], out_row + c0 + j * kLanes);
+    else acc[j] = V{};
+  }
+  const float* x = args.x + c0;
+  for (int64_t k = begin; k < end; ++k) {
+    const int64_t ahead = k + args.prefetch_distance;
+    if (ahead < args.nnz) {
+      const char* line = reinterpret_cast<const char*>(x + args.indices[ahead] * args.x_stride);
+      for (int offset = 0; offset < kTileBytes; offset += 64) __builtin_prefetch(line + offset, 0, 2);
+    }
+    const float* x_row = x + args.indices[k] * args.x_stride;
+    const float v = kHasValues ? args.values[k] : 1.0f;
+    for (int j = 0; j < kVectors; ++j) {
+      V x_vector;
+      load(&x_vector, x_row + j * kLanes);
+      if (kHasValues) acc[j] += v * x_vector;
+      else acc[j] += x_vector;
+    }
+  }
+  for (int j = 0; j < kVectors; ++j) store(out_row + c0 + j * kLanes, &acc[j]);
+}
+
+// The last `count` < lanes columns of a row.
 template <bool kHasValues, bool kAccumulate>
-void spmm_rows(const CsrView& a, const float* x, int64_t x_stride, int64_t width, float* out,
-               int64_t out_stride, int64_t row_begin, int64_t row_end) {
+HALOGEN_INLINE void row_tail(const RowArgs& args, int64_t begin, int64_t end, float* out_row, int64_t c0,
+                             int64_t count) {
+  float acc[8];
+  for (int64_t j = 0; j < count; ++j) acc[j] = kAccumulate ? out_row[c0 + j] : 0.0f;
+  for (int64_t k = begin; k < end; ++k) {
+    const float* x_row = args.x + args.indices[k] * args.x_stride + c0;
+    const float v = kHasValues ? args.values[k] : 1.0f;
+    for (int64_t j = 0; j < count; ++j) acc[j] += kHasValues ? v * x_row[j] : x_row[j];
+  }
+  for (int64_t j = 0; j < count; ++j) out_row[c0 + j] = acc[j];
+}
+
+// Rows [row_begin, row_end): tiles of kMaxVectors vectors, then one tile each of 4, 2, 1 vectors as needed,
+// then the tail.
+template <typename V, int kMaxVectors, bool kHasValues, bool kAccumulate>
+HALOGEN_INLINE void rows_kernel(const CsrView& a, const RowArgs& args, int64_t width, float* out,
+                                int64_t out_stride, int64_t row_begin, int64_t row_end) {
+  constexpr int kLanes = sizeof(V) / sizeof(float);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t begin = a.indptr[r], end = a.indptr[r + 1];
     float* out_row = out + r * out_stride;
     int64_t c0 = 0;
-    for (; c0 + 64 <= width; c0 += 64)
-      spmm_row_tile<64, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
-    if (c0 + 32 <= width) {
-      spmm_row_tile<32, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
-      c0 += 32;
+    for (; c0 + kMaxVectors * kLanes <= width; c0 += kMaxVectors * kLanes)
+      row_tile<V, kMaxVectors, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+    if (kMaxVectors > 4 && c0 + 4 * kLanes <= width) {
+      row_tile<V, 4, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      c0 += 4 * kLanes;
     }
-    if (c0 + 16 <= width) {
-      spmm_row_tile<16, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
-      c0 += 16;
+    if (c0 + 2 * kLanes <= width) {
+      row_tile<V, 2, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      c0 += 2 * kLanes;
     }
-    if (c0 + 8 <= width) {
-      spmm_row_tile<8, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
-      c0 += 8;
+    if (c0 + kLanes <= width) {
+      row_tile<V, 1, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      c0 += kLanes;
     }
-    if (c0 + 4 <= width) {
-      spmm_row_tile<4, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
-      c0 += 4;
-    }
-    for (; c0 < width; ++c0)
-      spmm_row_tile<1, kHasValues, kAccumulate>(a.indices, a.values, begin, end, x, x_stride, out_row, c0);
+    if (c0 < width) row_tail<kHasValues, kAccumulate>(args, begin, end, out_row, c0, width - c0);
   }
 }
 
+using RowsFunction = void (*)(const CsrView&, const RowArgs&, int64_t, float*, int64_t, int64_t, int64_t);
+
+template <bool kHasValues, bool kAccumulate>
+__attribute__((target("avx2"))) void rows_avx2(const CsrView& a, const RowArgs& args, int64_t width, float* out,
+                                               int64_t out_stride, int64_t row_begin, int64_t row_end) {
+  rows_kernel<Vec8, 8, kHasValues, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
+}
+
+template <bool kHasValues, bool kAccumulate>
+void rows_baseline(const CsrView& a, const RowArgs& args, int64_t width, float* out, int64_t out_stride,
+                   int64_t row_begin, int64_t row_end) {
+  rows_kernel<Vec4, 8, kHasValues, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
+}
+
+std::atomic<bool> g_avx2_allowed{true};
+
+bool avx2_in_use() {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  return has_avx2 && g_avx2_allowed.load(std::memory_order_relaxed);
+}
+
+template <bool kHasValues, bool kAccumulate>
+RowsFunction select_rows_function() {
+  return avx2_in_use() ? &rows_avx2<kHasValues, kAccumulate> : &rows_baseline<kHasValues, kAccumulate>;
+}
+
 // First row r with cost(r) >= target, where cost(r) = indptr[r] + r * kRowCost is nondecreasing.
+constexpr int64_t kRowCost = 2;  // a row's output write and loop overhead cost about 2 nonzeros
 int64_t row_at_cost(const int64_t* indptr, int64_t rows, int64_t target) {
-  constexpr int64_t kRowCost = 2;  // a row costs its output write and loop overhead: about 2 nonzeros
   int64_t lo = 0, hi = rows;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (indptr[mid] + mid * kRowCost < target)
-      lo = mid + 1;
-    else
-      hi = mid;
+    if (indptr[mid] + mid * kRowCost < target) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }
 
 template <bool kHasValues, bool kAccumulate>
 void spmm_parallel(const CsrView& a, Matrix<const float> x, Matrix<float> out) {
+  const RowsFunction rows_function = select_rows_function<kHasValues, kAccumulate>();
+  // Prefetch about 3 KiB of gathers ahead (12 nonzeros for 64-float tiles, 48 for 16-float rows), into L2
+  // (locality hint 2): measured on a Zen 4 VM, single thread, 1M x 1M uniform random matrix, this gathered
+  // 25-40% faster than prefetching into L1 at 1 KiB ahead, which was in turn ~25% faster than no prefetch.
+  const int64_t tile_bytes = std::min<int64_t>(x.cols, 64) * 4;
+  const RowArgs args{a.indices, a.values, a.nnz, x.data, x.stride,
+                     std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
   const int threads = omp_get_max_threads();
-  const int64_t total_cost = a.nnz + a.rows * 2;
-  // Several chunks per thread so that dynamic scheduling can even out gathers that miss the cache more.
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(a.rows, threads == 1 ? 1 : 8 * threads));
+  const int64_t total_cost = a.nnz + a.rows * kRowCost;
+  // Several chunks per thread so that dynamic scheduling can even out rows whose gathers miss the cache more.
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(a.rows, threads == 1 ? 1 : 16 * threads));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t row_begin = chunk == 0 ? 0 : row_at_cost(a.indptr, a.rows, total_cost * chunk / chunks);
     const int64_t row_end =
         chunk == chunks - 1 ? a.rows : row_at_cost(a.indptr, a.rows, total_cost * (chunk + 1) / chunks);
-    spmm_rows<kHasValues, kAccumulate>(a, x.data, x.stride, x.cols, out.data, out.stride, row_begin, row_end);
+    rows_function(a, args, x.cols, out.data, out.stride, row_begin, row_end);
   }
 }
 
@@ -114,8 +192,8 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   detail::require_host(x, "spmm x");
   detail::require_host(out, "spmm out");
   HALOGEN_ASSERT(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0);
-  HALOGEN_ASSERT(x.rows == a.cols, "A is (%lld, %lld) but x has %lld rows", (long long)a.rows,
-                 (long long)a.cols, (long long)x.rows);
+  HALOGEN_ASSERT(x.rows == a.cols, "A is (%lld, %lld) but x has %lld rows", (long long)a.rows, (long long)a.cols,
+                 (long long)x.rows);
   HALOGEN_ASSERT(out.rows == a.rows && out.cols == x.cols, "A x is (%lld, %lld) but out is (%lld, %lld)",
                  (long long)a.rows, (long long)x.cols, (long long)out.rows, (long long)out.cols);
   if (a.rows == 0 || x.cols == 0) return;
@@ -123,18 +201,17 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
                  "indptr must run from 0 to nnz = %lld", (long long)a.nnz);
   HALOGEN_ASSERT(a.nnz == 0 || a.indices != nullptr);
   if (a.values != nullptr) {
-    if (accumulate)
-      spmm_parallel<true, true>(a, x, out);
-    else
-      spmm_parallel<true, false>(a, x, out);
+    if (accumulate) spmm_parallel<true, true>(a, x, out);
+    else spmm_parallel<true, false>(a, x, out);
   } else {
-    if (accumulate)
-      spmm_parallel<false, true>(a, x, out);
-    else
-      spmm_parallel<false, false>(a, x, out);
+    if (accumulate) spmm_parallel<false, true>(a, x, out);
+    else spmm_parallel<false, false>(a, x, out);
   }
 }
 
-void release_sparse_cache() {}  // the CPU kernel caches nothing
+void release_sparse_cache() {}
+
+bool set_spmm_avx2_allowed(bool allowed) { return g_avx2_allowed.exchange(allowed); }
+const char* spmm_instruction_set() { return avx2_in_use() ? "avx2" : "baseline x86-64 (sse2)"; }  // the CPU kernel caches nothing
 
 }  // namespace halogen::kernels::cpu

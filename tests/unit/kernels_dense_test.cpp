@@ -160,7 +160,7 @@ TEST(CpuEpilogue, BiasReluDropoutMatchesContract) {
   for (bool relu : {false, true})
     for (float p : {0.0f, 0.5f, 0.1f})
       for (bool with_bias : {false, true})
-        for (int64_t width : {1, 7, 16, 33}) {
+        for (int64_t width : {1, 7, 16, 33, 130}) {  // 130: several blocks of 64 draws per row
           SCOPED_TRACE(testing::Message()
                        << "relu " << relu << " p " << p << " bias " << with_bias << " width " << width);
           const int64_t rows = 40;

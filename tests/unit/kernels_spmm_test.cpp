@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/cpu/ops.h"
 #include "kernels/ops.h"
 #include "kernels_test_util.h"
 
@@ -52,9 +53,43 @@ void check_spmm(const SpmmCase& t, uint64_t seed) {
 }  // namespace
 
 TEST(CpuSpmm, MatchesNaiveForWidthsAroundVectorTiles) {
-  uint64_t seed = 1;
-  for (int64_t width : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 128, 130})
-    for (bool accumulate : {false, true}) check_spmm({50, 40, width, 4, 0, 0, true, accumulate}, seed++);
+  // Both compiled variants (AVX2 where the CPU has it, and baseline SSE2) on every width.
+  for (bool avx2 : {true, false}) {
+    SCOPED_TRACE(avx2 ? "avx2 allowed" : "baseline only");
+    const bool saved = cpu::set_spmm_avx2_allowed(avx2);
+    uint64_t seed = 1;
+    for (int64_t width : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 128, 130})
+      for (bool accumulate : {false, true}) check_spmm({50, 40, width, 4, 0, 0, true, accumulate}, seed++);
+    cpu::set_spmm_avx2_allowed(saved);
+  }
+}
+
+TEST(CpuSpmm, VariantsAndNaiveFloatLoopAgreeBitwise) {
+  // Every variant adds a row's nonzeros in index order with separate multiply and add, so the AVX2 and the
+  // baseline build agree bitwise with each other and with the plain float loop below.
+  std::mt19937_64 gen(10);
+  const HostCsr a = random_csr(gen, 200, 150, 6);
+  for (int64_t width : {5, 16, 72}) {
+    HostMatrix x(150, width);
+    x.randomize(gen);
+    HostMatrix plain(200, width);
+    for (int64_t r = 0; r < 200; ++r)
+      for (int64_t c = 0; c < width; ++c) {
+        float sum = 0.0f;
+        for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+          const float product = a.values[k] * x(a.indices[k], c);
+          sum += product;
+        }
+        plain(r, c) = sum;
+      }
+    for (bool avx2 : {true, false}) {
+      const bool saved = cpu::set_spmm_avx2_allowed(avx2);
+      HostMatrix out(200, width);
+      spmm(a.view(), x.cview(), out.view(), false);
+      cpu::set_spmm_avx2_allowed(saved);
+      EXPECT_EQ(out.data, plain.data) << "width " << width << (avx2 ? " avx2 allowed" : " baseline");
+    }
+  }
 }
 
 TEST(CpuSpmm, StridedViews) {
