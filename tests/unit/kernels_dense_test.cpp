@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -64,6 +65,66 @@ TEST(CpuGemm, MatchesNaiveForAllTransposesAndStrides) {
             }
           EXPECT_TRUE(c.padding_intact());
         }
+}
+
+TEST(CpuGemm, ParallelSplitsMatchNaive) {
+  // With several threads the CPU gemm splits the product by rows of c, by blocks of k (weight gradients), or
+  // by columns of c; each split, every transpose combination and strided views against the double reference.
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(3);
+  std::mt19937_64 gen(19);
+  for (auto [m, k, n] : {std::array<int64_t, 3>{200, 100, 60},    // rows of c
+                         {20, 9000, 12},                           // blocks of k
+                         {40, 200, 300}})                          // columns of c
+    for (bool transpose_a : {false, true})
+      for (bool transpose_b : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "m " << m << " k " << k << " n " << n << " ta " << transpose_a << " tb "
+                                        << transpose_b);
+        const HostMatrix a = random_operand(gen, m, k, transpose_a, 2);
+        const HostMatrix b = random_operand(gen, k, n, transpose_b, 1);
+        HostMatrix c(m, n, 3);
+        c.randomize(gen);
+        const HostMatrix c_before = c;
+        const float alpha = 1.5f, beta = 0.25f;
+        gemm(a.cview(), transpose_a, b.cview(), transpose_b, c.view(), alpha, beta);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0.0, abs_sum = 0.0;
+            for (int64_t l = 0; l < k; ++l) {
+              const double term = double(op_element(a, transpose_a, i, l)) * op_element(b, transpose_b, l, j);
+              sum += term;
+              abs_sum += std::fabs(term);
+            }
+            const double expected = alpha * sum + beta * c_before(i, j);
+            // Float dot product of k terms in any order: error <= k 2^-24 sum |terms|; doubled, plus beta c.
+            if (!(std::fabs(c(i, j) - expected) <=
+                  2.0 * (k + 2) * 5.97e-8 * (alpha * abs_sum + std::fabs(beta * c_before(i, j)))))
+              ++wrong;
+          }
+        EXPECT_EQ(wrong, 0);
+        EXPECT_TRUE(c.padding_intact());
+      }
+  omp_set_num_threads(saved);
+}
+
+TEST(CpuGemm, WeightGradientBitwiseIdenticalForAnyThreadCount) {
+  // dW = H^T dZ with a long inner dimension is summed in fixed blocks: the same bits for 2, 3 or 5 threads.
+  std::mt19937_64 gen(20);
+  HostMatrix h(20000, 24), grad_z(20000, 10);
+  h.randomize(gen);
+  grad_z.randomize(gen);
+  const int saved = omp_get_max_threads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {2, 3, 5}) {
+    omp_set_num_threads(threads);
+    HostMatrix grad_w(24, 10);
+    gemm(h.cview(), true, grad_z.cview(), false, grad_w.view(), 1.0f, 0.0f);
+    results.push_back(grad_w.data);
+  }
+  omp_set_num_threads(saved);
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
 }
 
 TEST(CpuGemm, BetaZeroIgnoresNaNAndKZeroScales) {
