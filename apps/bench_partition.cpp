@@ -90,8 +90,8 @@ int bench_graph(const std::string& label, const graph::Graph& g, const std::vect
       std::printf("%-8s %4d %-10s %12lld %12lld %10lld %7.3f %6.3f %8.2f %6d\n", label.c_str(), parts,
                   partition::method_name(method), static_cast<long long>(stats.cut_edges),
                   static_cast<long long>(stats.total_halo), static_cast<long long>(stats.max_halo),
-                  static_cast<double>(stats.total_halo) / static_cast<double>(g.num_nodes), stats.vertex_balance,
-                  seconds, wrong);
+                  static_cast<double>(stats.total_halo) / static_cast<double>(g.num_nodes),
+                  stats.vertex_balance, seconds, wrong);
       if (method == partition::Method::metis) metis_halo = stats.total_halo;
       if (method == partition::Method::random) random_halo = stats.total_halo;
     }
@@ -126,8 +126,9 @@ void run(const PartitionBenchOptions& o) {
     sbm.avg_degree = o.sbm_degree;
     sbm.features = 0;
     sbm.seed = o.seed;
-    std::printf("# halogen generate sbm --nodes %lld --classes %d --avg-degree %g --homophily %g --features 0\n",
-                static_cast<long long>(sbm.nodes), sbm.classes, sbm.avg_degree, sbm.homophily);
+    std::printf(
+        "# halogen generate sbm --nodes %lld --classes %d --avg-degree %g --homophily %g --features 0\n",
+        static_cast<long long>(sbm.nodes), sbm.classes, sbm.avg_degree, sbm.homophily);
     wrong += bench_graph("sbm", io::generate_sbm(sbm), part_counts, methods, o.seed);
     io::RmatParams rmat;
     rmat.scale = o.rmat_scale;
@@ -146,7 +147,8 @@ void run(const PartitionBenchOptions& o) {
 void add_bench_partition(CLI::App& bench) {
   static PartitionBenchOptions options;
   CLI::App* cmd = bench.add_subcommand(
-      "partition", "Partition quality: METIS vs random vs contiguous (cut, halo rows) on SBM and RMAT graphs");
+      "partition",
+      "Partition quality: METIS vs random vs contiguous (cut, halo rows) on SBM and RMAT graphs");
   cmd->add_option("--parts", options.parts, "Comma-separated part counts")->capture_default_str();
   cmd->add_option("--methods", options.methods, "Comma-separated methods")->capture_default_str();
   cmd->add_option("--sbm-nodes", options.sbm_nodes, "SBM vertices")->capture_default_str();
@@ -155,9 +157,11 @@ void add_bench_partition(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--sbm-avg-degree", options.sbm_degree, "SBM mean degree")->capture_default_str();
   cmd->add_option("--rmat-scale", options.rmat_scale, "RMAT: 2^scale vertices")->capture_default_str();
-  cmd->add_option("--rmat-edge-factor", options.rmat_edge_factor, "RMAT: edges per vertex")->capture_default_str();
+  cmd->add_option("--rmat-edge-factor", options.rmat_edge_factor, "RMAT: edges per vertex")
+      ->capture_default_str();
   cmd->add_option("--graph", options.graph_file, "Benchmark this graph file instead of the generated graphs");
-  cmd->add_option("--seed", options.seed, "Seed of the generators and the partitioners")->capture_default_str();
+  cmd->add_option("--seed", options.seed, "Seed of the generators and the partitioners")
+      ->capture_default_str();
   cmd->callback([] { run(options); });
 }
 

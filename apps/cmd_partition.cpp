@@ -13,7 +13,7 @@ namespace {
 
 struct PartitionFlags {
   std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "vertices", part_weights;
-  int32_t parts = 0, refine_iterations = 3;
+  int32_t parts = 0, refine_iterations = 10;
   double imbalance = 1.03;
   uint64_t seed = 1;
   bool force = false;
@@ -21,10 +21,11 @@ struct PartitionFlags {
 
 // The command as it can be re-run, every option spelled out.
 std::string creation_command(const PartitionFlags& f) {
-  std::string command = strformat("halogen partition %s --parts %d -o %s --method %s --objective %s --imbalance %g "
-                                  "--seed %llu --balance %s --refine-iterations %d", f.graph_path.c_str(), f.parts, f.output_dir.c_str(),
-                                  f.method.c_str(), f.objective.c_str(), f.imbalance,
-                                  static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations);
+  std::string command = strformat(
+      "halogen partition %s --parts %d -o %s --method %s --objective %s --imbalance %g "
+      "--seed %llu --balance %s --refine-iterations %d",
+      f.graph_path.c_str(), f.parts, f.output_dir.c_str(), f.method.c_str(), f.objective.c_str(), f.imbalance,
+      static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations);
   if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
   if (f.force) command += " --force";
   return command;
@@ -43,7 +44,8 @@ void run_partition(const PartitionFlags& f) {
   request.options.seed = f.seed;
   request.options.refine_iterations = f.refine_iterations;
   if (f.parts < 1) throw UserError(strformat("--parts: %d parts requested; at least 1 is needed", f.parts));
-  if (!f.part_weights.empty()) request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
+  if (!f.part_weights.empty())
+    request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
   request.command = creation_command(f);
 
   const partition::PartitionResult result = partition::partition_graph_file(request);
@@ -61,12 +63,15 @@ void add_partition_command(CLI::App& app) {
   auto flags = std::make_shared<PartitionFlags>();
   CLI::App* cmd = app.add_subcommand(
       "partition", "Partition a graph file into one shard per rank (METIS k-way, random, contiguous)");
-  cmd->add_option("graph", flags->graph_path, "Graph file (.h5) made by `halogen convert` or `halogen generate`")
+  cmd->add_option("graph", flags->graph_path,
+                  "Graph file (.h5) made by `halogen convert` or `halogen generate`")
       ->required();
   cmd->add_option("-k,--parts", flags->parts, "Number of parts = ranks (1 <= P <= vertices)")->required();
   cmd->add_option("-o,--output", flags->output_dir, "Output partition directory")->required();
-  cmd->add_option("--method", flags->method, "metis (k-way, default), random or contiguous")->capture_default_str();
-  cmd->add_option("--objective", flags->objective, "METIS objective: cut (edge cut) or vol (communication volume)")
+  cmd->add_option("--method", flags->method, "metis (k-way, default), random or contiguous")
+      ->capture_default_str();
+  cmd->add_option("--objective", flags->objective,
+                  "METIS objective: cut (edge cut) or vol (communication volume)")
       ->capture_default_str();
   cmd->add_option("--imbalance", flags->imbalance,
                   "Allowed max/mean part load, e.g. 1.03 (METIS ufactor = 1000*(imbalance-1))")
@@ -77,11 +82,12 @@ void add_partition_command(CLI::App& app) {
                   "METIS multi-constraint)")
       ->capture_default_str();
   cmd->add_option("--refine-iterations", flags->refine_iterations,
-                  "METIS refinement iterations per level (METIS_OPTION_NITER; METIS's own default is 10)")
+                  "METIS refinement iterations per level (METIS_OPTION_NITER); fewer is faster, e.g. 3")
       ->capture_default_str();
   cmd->add_option("--part-weights", flags->part_weights,
                   "Relative part sizes for ranks of unequal speed, e.g. 1,1,2,2 (one per part)");
-  cmd->add_flag("--force", flags->force, "Reuse a non-empty output directory (its partition files are replaced)");
+  cmd->add_flag("--force", flags->force,
+                "Reuse a non-empty output directory (its partition files are replaced)");
   cmd->callback([flags] { run_partition(*flags); });
 }
 

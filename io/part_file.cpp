@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -64,12 +63,16 @@ std::string shard_path(const std::string& dir, int part) {
   return (fs::path(dir) / name).string();
 }
 
-std::string assignment_path(const std::string& dir) { return (fs::path(dir) / "assignment.h5").string(); }
+std::string assignment_path(const std::string& dir) {
+  return (fs::path(dir) / "assignment.h5").string();
+}
 
 PartitionMeta read_partition_meta(const std::string& dir) {
   const std::string path = (fs::path(dir) / "meta.json").string();
   std::ifstream in(path);
-  if (!in) throw UserError(path + ": no such file (is " + dir + " a partition directory made by `halogen partition`?)");
+  if (!in)
+    throw UserError(path + ": no such file (is " + dir +
+                    " a partition directory made by `halogen partition`?)");
   json root;
   try {
     root = json::parse(in);
@@ -78,15 +81,18 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   }
   if (!root.is_object()) throw UserError(path + ": not a JSON object");
   const std::string format = json_get<std::string>(root, "format", path);
-  if (format != "halogen.partition") throw UserError(path + ": format is \"" + format + "\", expected \"halogen.partition\"");
+  if (format != "halogen.partition")
+    throw UserError(path + ": format is \"" + format + "\", expected \"halogen.partition\"");
   const int version = json_get<int>(root, "version", path);
-  if (version != 1) throw UserError(path + ": version " + std::to_string(version) + " is not supported (expected 1)");
+  if (version != 1)
+    throw UserError(path + ": version " + std::to_string(version) + " is not supported (expected 1)");
 
   PartitionMeta meta;
   meta.method = json_get<std::string>(root, "method", path);
   meta.num_parts = json_get<int32_t>(root, "num_parts", path);
   if (meta.num_parts < 1) throw UserError(path + ": num_parts must be >= 1");
-  if (!root.contains("graph") || !root["graph"].is_object()) throw UserError(path + ": key \"graph\" missing");
+  if (!root.contains("graph") || !root["graph"].is_object())
+    throw UserError(path + ": key \"graph\" missing");
   const json& graph = root["graph"];
   const std::string where = path + ": graph";
   meta.graph_file = json_get<std::string>(graph, "file", where);
@@ -201,9 +207,10 @@ graph::Shard read_shard(const std::string& dir, int part) {
 graph::Shard read_shard_file(const std::string& path, int part, const PartitionMeta& meta) {
   h5::File file(path, h5::Mode::read);
   const std::string format = file.has_attr("format") ? file.attr_string("format") : "";
-  require(format == "halogen.part", path, "/", "format attribute is \"" + format + "\", expected \"halogen.part\"");
-  require(file.attr_int("version") == 1, path, "/", "version " + std::to_string(file.attr_int("version")) +
-                                                        " is not supported (expected 1)");
+  require(format == "halogen.part", path, "/",
+          "format attribute is \"" + format + "\", expected \"halogen.part\"");
+  require(file.attr_int("version") == 1, path, "/",
+          "version " + std::to_string(file.attr_int("version")) + " is not supported (expected 1)");
   graph::Shard s;
   s.part = static_cast<int32_t>(file.attr_int("part"));
   s.num_parts = static_cast<int32_t>(file.attr_int("num_parts"));
@@ -213,9 +220,11 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   s.num_features = file.attr_int("num_features");
   s.graph_name = file.attr_string("name");
   s.target_steps = file.attr_int("target_steps");
-  require(s.part == part, path, "/", "attribute part is " + std::to_string(s.part) + ", expected " + std::to_string(part));
-  require(s.num_parts == meta.num_parts, path, "/", "attribute num_parts is " + std::to_string(s.num_parts) +
-                                                        ", meta.json says " + std::to_string(meta.num_parts));
+  require(s.part == part, path, "/",
+          "attribute part is " + std::to_string(s.part) + ", expected " + std::to_string(part));
+  require(s.num_parts == meta.num_parts, path, "/",
+          "attribute num_parts is " + std::to_string(s.num_parts) + ", meta.json says " +
+              std::to_string(meta.num_parts));
   require(s.global_num_nodes == meta.num_nodes, path, "/", "attribute num_nodes disagrees with meta.json");
   require(s.num_features == meta.num_features, path, "/", "attribute num_features disagrees with meta.json");
   const int64_t n = s.global_num_nodes, parts = s.num_parts;
@@ -230,7 +239,8 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   s.recv_offsets = file.read<int64_t>("/halo/recv_offsets");
   const int64_t n_halo = s.num_halo();
   check_offsets(s.recv_offsets, parts, n_halo, path, "/halo/recv_offsets");
-  require(s.recv_offsets[part] == s.recv_offsets[part + 1], path, "/halo/recv_offsets", "rows received from self");
+  require(s.recv_offsets[part] == s.recv_offsets[part + 1], path, "/halo/recv_offsets",
+          "rows received from self");
   for (int64_t q = 0; q < parts; ++q)
     check_ascending_in(s.halo_gid, s.recv_offsets[q], s.recv_offsets[q + 1], 0, n, path, "/halo/gid");
   require(n_own + n_halo <= std::numeric_limits<int32_t>::max(), path, "/halo/gid",
@@ -242,7 +252,8 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   require(s.send_offsets[part] == s.send_offsets[part + 1], path, "/send/offsets", "rows sent to self");
   for (size_t i = 0; i < s.send_idx.size(); ++i)
     require(s.send_idx[i] >= 0 && s.send_idx[i] < n_own, path, "/send/idx",
-            "local id " + std::to_string(s.send_idx[i]) + " at index " + std::to_string(i) + " is not an owned row");
+            "local id " + std::to_string(s.send_idx[i]) + " at index " + std::to_string(i) +
+                " is not an owned row");
 
   s.indptr = file.read<int64_t>("/csr/indptr");
   s.indices = file.read<int32_t>("/csr/indices");
@@ -253,13 +264,16 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     check_ascending_in(s.indices, s.indptr[r], s.indptr[r + 1], 0, n_own + n_halo, path, "/csr/indices");
   if (file.exists("/csr/weight")) {
     s.weight = file.read<float>("/csr/weight");
-    require(static_cast<int64_t>(s.weight.size()) == s.nnz(), path, "/csr/weight", "length differs from /csr/indices");
+    require(static_cast<int64_t>(s.weight.size()) == s.nnz(), path, "/csr/weight",
+            "length differs from /csr/indices");
   }
 
   s.degree_owned = file.read<int64_t>("/degree/owned");
   s.degree_halo = file.read<int64_t>("/degree/halo");
-  require(static_cast<int64_t>(s.degree_owned.size()) == n_own, path, "/degree/owned", "length differs from /owned/gid");
-  require(static_cast<int64_t>(s.degree_halo.size()) == n_halo, path, "/degree/halo", "length differs from /halo/gid");
+  require(static_cast<int64_t>(s.degree_owned.size()) == n_own, path, "/degree/owned",
+          "length differs from /owned/gid");
+  require(static_cast<int64_t>(s.degree_halo.size()) == n_halo, path, "/degree/halo",
+          "length differs from /halo/gid");
 
   std::vector<int64_t> dims;
   s.features = file.read<float>("/node/feat", &dims);
@@ -267,7 +281,8 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
           "expected float32 [" + std::to_string(n_own) + "," + std::to_string(s.num_features) + "]");
   if (file.exists("/node/label")) {
     s.labels = file.read<int32_t>("/node/label");
-    require(static_cast<int64_t>(s.labels.size()) == n_own, path, "/node/label", "length differs from /owned/gid");
+    require(static_cast<int64_t>(s.labels.size()) == n_own, path, "/node/label",
+            "length differs from /owned/gid");
     for (size_t i = 0; i < s.labels.size(); ++i)
       require(s.labels[i] >= -1 && s.labels[i] < std::max(s.num_classes, 0), path, "/node/label",
               "label " + std::to_string(s.labels[i]) + " at index " + std::to_string(i) + " outside [-1," +

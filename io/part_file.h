@@ -18,9 +18,9 @@
 namespace halogen::io {
 
 struct PartitionMeta {
-  std::string method;        // metis | random | contiguous
+  std::string method;  // metis | random | contiguous
   int32_t num_parts = 0;
-  std::string graph_file;    // path of the source graph file as given at creation
+  std::string graph_file;  // path of the source graph file as given at creation
   std::string graph_checksum;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
@@ -31,9 +31,9 @@ struct PartitionMeta {
   int64_t graph_file_size = 0;      // bytes
   std::string graph_name;
   bool directed = false;
-  int64_t num_train = 0;             // global training-vertex count (loss normalisation)
-  std::vector<int64_t> part_owned;   // (P) owned vertices per part
-  std::vector<int64_t> part_halo;    // (P) halo rows per part
+  int64_t num_train = 0;            // global training-vertex count (loss normalisation)
+  std::vector<int64_t> part_owned;  // (P) owned vertices per part
+  std::vector<int64_t> part_halo;   // (P) halo rows per part
 };
 
 // Reads DIR/meta.json; UserError when missing or malformed.

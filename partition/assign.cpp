@@ -15,7 +15,8 @@ Method parse_method(const std::string& text) {
   if (text == "metis") return Method::metis;
   if (text == "random") return Method::random;
   if (text == "contiguous") return Method::contiguous;
-  throw UserError("--method: unknown partitioning method \"" + text + "\" (expected metis, random or contiguous)");
+  throw UserError("--method: unknown partitioning method \"" + text +
+                  "\" (expected metis, random or contiguous)");
 }
 
 Objective parse_objective(const std::string& text) {
@@ -50,34 +51,43 @@ std::vector<double> parse_part_weights(const std::string& text, int32_t num_part
 
 const char* method_name(Method method) {
   switch (method) {
-    case Method::metis: return "metis";
-    case Method::random: return "random";
-    case Method::contiguous: return "contiguous";
+    case Method::metis:
+      return "metis";
+    case Method::random:
+      return "random";
+    case Method::contiguous:
+      return "contiguous";
   }
   return "?";
 }
-const char* objective_name(Objective objective) { return objective == Objective::cut ? "cut" : "vol"; }
+const char* objective_name(Objective objective) {
+  return objective == Objective::cut ? "cut" : "vol";
+}
 const char* balance_name(Balance balance) {
   switch (balance) {
-    case Balance::vertices: return "vertices";
-    case Balance::edges: return "edges";
-    case Balance::train: return "train";
+    case Balance::vertices:
+      return "vertices";
+    case Balance::edges:
+      return "edges";
+    case Balance::train:
+      return "train";
   }
   return "?";
 }
 
 void validate_options(const graph::Graph& graph, const AssignOptions& options) {
-  HALOGEN_USER_CHECK(options.num_parts >= 1, "--parts: %d parts requested; at least 1 is needed", options.num_parts);
-  HALOGEN_USER_CHECK(options.num_parts <= graph.num_nodes,
-                     "--parts: %d parts requested, but the graph has only %lld vertices (each part needs one)",
-                     options.num_parts, static_cast<long long>(graph.num_nodes));
+  HALOGEN_USER_CHECK(options.num_parts >= 1, "--parts: %d parts requested; at least 1 is needed",
+                     options.num_parts);
+  HALOGEN_USER_CHECK(
+      options.num_parts <= graph.num_nodes,
+      "--parts: %d parts requested, but the graph has only %lld vertices (each part needs one)",
+      options.num_parts, static_cast<long long>(graph.num_nodes));
   HALOGEN_USER_CHECK(options.imbalance >= 1.0 && options.imbalance <= 3.0,
                      "--imbalance: %g is outside [1, 3] (it is the allowed max/mean load, e.g. 1.03)",
                      options.imbalance);
-  HALOGEN_USER_CHECK(options.part_weights.empty() ||
-                         static_cast<int32_t>(options.part_weights.size()) == options.num_parts,
-                     "--part-weights: %zu weights given for %d parts", options.part_weights.size(),
-                     options.num_parts);
+  HALOGEN_USER_CHECK(
+      options.part_weights.empty() || static_cast<int32_t>(options.part_weights.size()) == options.num_parts,
+      "--part-weights: %zu weights given for %d parts", options.part_weights.size(), options.num_parts);
   HALOGEN_USER_CHECK(options.refine_iterations >= 1 && options.refine_iterations <= 100,
                      "--refine-iterations: %d is outside [1, 100]", options.refine_iterations);
   for (double w : options.part_weights)
@@ -151,7 +161,8 @@ std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOption
   const int64_t n = graph.num_nodes;
   std::vector<std::pair<uint64_t, int64_t>> keyed(n);
 #pragma omp parallel for schedule(static)
-  for (int64_t v = 0; v < n; ++v) keyed[v] = {rng::uniform_u64(options.seed, kStream, static_cast<uint64_t>(v)), v};
+  for (int64_t v = 0; v < n; ++v)
+    keyed[v] = {rng::uniform_u64(options.seed, kStream, static_cast<uint64_t>(v)), v};
   std::sort(keyed.begin(), keyed.end());
   std::vector<int64_t> order(n);
   for (int64_t i = 0; i < n; ++i) order[i] = keyed[i].second;
@@ -162,9 +173,12 @@ std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOption
 std::vector<int32_t> assign_parts(const graph::Graph& graph, const AssignOptions& options) {
   validate_options(graph, options);
   switch (options.method) {
-    case Method::metis: return assign_metis(graph, options);
-    case Method::random: return assign_random(graph, options);
-    case Method::contiguous: return assign_contiguous(graph, options);
+    case Method::metis:
+      return assign_metis(graph, options);
+    case Method::random:
+      return assign_random(graph, options);
+    case Method::contiguous:
+      return assign_contiguous(graph, options);
   }
   HALOGEN_ASSERT(false, "unknown method");
   return {};

@@ -22,13 +22,13 @@ struct AssignOptions {
   Method method = Method::metis;
   int32_t num_parts = 1;
   Objective objective = Objective::cut;
-  double imbalance = 1.03;            // allowed max/mean load; METIS ufactor = 1000 * (imbalance - 1)
+  double imbalance = 1.03;  // allowed max/mean load; METIS ufactor = 1000 * (imbalance - 1)
   uint64_t seed = 1;
   Balance balance = Balance::vertices;
-  std::vector<double> part_weights;   // (num_parts) relative target sizes (METIS tpwgts); empty = equal
-  // METIS_OPTION_NITER (METIS's default is 10). 3 gave the same cut within 0.1% on SBM (100k) and RMAT
-  // (scale 16 and 20) for 25% less METIS time on RMAT scale 20 (docs/partition.md).
-  int32_t refine_iterations = 3;
+  std::vector<double> part_weights;  // (num_parts) relative target sizes (METIS tpwgts); empty = equal
+  // METIS_OPTION_NITER, METIS's default 10. Fewer is faster: 3 gave the same cut on RMAT scale 20 at P=8
+  // for 25% less METIS time, but 8% more cut at P=64 (docs/partition.md).
+  int32_t refine_iterations = 10;
 };
 
 // Parse command-line spellings; UserError naming the flag and the accepted values.

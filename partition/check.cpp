@@ -38,8 +38,8 @@ struct PartPlan {
 };
 
 // Invariants 2, 4 and 5 for one shard.
-void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g, const std::vector<int32_t>& assignment,
-                               const std::string& file) {
+void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g,
+                               const std::vector<int32_t>& assignment, const std::string& file) {
   const graph::Csr& adj = g.adjacency;
   const int64_t n_own = s.num_owned();
   const int32_t p = s.part;
@@ -56,12 +56,14 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g, con
   std::sort(halo_sorted.begin(), halo_sorted.end());
   if (halo_sorted != remote)
     violated(file, "/halo/gid is not the set of remote neighbours of the owned vertices (" +
-                       std::to_string(s.num_halo()) + " halo rows, " + std::to_string(remote.size()) + " expected)");
+                       std::to_string(s.num_halo()) + " halo rows, " + std::to_string(remote.size()) +
+                       " expected)");
   for (int32_t q = 0; q < s.num_parts; ++q)
     for (int64_t h = s.recv_offsets[q]; h < s.recv_offsets[q + 1]; ++h)
       if (assignment[s.halo_gid[h]] != q)
         violated(file, "halo vertex " + std::to_string(s.halo_gid[h]) + " is in the group of part " +
-                           std::to_string(q) + " but owned by part " + std::to_string(assignment[s.halo_gid[h]]));
+                           std::to_string(q) + " but owned by part " +
+                           std::to_string(assignment[s.halo_gid[h]]));
 
   // 4. local CSR = global rows with ids mapped; 5. degrees.
   if (adj.weighted() != !s.weight.empty()) violated(file, "/csr/weight present iff the graph is weighted");
@@ -77,9 +79,11 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g, con
       const int64_t e = adj.indptr[u] + k;
       equal = row[k].first == adj.indices[e] && (!adj.weighted() || row[k].second == adj.weight[e]);
     }
-    if (!equal) violated(file, "local row " + std::to_string(i) + " differs from global row " + std::to_string(u));
+    if (!equal)
+      violated(file, "local row " + std::to_string(i) + " differs from global row " + std::to_string(u));
     if (s.degree_owned[i] != degree_without_loop(adj, u))
-      violated(file, "/degree/owned[" + std::to_string(i) + "] differs from the global degree of " + std::to_string(u));
+      violated(file, "/degree/owned[" + std::to_string(i) + "] differs from the global degree of " +
+                         std::to_string(u));
   }
   for (int64_t h = 0; h < s.num_halo(); ++h)
     if (s.degree_halo[h] != degree_without_loop(adj, s.halo_gid[h]))
@@ -91,12 +95,14 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g, con
   for (int64_t i = 0; i < n_own; ++i)
     if (!std::equal(s.features.begin() + i * f, s.features.begin() + (i + 1) * f,
                     g.features.begin() + s.owned_gid[i] * f))
-      violated(file, "/node/feat row " + std::to_string(i) + " differs from global row " + std::to_string(s.owned_gid[i]));
+      violated(file, "/node/feat row " + std::to_string(i) + " differs from global row " +
+                         std::to_string(s.owned_gid[i]));
   if (g.labels.empty() != s.labels.empty()) violated(file, "/node/label present iff the graph has labels");
   for (int64_t i = 0; i < static_cast<int64_t>(s.labels.size()); ++i)
     if (s.labels[i] != g.labels[s.owned_gid[i]])
       violated(file, "/node/label[" + std::to_string(i) + "] differs from the global label");
-  if (g.targets.empty() != s.targets.empty()) violated(file, "/node/target present iff the graph has targets");
+  if (g.targets.empty() != s.targets.empty())
+    violated(file, "/node/target present iff the graph has targets");
   if (!g.targets.empty()) {
     const int64_t steps = std::max<int64_t>(g.target_steps, 1);
     for (int64_t t = 0; t < steps; ++t)
@@ -131,17 +137,18 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
     // 1. disjoint owned sets agreeing with the assignment.
     for (int64_t v : s.owned_gid) {
       if (owner[v] != -1)
-        violated(file, "vertex " + std::to_string(v) + " is owned by parts " + std::to_string(owner[v]) + " and " +
-                           std::to_string(p));
+        violated(file, "vertex " + std::to_string(v) + " is owned by parts " + std::to_string(owner[v]) +
+                           " and " + std::to_string(p));
       owner[v] = p;
       if (assignment[v] != p)
         violated(file, "owns vertex " + std::to_string(v) + " which assignment.h5 gives to part " +
                            std::to_string(assignment[v]));
     }
-    if (meta.part_halo[p] != s.num_halo()) violated(meta_file, "parts[" + std::to_string(p) + "].halo differs");
+    if (meta.part_halo[p] != s.num_halo())
+      violated(meta_file, "parts[" + std::to_string(p) + "].halo differs");
     check_shard_against_graph(s, graph, assignment, file);
-    plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.recv_offsets), std::move(s.send_offsets),
-                std::move(s.send_idx)};
+    plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.recv_offsets),
+                std::move(s.send_offsets), std::move(s.send_idx)};
   }
   for (int64_t v = 0; v < graph.num_nodes; ++v)
     if (owner[v] == -1) violated(assignment_file, "vertex " + std::to_string(v) + " is owned by no shard");
@@ -154,14 +161,16 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
       const int64_t sent = sender.send_offsets[r + 1] - sender.send_offsets[r];
       const int64_t expected = receiver.recv_offsets[q + 1] - receiver.recv_offsets[q];
       if (sent != expected)
-        violated(io::shard_path(dir, q), "sends " + std::to_string(sent) + " rows to part " + std::to_string(r) +
-                                             ", which expects " + std::to_string(expected));
+        violated(io::shard_path(dir, q), "sends " + std::to_string(sent) + " rows to part " +
+                                             std::to_string(r) + ", which expects " +
+                                             std::to_string(expected));
       for (int64_t k = 0; k < sent; ++k) {
         const int64_t gid = sender.owned_gid[sender.send_idx[sender.send_offsets[r] + k]];
         if (gid != receiver.halo_gid[receiver.recv_offsets[q] + k])
           violated(io::shard_path(dir, q), "send row " + std::to_string(k) + " to part " + std::to_string(r) +
                                                " is vertex " + std::to_string(gid) + ", not part " +
-                                               std::to_string(r) + "'s halo row from part " + std::to_string(q));
+                                               std::to_string(r) + "'s halo row from part " +
+                                               std::to_string(q));
       }
     }
   }

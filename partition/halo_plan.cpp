@@ -38,9 +38,10 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
     }
   }
   for (int32_t p = 0; p < num_parts; ++p) {
-    HALOGEN_USER_CHECK(plan.num_owned(p) <= std::numeric_limits<int32_t>::max(),
-                       "part %d owns %lld vertices, more than a shard's int32 local ids allow; use more parts", p,
-                       static_cast<long long>(plan.num_owned(p)));
+    HALOGEN_USER_CHECK(
+        plan.num_owned(p) <= std::numeric_limits<int32_t>::max(),
+        "part %d owns %lld vertices, more than a shard's int32 local ids allow; use more parts", p,
+        static_cast<long long>(plan.num_owned(p)));
   }
 
   plan.halo_gid.resize(num_parts);
@@ -78,10 +79,11 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
     plan.halo_gid[p] = std::move(halo);
   }
   for (int32_t p = 0; p < num_parts; ++p) {
-    HALOGEN_USER_CHECK(plan.num_owned(p) + plan.num_halo(p) <= std::numeric_limits<int32_t>::max(),
-                       "part %d has %lld owned + %lld halo rows, more than a shard's int32 local ids allow; use "
-                       "more parts", p, static_cast<long long>(plan.num_owned(p)),
-                       static_cast<long long>(plan.num_halo(p)));
+    HALOGEN_USER_CHECK(
+        plan.num_owned(p) + plan.num_halo(p) <= std::numeric_limits<int32_t>::max(),
+        "part %d has %lld owned + %lld halo rows, more than a shard's int32 local ids allow; use "
+        "more parts",
+        p, static_cast<long long>(plan.num_owned(p)), static_cast<long long>(plan.num_halo(p)));
   }
   return plan;
 }
@@ -119,7 +121,8 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
 
   // Send plan: q's halo group from this part, in q's order, as local owned ids.
   s.send_offsets.assign(parts + 1, 0);
-  for (int32_t q = 0; q < parts; ++q) s.send_offsets[q + 1] = s.send_offsets[q] + (q == part ? 0 : plan.rows_sent(part, q));
+  for (int32_t q = 0; q < parts; ++q)
+    s.send_offsets[q + 1] = s.send_offsets[q] + (q == part ? 0 : plan.rows_sent(part, q));
   s.send_idx.resize(s.send_offsets[parts]);
   for (int32_t q = 0; q < parts; ++q) {
     if (q == part) continue;
@@ -160,7 +163,8 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
         row.emplace_back(static_cast<int32_t>(local), weighted ? adj.weight[e] : 0.0f);
       }
       // Owned columns come out ascending (local ids follow gids); halo columns may not.
-      if (has_halo) std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (has_halo)
+        std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       int64_t at = s.indptr[i];
       for (const auto& [column, weight] : row) {
         s.indices[at] = column;
@@ -190,7 +194,8 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
     s.target_steps = graph.target_steps;
     s.targets.resize(static_cast<size_t>(steps) * n_own);
     for (int64_t t = 0; t < steps; ++t)
-      for (int64_t i = 0; i < n_own; ++i) s.targets[t * n_own + i] = graph.targets[t * graph.num_nodes + s.owned_gid[i]];
+      for (int64_t i = 0; i < n_own; ++i)
+        s.targets[t * n_own + i] = graph.targets[t * graph.num_nodes + s.owned_gid[i]];
   }
   s.train = local_split(graph.train, plan, part);
   s.valid = local_split(graph.valid, plan, part);

@@ -17,13 +17,15 @@ struct HaloPlan {
   std::vector<int32_t> local_of;       // (N) local id of every vertex within its owner, in [0, n_own(owner))
   std::vector<int64_t> owned_offsets;  // (P+1) part p owns owned_gid[owned_offsets[p] .. owned_offsets[p+1])
   std::vector<int64_t> owned_gid;      // (N) vertices grouped by part, ascending within a part
-  std::vector<std::vector<int64_t>> halo_gid;      // [p] (n_halo(p)) grouped by owner, ascending within a group
+  std::vector<std::vector<int64_t>> halo_gid;  // [p] (n_halo(p)) grouped by owner, ascending within a group
   std::vector<std::vector<int64_t>> recv_offsets;  // [p] (P+1) halo rows of p owned by q: [off[q], off[q+1])
 
   int64_t num_owned(int32_t p) const { return owned_offsets[p + 1] - owned_offsets[p]; }
   int64_t num_halo(int32_t p) const { return static_cast<int64_t>(halo_gid[p].size()); }
   // Rows part `from` sends to part `to` per exchange.
-  int64_t rows_sent(int32_t from, int32_t to) const { return recv_offsets[to][from + 1] - recv_offsets[to][from]; }
+  int64_t rows_sent(int32_t from, int32_t to) const {
+    return recv_offsets[to][from + 1] - recv_offsets[to][from];
+  }
 };
 
 // part_of (N) holds values in [0, num_parts) (asserted). Parts are processed in parallel (OpenMP).

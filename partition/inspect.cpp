@@ -45,11 +45,13 @@ void describe_partition_dir(const std::string& dir, bool check) {
         static_cast<double>(meta.part_owned[p] + meta.part_halo[p]) * meta.num_features * 4.0 / (1 << 20);
     std::printf("%6d %12lld %12lld %14s %12.1f\n", p, static_cast<long long>(meta.part_owned[p]),
                 static_cast<long long>(meta.part_halo[p]),
-                ec ? "missing" : strformat("%.1f", static_cast<double>(bytes) / (1 << 20)).c_str(), feature_mib);
+                ec ? "missing" : strformat("%.1f", static_cast<double>(bytes) / (1 << 20)).c_str(),
+                feature_mib);
     total_halo += meta.part_halo[p];
     max_halo = std::max(max_halo, meta.part_halo[p]);
   }
-  std::printf("halo rows: total %lld, max %lld\n", static_cast<long long>(total_halo), static_cast<long long>(max_halo));
+  std::printf("halo rows: total %lld, max %lld\n", static_cast<long long>(total_halo),
+              static_cast<long long>(max_halo));
   if (!check) return;
 
   const std::string graph_path = locate_graph_file(meta, dir);
@@ -59,8 +61,9 @@ void describe_partition_dir(const std::string& dir, bool check) {
                     " recorded in meta.json: the graph file changed since it was partitioned");
   const graph::Graph graph = io::read_graph(graph_path);
   check_partition_dir(dir, graph);
-  std::printf("check: OK (owned sets disjoint and covering, halos = remote neighbours grouped by owner, send "
-              "plans match receivers' halos, local CSR/degrees/features/labels/splits equal the graph's)\n");
+  std::printf(
+      "check: OK (owned sets disjoint and covering, halos = remote neighbours grouped by owner, send "
+      "plans match receivers' halos, local CSR/degrees/features/labels/splits equal the graph's)\n");
 }
 
 }  // namespace halogen::partition

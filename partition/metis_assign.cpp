@@ -17,9 +17,10 @@ namespace {
 constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
 
 [[noreturn]] void too_large(const std::string& what, int64_t value) {
-  throw UserError(strformat("--method metis: the graph's %s (%lld) exceeds METIS's 32-bit idx_t limit %lld; use "
-                            "--method contiguous or --method random for graphs this large",
-                            what.c_str(), static_cast<long long>(value), static_cast<long long>(kIdxMax)));
+  throw UserError(
+      strformat("--method metis: the graph's %s (%lld) exceeds METIS's 32-bit idx_t limit %lld; use "
+                "--method contiguous or --method random for graphs this large",
+                what.c_str(), static_cast<long long>(value), static_cast<long long>(kIdxMax)));
 }
 
 // METIS's input: the graph made undirected (A + A^T, deduplicated) without self-loops.
@@ -58,15 +59,18 @@ MetisGraph metis_input(const graph::Graph& graph) {
   {
     std::vector<idx_t> fill(t_ptr.begin(), t_ptr.end() - 1);
     for (int64_t u = 0; u < n; ++u)
-      for (int64_t e = adj.indptr[u]; e < adj.indptr[u + 1]; ++e) t_idx[fill[adj.indices[e]]++] = static_cast<idx_t>(u);
+      for (int64_t e = adj.indptr[u]; e < adj.indptr[u + 1]; ++e)
+        t_idx[fill[adj.indices[e]]++] = static_cast<idx_t>(u);
   }
   auto merge_row = [&](int64_t u, idx_t* dst) {  // returns the merged length; writes when dst != nullptr
     int64_t a = adj.indptr[u], a_end = adj.indptr[u + 1], b = t_ptr[u], b_end = t_ptr[u + 1], len = 0;
     int64_t last = -1;
     while (a < a_end || b < b_end) {
       int64_t next;
-      if (b >= b_end || (a < a_end && adj.indices[a] <= t_idx[b])) next = adj.indices[a++];
-      else next = t_idx[b++];
+      if (b >= b_end || (a < a_end && adj.indices[a] <= t_idx[b]))
+        next = adj.indices[a++];
+      else
+        next = t_idx[b++];
       if (next == u || next == last) continue;
       if (dst) dst[len] = static_cast<idx_t>(next);
       ++len;
@@ -128,7 +132,8 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
     const double total = std::accumulate(options.part_weights.begin(), options.part_weights.end(), 0.0);
     tpwgts.resize(static_cast<size_t>(options.num_parts) * ncon);
     for (int32_t p = 0; p < options.num_parts; ++p)
-      for (idx_t c = 0; c < ncon; ++c) tpwgts[p * ncon + c] = static_cast<real_t>(options.part_weights[p] / total);
+      for (idx_t c = 0; c < ncon; ++c)
+        tpwgts[p * ncon + c] = static_cast<real_t>(options.part_weights[p] / total);
   }
 
   idx_t metis_options[METIS_NOPTIONS];
@@ -142,14 +147,17 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
 
   idx_t nvtxs = static_cast<idx_t>(n), nparts = options.num_parts, objval = 0;
   std::vector<idx_t> part(n);
-  const int status = METIS_PartGraphKway(&nvtxs, &ncon, input.xadj.data(), input.adjncy.data(),
-                                         vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
-                                         /*adjwgt=*/nullptr, &nparts, tpwgts.empty() ? nullptr : tpwgts.data(),
-                                         /*ubvec=*/nullptr, metis_options, &objval, part.data());
+  const int status =
+      METIS_PartGraphKway(&nvtxs, &ncon, input.xadj.data(), input.adjncy.data(),
+                          vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
+                          /*adjwgt=*/nullptr, &nparts, tpwgts.empty() ? nullptr : tpwgts.data(),
+                          /*ubvec=*/nullptr, metis_options, &objval, part.data());
   if (status == METIS_ERROR_MEMORY) throw std::bad_alloc();
   if (status != METIS_OK)
-    throw UserError(strformat("--method metis: METIS_PartGraphKway failed (status %d) on this graph; try "
-                              "--method contiguous or --method random", status));
+    throw UserError(
+        strformat("--method metis: METIS_PartGraphKway failed (status %d) on this graph; try "
+                  "--method contiguous or --method random",
+                  status));
   for (int64_t v = 0; v < n; ++v) part_of[v] = static_cast<int32_t>(part[v]);
   return part_of;
 }

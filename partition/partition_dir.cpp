@@ -4,7 +4,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -33,7 +32,8 @@ SourceFile describe_source_file(const std::string& path) {
 namespace {
 
 bool is_partition_file(const std::string& name) {
-  if (name == "meta.json" || name == "meta.json.tmp" || name == "assignment.h5" || name == "assignment.h5.tmp")
+  if (name == "meta.json" || name == "meta.json.tmp" || name == "assignment.h5" ||
+      name == "assignment.h5.tmp")
     return true;
   return name.rfind("part-", 0) == 0 &&
          (name.size() >= 3 && (name.compare(name.size() - 3, 3, ".h5") == 0 ||
@@ -79,7 +79,8 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
   json rows_sent = json::array();
   for (int32_t p = 0; p < stats.num_parts; ++p) {
     json row = json::array();
-    for (int32_t q = 0; q < stats.num_parts; ++q) row.push_back(stats.rows_sent[static_cast<size_t>(p) * stats.num_parts + q]);
+    for (int32_t q = 0; q < stats.num_parts; ++q)
+      row.push_back(stats.rows_sent[static_cast<size_t>(p) * stats.num_parts + q]);
     rows_sent.push_back(row);
   }
   meta["statistics"] = {{"cut_edges", stats.cut_edges},
@@ -135,7 +136,8 @@ void check_output_dir(const std::string& dir, bool force) {
   if (!fs::exists(dir, ec)) return;
   HALOGEN_USER_CHECK(fs::is_directory(dir, ec), "%s: output path exists and is not a directory", dir.c_str());
   HALOGEN_USER_CHECK(force || fs::is_empty(dir, ec),
-                     "%s: output directory is not empty (use --force to overwrite its partition files)", dir.c_str());
+                     "%s: output directory is not empty (use --force to overwrite its partition files)",
+                     dir.c_str());
 }
 
 void prepare_output_dir(const std::string& dir, bool force) {
@@ -147,13 +149,14 @@ void prepare_output_dir(const std::string& dir, bool force) {
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     if (entry.is_regular_file() && is_partition_file(entry.path().filename().string())) {
       fs::remove(entry.path(), ec);
-      if (ec) throw UserError(entry.path().string() + ": cannot remove the old partition file: " + ec.message());
+      if (ec)
+        throw UserError(entry.path().string() + ": cannot remove the old partition file: " + ec.message());
     }
   }
 }
 
-PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
-                                PhaseLog& phases) {
+PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
+                                const PartitionRequest& request, PhaseLog& phases) {
   const AssignOptions& options = request.options;
   validate_options(graph, options);
   prepare_output_dir(request.output_dir, request.force);
@@ -194,8 +197,9 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
 
   result.phases = phases.phases();
   result.process_peak_rss_bytes = peak_rss_bytes();
-  write_json_atomically((fs::path(request.output_dir) / "meta.json").string(),
-                        meta_json(graph, source, request, result.stats, result.phases, result.process_peak_rss_bytes));
+  write_json_atomically(
+      (fs::path(request.output_dir) / "meta.json").string(),
+      meta_json(graph, source, request, result.stats, result.phases, result.process_peak_rss_bytes));
   return result;
 }
 

@@ -15,9 +15,9 @@ namespace halogen::partition {
 
 // Identity of the graph file a partition was made from (stored in meta.json, checked by `info --check`).
 struct SourceFile {
-  std::string path;           // as given
+  std::string path;  // as given
   std::string absolute_path;
-  std::string checksum;       // io::file_checksum
+  std::string checksum;  // io::file_checksum
   int64_t size_bytes = 0;
 };
 SourceFile describe_source_file(const std::string& path);
@@ -26,8 +26,8 @@ struct PartitionRequest {
   std::string graph_path;
   std::string output_dir;
   AssignOptions options;
-  bool force = false;     // reuse a non-empty output directory (its partition files are replaced)
-  std::string command;    // the creation command, stored in meta.json
+  bool force = false;   // reuse a non-empty output directory (its partition files are replaced)
+  std::string command;  // the creation command, stored in meta.json
 };
 
 struct PartitionResult {
@@ -44,8 +44,8 @@ void prepare_output_dir(const std::string& dir, bool force);
 
 // Partitions a graph already in memory and writes the directory (meta.json last, so a directory with a
 // meta.json is complete). Adds its phases (partition, plan, write) to `phases`.
-PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
-                                PhaseLog& phases);
+PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
+                                const PartitionRequest& request, PhaseLog& phases);
 
 // The whole command: check the directory, read and validate the graph file, partition, write.
 PartitionResult partition_graph_file(const PartitionRequest& request);

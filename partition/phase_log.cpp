@@ -35,7 +35,9 @@ int64_t peak_rss_bytes() {
   return 0;
 }
 
-PhaseLog::~PhaseLog() { stop_sampler(); }
+PhaseLog::~PhaseLog() {
+  stop_sampler();
+}
 
 void PhaseLog::stop_sampler() {
   sampling_ = false;

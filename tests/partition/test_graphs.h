@@ -1,5 +1,7 @@
 #pragma once
 // Small hand-made graphs for the partition tests (no generator or graph file needed).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -10,14 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include "graph/graph.h"
 
 namespace halogen::partition_test {
 
 // CSR from an edge list: rows sorted, duplicates dropped; `symmetric` stores each edge both ways.
-inline graph::Csr csr_from_edges(int64_t n, const std::vector<std::pair<int64_t, int64_t>>& edges, bool symmetric) {
+inline graph::Csr csr_from_edges(int64_t n, const std::vector<std::pair<int64_t, int64_t>>& edges,
+                                 bool symmetric) {
   std::vector<std::set<int64_t>> rows(n);
   for (auto [u, v] : edges) {
     rows[u].insert(v);
@@ -43,8 +44,11 @@ inline void decorate(graph::Graph& g, int64_t features, int32_t classes) {
   g.num_classes = classes;
   g.labels.resize(g.num_nodes);
   for (int64_t v = 0; v < g.num_nodes; ++v) g.labels[v] = static_cast<int32_t>(v % classes);
-  g.train.clear(); g.valid.clear(); g.test.clear();
-  for (int64_t v = 0; v < g.num_nodes; ++v) (v % 3 == 0 ? g.train : v % 3 == 1 ? g.valid : g.test).push_back(v);
+  g.train.clear();
+  g.valid.clear();
+  g.test.clear();
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    (v % 3 == 0 ? g.train : v % 3 == 1 ? g.valid : g.test).push_back(v);
 }
 
 // A graph of `communities` dense blocks with a few edges between them, plus `isolated` isolated vertices at
@@ -83,9 +87,10 @@ class TempDir {
  public:
   explicit TempDir(const std::string& tag) {
     static int counter = 0;
-    path_ = (std::filesystem::temp_directory_path() /
-             ("halogen_partition_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                .string();
+    path_ =
+        (std::filesystem::temp_directory_path() /
+         ("halogen_partition_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+            .string();
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -131,7 +131,8 @@ TEST(PartitionMetis, TrainBalanceUsesTwoConstraints) {
   EXPECT_LT(stats.edge_balance, 1.10);
   AssignOptions contiguous = options_for(Method::contiguous, 4);
   contiguous.balance = Balance::train;
-  const PartitionStats c = compute_statistics(g, build_halo_plan(g.adjacency, assign_parts(g, contiguous), 4));
+  const PartitionStats c =
+      compute_statistics(g, build_halo_plan(g.adjacency, assign_parts(g, contiguous), 4));
   EXPECT_LT(c.train_balance, 1.05);
 }
 
@@ -188,7 +189,7 @@ TEST(PartitionErrors, NonEmptyOutputDirectoryNeedsForce) {
   EXPECT_NO_THROW(prepare_output_dir(dir.path(), true));
   EXPECT_FALSE(std::filesystem::exists(dir.sub("part-00007.h5")));  // stale shard removed
   EXPECT_FALSE(std::filesystem::exists(dir.sub("meta.json")));
-  EXPECT_TRUE(std::filesystem::exists(dir.sub("notes.txt")));       // not a partition file: kept
+  EXPECT_TRUE(std::filesystem::exists(dir.sub("notes.txt")));  // not a partition file: kept
   { std::ofstream(dir.sub("file")) << "x"; }
   EXPECT_THROW(check_output_dir(dir.sub("file"), true), UserError);  // not a directory
 }

@@ -19,7 +19,9 @@ using namespace halogen::partition_test;
 
 namespace {
 
-SourceFile fake_source() { return SourceFile{"in-memory.h5", "/nonexistent/in-memory.h5", "fnv1a64:0", 0}; }
+SourceFile fake_source() {
+  return SourceFile{"in-memory.h5", "/nonexistent/in-memory.h5", "fnv1a64:0", 0};
+}
 
 PartitionResult write_dir(const graph::Graph& g, const std::string& dir, Method method, int32_t parts,
                           uint64_t seed = 1) {
@@ -62,9 +64,10 @@ TEST(PartitionShardBuilder, PathGraphGivesExactShards) {
   EXPECT_EQ(b.send_idx, (std::vector<int32_t>{0}));  // gid 2 = part 1's local row 0
   EXPECT_EQ(b.send_offsets, (std::vector<int64_t>{0, 1, 1}));
   EXPECT_EQ(b.indptr, (std::vector<int64_t>{0, 2, 3}));
-  EXPECT_EQ(b.indices, (std::vector<int32_t>{1, 2, 0}));  // row gid2: {3 -> 1, 1 -> halo 2}; row gid3: {2 -> 0}
-  EXPECT_EQ(b.train, (std::vector<int64_t>{1}));          // gid 3
-  EXPECT_EQ(b.test, (std::vector<int64_t>{0}));           // gid 2
+  EXPECT_EQ(b.indices,
+            (std::vector<int32_t>{1, 2, 0}));     // row gid2: {3 -> 1, 1 -> halo 2}; row gid3: {2 -> 0}
+  EXPECT_EQ(b.train, (std::vector<int64_t>{1}));  // gid 3
+  EXPECT_EQ(b.test, (std::vector<int64_t>{0}));   // gid 2
 }
 
 // Halo columns of several owners must come out sorted by local id, which is not gid order.
@@ -132,8 +135,8 @@ TEST_P(PartitionInvariants, HoldOnGraphWithIsolatedVertices) {
   TempDir dir("inv");
   PartitionResult r = write_dir(g, dir.sub("out"), c.method, c.parts);
   EXPECT_NO_THROW(check_partition_dir(dir.sub("out"), g));
-  HaloPlan plan = build_halo_plan(g.adjacency, io::read_assignment(io::assignment_path(dir.sub("out")), c.parts,
-                                                                   g.num_nodes), c.parts);
+  HaloPlan plan = build_halo_plan(
+      g.adjacency, io::read_assignment(io::assignment_path(dir.sub("out")), c.parts, g.num_nodes), c.parts);
   expect_plan_matches_naive(g, plan);
   int64_t owned = 0;
   for (int64_t n : r.stats.owned) owned += n;
@@ -159,8 +162,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Method::contiguous, 7, true, false}),
     [](const ::testing::TestParamInfo<Case>& info) {
       const Case& c = info.param;
-      return std::string(method_name(c.method)) + "_P" + std::to_string(c.parts) + (c.directed ? "_directed" : "") +
-             (c.weighted ? "_weighted" : "");
+      return std::string(method_name(c.method)) + "_P" + std::to_string(c.parts) +
+             (c.directed ? "_directed" : "") + (c.weighted ? "_weighted" : "");
     });
 
 // The checker must fail on shards that break an invariant (so a passing check means something).
@@ -215,7 +218,8 @@ TEST(PartitionPartFile, ShardRoundTripsAndReadRejectsWrongPart) {
   write_dir(g, dir.sub("out"), Method::contiguous, 2);
   const graph::Shard s = io::read_shard(dir.sub("out"), 1);
   const io::PartitionMeta meta = io::read_partition_meta(dir.sub("out"));
-  const std::vector<int32_t> assignment = io::read_assignment(io::assignment_path(dir.sub("out")), 2, g.num_nodes);
+  const std::vector<int32_t> assignment =
+      io::read_assignment(io::assignment_path(dir.sub("out")), 2, g.num_nodes);
   HaloPlan plan2 = build_halo_plan(g.adjacency, assignment, 2);
   const graph::Shard built = build_shard(g, plan2, 1);
   EXPECT_EQ(s.owned_gid, built.owned_gid);
