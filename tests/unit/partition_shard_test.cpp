@@ -236,3 +236,16 @@ TEST(PartitionPartFile, ShardRoundTripsAndReadRejectsWrongPart) {
   EXPECT_THROW(io::read_shard_file(io::shard_path(dir.sub("out"), 0), 1, meta), UserError);
   EXPECT_NO_THROW(check_partition_dir(dir.sub("out"), g));
 }
+
+// A rank may own no training vertex: its shard has an empty /split/train that reads back empty.
+TEST(PartitionShardBuilder, PartWithNoTrainingVertices) {
+  graph::Graph g = community_graph(10, 4, 0, 4);  // 40 vertices
+  g.train = {0, 1, 2};
+  TempDir dir("notrain");
+  PartitionResult r = write_dir(g, dir.sub("out"), Method::contiguous, 2);
+  EXPECT_EQ(r.stats.train, (std::vector<int64_t>{3, 0}));
+  const graph::Shard s = io::read_shard(dir.sub("out"), 1);
+  EXPECT_TRUE(s.train.empty());
+  EXPECT_FALSE(s.test.empty());
+  EXPECT_NO_THROW(check_partition_dir(dir.sub("out"), g));
+}
