@@ -1,12 +1,13 @@
 // `halogen bench gemm`: the dense products of a GCN layer through kernels::gemm (OpenBLAS sgemm on the CPU),
-// for (n x f_in) activations and (f_in x f_out) weights. For each shape three products, as training runs them:
+// for (n x f_in) activations and (f_in x f_out) weights. For each shape three products, as training runs
+// them:
 //   forward  Z = H W            (n x f_in)(f_in x f_out)
 //   grad_w   dW = H^T dZ        (f_in x n)(n x f_out)
 //   grad_h   dH = dZ W^T        (n x f_out)(f_out x f_in)
 // each 2 n f_in f_out flops. nccl-tests style table:  op  m  n  k  time(ms)  GFLOP/s  %ref  #wrong
-// time(ms) is the median of --iters calls; %ref compares with a square (--ref-size)^3 sgemm measured in the same
-// run, as a practical peak of this BLAS on this machine. #wrong counts sampled output elements farther from a
-// double-precision dot product than the float summation bound; the command exits 1 if any.
+// time(ms) is the median of --iters calls; %ref compares with a square (--ref-size)^3 sgemm measured in the
+// same run, as a practical peak of this BLAS on this machine. #wrong counts sampled output elements farther
+// from a double-precision dot product than the float summation bound; the command exits 1 if any.
 #include <omp.h>
 
 #include <algorithm>
@@ -93,14 +94,15 @@ int64_t count_wrong(const Product& p, int64_t m, int64_t n, int64_t k) {
 
 void run_gemm_bench(const GemmBenchOptions& options) {
   HALOGEN_USER_CHECK(options.rows > 0, "bench gemm: --rows must be positive");
-  HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0, "bench gemm: --iters must be > 0, --warmup >= 0");
+  HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0,
+                     "bench gemm: --iters must be > 0, --warmup >= 0");
   std::vector<std::pair<int64_t, int64_t>> shapes;
   for (const std::string& shape : options.shapes) {
     long long f_in = 0, f_out = 0;
     char extra = 0;
-    HALOGEN_USER_CHECK(std::sscanf(shape.c_str(), "%lldx%lld%c", &f_in, &f_out, &extra) == 2 && f_in > 0 &&
-                           f_out > 0,
-                       "bench gemm: --shapes entry '%s' is not F_INxF_OUT (e.g. 128x16)", shape.c_str());
+    HALOGEN_USER_CHECK(
+        std::sscanf(shape.c_str(), "%lldx%lld%c", &f_in, &f_out, &extra) == 2 && f_in > 0 && f_out > 0,
+        "bench gemm: --shapes entry '%s' is not F_INxF_OUT (e.g. 128x16)", shape.c_str());
     shapes.emplace_back(f_in, f_out);
   }
   if (options.threads > 0) omp_set_num_threads(options.threads);
@@ -109,18 +111,21 @@ void run_gemm_bench(const GemmBenchOptions& options) {
   double ref_gflops = 0.0;
   if (options.ref_size > 0) {
     const int64_t s = options.ref_size;
-    Tensor a = random_tensor(s, s, options.seed), b = random_tensor(s, s, options.seed + 1), c(s, s, Device::cpu);
+    Tensor a = random_tensor(s, s, options.seed), b = random_tensor(s, s, options.seed + 1),
+           c(s, s, Device::cpu);
     const Product square{"square", &a, false, &b, false, &c};
     ref_gflops = 2.0 * s * s * s / median_seconds(square, options) / 1e9;
   }
-  std::printf("# halogen bench gemm: GCN layer products for n = %lld rows, float32, %d threads, OpenBLAS sgemm\n",
-              (long long)options.rows, threads);
+  std::printf(
+      "# halogen bench gemm: GCN layer products for n = %lld rows, float32, %d threads, OpenBLAS sgemm\n",
+      (long long)options.rows, threads);
   std::printf("# %d warmup + %d timed calls each; time(ms) is the median; GFLOP/s = 2 m n k / time\n",
               options.warmup, options.iterations);
   if (ref_gflops > 0)
     std::printf("# ref: square %lld^3 sgemm in this run: %.1f GFLOP/s (%%ref = GFLOP/s / ref)\n",
                 (long long)options.ref_size, ref_gflops);
-  std::printf("#%8s %9s %7s %9s %10s %9s %6s %7s\n", "op", "m", "n", "k", "time(ms)", "GFLOP/s", "%ref", "#wrong");
+  std::printf("#%8s %9s %7s %9s %10s %9s %6s %7s\n", "op", "m", "n", "k", "time(ms)", "GFLOP/s", "%ref",
+              "#wrong");
   int64_t total_wrong = 0;
   for (auto [f_in, f_out] : shapes) {
     const int64_t n = options.rows;
@@ -136,8 +141,8 @@ void run_gemm_bench(const GemmBenchOptions& options) {
       const double gflops = 2.0 * n * f_in * f_out / seconds / 1e9;
       const int64_t wrong = count_wrong(products[i], dims[i][0], dims[i][1], dims[i][2]);
       total_wrong += wrong;
-      std::printf(" %8s %9lld %7lld %9lld %10.3f %9.1f %5.0f%% %7lld\n", products[i].name, (long long)dims[i][0],
-                  (long long)dims[i][1], (long long)dims[i][2], seconds * 1e3, gflops,
+      std::printf(" %8s %9lld %7lld %9lld %10.3f %9.1f %5.0f%% %7lld\n", products[i].name,
+                  (long long)dims[i][0], (long long)dims[i][1], (long long)dims[i][2], seconds * 1e3, gflops,
                   ref_gflops > 0 ? 100.0 * gflops / ref_gflops : 0.0, (long long)wrong);
       std::fflush(stdout);
     }
@@ -156,7 +161,8 @@ void add_bench_gemm(CLI::App& bench) {
   cmd->add_option("--threads", options->threads, "OpenMP/OpenBLAS threads (0: OMP_NUM_THREADS or all cores)")
       ->capture_default_str();
   cmd->add_option("--iters", options->iterations, "Timed calls per product")->capture_default_str();
-  cmd->add_option("--warmup", options->warmup, "Untimed calls per product before timing")->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "Untimed calls per product before timing")
+      ->capture_default_str();
   cmd->add_option("--ref-size", options->ref_size, "Size of the square reference sgemm (0: skip)")
       ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the data")->capture_default_str();

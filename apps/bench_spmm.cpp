@@ -2,17 +2,16 @@
 // bandwidth, measured in the same run with the same threads by a STREAM-style triad. nccl-tests style table:
 //   width  nnz  median(ms)  best(ms)  GB/s  GB/s(min)  triad  %triad  #wrong
 // Bytes per call (accumulate off):
-//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern) + X gathered + Y written 4 rows width,
-//   X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound, and the
-//   real traffic when X is much larger than the last-level cache and columns are random), and
-//   = 4 (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
+//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern) + X gathered + Y written 4 rows
+//   width, X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound,
+//   and the real traffic when X is much larger than the last-level cache and columns are random), and = 4
+//   (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
 // Both GB/s use the best of --iters calls, and the triad (a = b + s c on doubles, 3 x --triad-mib MiB) is the
 // best of 10 runs measured just before each width, as STREAM reports it; %triad = GB/s / triad. On a shared
 // machine the per-width triad keeps the ratio meaningful when the load changes. #wrong counts elements of
 // --check-rows sampled rows that differ from a double-precision reference by more than the float summation
 // bound; the command exits 1 if any is wrong.
 #include <omp.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -102,8 +101,9 @@ HostCsr uniform_csr(int64_t rows, double avg_degree, uint64_t seed) {
       });
 }
 
-// RMAT (Graph500 quadrants a = .57, b = c = .19) edges over 2^scale >= rows ids, vertex ids scrambled by an odd
-// multiplier (so hubs are spread, as Graph500 permutes them) and folded into [0, rows). Power-law degrees.
+// RMAT (Graph500 quadrants a = .57, b = c = .19) edges over 2^scale >= rows ids, vertex ids scrambled by an
+// odd multiplier (so hubs are spread, as Graph500 permutes them) and folded into [0, rows). Power-law
+// degrees.
 HostCsr rmat_csr(int64_t rows, double avg_degree, uint64_t seed) {
   int scale = 0;
   while ((int64_t{1} << scale) < rows) ++scale;
@@ -117,9 +117,12 @@ HostCsr rmat_csr(int64_t rows, double avg_degree, uint64_t seed) {
       const float p = 0.5f + 0.5f * unit_float(seed * 977 + level, static_cast<uint64_t>(e));
       const uint64_t bit = uint64_t{1} << level;
       if (p < 0.57f) {
-      } else if (p < 0.76f) v |= bit;
-      else if (p < 0.95f) u |= bit;
-      else u |= bit, v |= bit;
+      } else if (p < 0.76f)
+        v |= bit;
+      else if (p < 0.95f)
+        u |= bit;
+      else
+        u |= bit, v |= bit;
     }
     source[e] = static_cast<int64_t>(((u * 0x9E3779B97F4A7C15ull) & mask) % rows);
     target[e] = static_cast<int64_t>(((v * 0x9E3779B97F4A7C15ull) & mask) % rows);
@@ -137,9 +140,9 @@ HostCsr rmat_csr(int64_t rows, double avg_degree, uint64_t seed) {
       [&](int64_t r, int64_t k) { return columns[start[r] + k]; });
 }
 
-// Seconds on the chosen clock: wall time, or (--cpu-clock) this process's CPU time divided by the thread count,
-// which on a machine shared with other jobs leaves out the time our threads wait for a core (memory bandwidth
-// is still shared). Both the kernel and the triad are timed on the same clock.
+// Seconds on the chosen clock: wall time, or (--cpu-clock) this process's CPU time divided by the thread
+// count, which on a machine shared with other jobs leaves out the time our threads wait for a core (memory
+// bandwidth is still shared). Both the kernel and the triad are timed on the same clock.
 double clock_seconds(bool cpu_clock) {
   if (!cpu_clock) return wall_seconds();
   timespec now{};
@@ -147,7 +150,8 @@ double clock_seconds(bool cpu_clock) {
   return (static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec)) / omp_get_max_threads();
 }
 
-// STREAM triad a = b + s c on doubles, `mib` MiB per array, first touched by the same threads; best of 10 (GB/s).
+// STREAM triad a = b + s c on doubles, `mib` MiB per array, first touched by the same threads; best of 10
+// (GB/s).
 double triad_gbs(int64_t mib, bool cpu_clock) {
   const int64_t n = mib * (1 << 20) / 8;
   Buffer<double> a(n), b(n), c(n);
@@ -202,7 +206,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31),
                      "bench spmm: --rows %lld must be in [1, 2^31)", (long long)options.rows);
   HALOGEN_USER_CHECK(options.avg_degree >= 0, "bench spmm: --avg-degree must be >= 0");
-  HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0, "bench spmm: --iters must be > 0, --warmup >= 0");
+  HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0,
+                     "bench spmm: --iters must be > 0, --warmup >= 0");
   HALOGEN_USER_CHECK(options.graph == "uniform" || options.graph == "rmat",
                      "bench spmm: --graph must be uniform or rmat, not '%s'", options.graph.c_str());
   for (int64_t width : options.widths)
@@ -217,22 +222,27 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
   int64_t max_degree = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
-  const kernels::CsrView view{a.rows, a.rows, nnz, a.indptr.data(), a.indices.data(),
-                              options.pattern ? nullptr : a.values.data(), Device::cpu};
+  const kernels::CsrView view{a.rows,          a.rows,           nnz,
+                              a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
+                              Device::cpu};
 
-  std::printf("# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
-              (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
-              options.graph.c_str(), (long long)nnz, (long long)max_degree, options.pattern ? ", pattern" : "");
-  std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n", threads,
-              kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations, setup.seconds());
-  std::printf("# bytes = 8 (rows+1) + %d nnz + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
-              options.pattern ? 4 : 8, options.accumulate ? 8 : 4);
-  std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n", (long long)distinct,
-              (long long)a.rows);
+  std::printf(
+      "# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
+      (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
+      options.graph.c_str(), (long long)nnz, (long long)max_degree, options.pattern ? ", pattern" : "");
+  std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n",
+              threads, kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations,
+              setup.seconds());
+  std::printf(
+      "# bytes = 8 (rows+1) + %d nnz + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
+      options.pattern ? 4 : 8, options.accumulate ? 8 : 4);
+  std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n",
+              (long long)distinct, (long long)a.rows);
   if (options.cpu_clock) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
-  std::printf("# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
-              "width; %%triad = GB/s / triad\n",
-              (long long)options.triad_mib);
+  std::printf(
+      "# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
+      "width; %%triad = GB/s / triad\n",
+      (long long)options.triad_mib);
   std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)", "GB/s",
               "GB/s(min)", "triad", "%triad", "#wrong");
   int64_t total_wrong = 0;
@@ -262,8 +272,9 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     int64_t wrong = 0;
     if (!options.accumulate) wrong = count_wrong(a, options.pattern, x, out, options.check_rows);
     total_wrong += wrong;
-    std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width, (long long)nnz,
-                median * 1e3, seconds * 1e3, gbs, gbs_min, triad, 100.0 * gbs / triad, (long long)wrong);
+    std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
+                (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, triad, 100.0 * gbs / triad,
+                (long long)wrong);
     std::fflush(stdout);
   }
   std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
@@ -274,8 +285,10 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 
 void add_bench_spmm(CLI::App& bench) {
   auto options = std::make_shared<SpmmBenchOptions>();
-  CLI::App* cmd = bench.add_subcommand("spmm", "CPU CSR SpMM: achieved GB/s against a STREAM triad of this run");
-  cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")->capture_default_str();
+  CLI::App* cmd =
+      bench.add_subcommand("spmm", "CPU CSR SpMM: achieved GB/s against a STREAM triad of this run");
+  cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")
+      ->capture_default_str();
   cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row")->capture_default_str();
   cmd->add_option("--width", options->widths, "Dense widths to sweep (e.g. --width 16 64 128)")
       ->capture_default_str();
@@ -283,14 +296,17 @@ void add_bench_spmm(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--pattern", options->pattern, "All-ones matrix (no values array)");
   cmd->add_flag("--accumulate", options->accumulate, "out += A X instead of out = A X (no #wrong check)");
-  cmd->add_flag("--no-avx2", options->baseline_isa, "Use the baseline x86-64 (SSE2) kernel even where AVX2 exists");
+  cmd->add_flag("--no-avx2", options->baseline_isa,
+                "Use the baseline x86-64 (SSE2) kernel even where AVX2 exists");
   cmd->add_flag("--cpu-clock", options->cpu_clock,
                 "Time with process CPU time / threads (a machine shared with other jobs), not wall time");
   cmd->add_option("--threads", options->threads, "OpenMP threads (0: OMP_NUM_THREADS or all cores)")
       ->capture_default_str();
   cmd->add_option("--iters", options->iterations, "Timed calls per width")->capture_default_str();
-  cmd->add_option("--warmup", options->warmup, "Untimed calls per width before timing")->capture_default_str();
-  cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference")->capture_default_str();
+  cmd->add_option("--warmup", options->warmup, "Untimed calls per width before timing")
+      ->capture_default_str();
+  cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference")
+      ->capture_default_str();
   cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
       ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")->capture_default_str();

@@ -1,6 +1,7 @@
 // Row-wise epilogues of a layer: bias, ReLU, dropout (fused into one pass), their backward, and the bias
 // gradient. Dropout decisions come from the counter-based RNG keyed by global row id, so they do not depend
 // on the rank, the partition or the thread count.
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -94,6 +95,61 @@ __attribute__((target_clones("avx2", "default"))) void uniform_block(uint64_t se
   }
 }
 
+// The same draw with AVX2 intrinsics, 8 counters per step: the 32x32->64-bit products of Philox done as two
+// _mm256_mul_epu32 (even and odd lanes) whose halves are blended back; ~2x the auto-vectorised loop above.
+__attribute__((target("avx2"))) void uniform_block_avx2(uint64_t seed, uint64_t stream, uint64_t first_index,
+                                                        int64_t count, float* __restrict__ u) {
+  const __m256i multiplier0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i multiplier1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  const __m256i stream0 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
+  const __m256i stream1 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    alignas(32) uint32_t low[8], high[8];
+    for (int lane = 0; lane < 8; ++lane) {
+      const uint64_t index = first_index + static_cast<uint64_t>(i + lane);
+      low[lane] = static_cast<uint32_t>(index);
+      high[lane] = static_cast<uint32_t>(index >> 32);
+    }
+    __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(low));
+    __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(high));
+    __m256i c2 = stream0, c3 = stream1;
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      const __m256i even0 = _mm256_mul_epu32(c0, multiplier0);
+      const __m256i odd0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), multiplier0);
+      const __m256i even1 = _mm256_mul_epu32(c2, multiplier1);
+      const __m256i odd1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), multiplier1);
+      const __m256i high0 = _mm256_blend_epi32(_mm256_srli_epi64(even0, 32), odd0, 0xAA);
+      const __m256i low0 = _mm256_blend_epi32(even0, _mm256_slli_epi64(odd0, 32), 0xAA);
+      const __m256i high1 = _mm256_blend_epi32(_mm256_srli_epi64(even1, 32), odd1, 0xAA);
+      const __m256i low1 = _mm256_blend_epi32(even1, _mm256_slli_epi64(odd1, 32), 0xAA);
+      const __m256i next0 =
+          _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+      const __m256i next2 =
+          _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+      c0 = next0;
+      c1 = low1;
+      c2 = next2;
+      c3 = low0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const __m256 value =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(c0, 8)), _mm256_set1_ps(1.0f / 16777216.0f));
+    _mm256_storeu_ps(u + i, value);
+  }
+  if (i < count) uniform_block(seed, stream, first_index + static_cast<uint64_t>(i), count - i, u + i);
+}
+
+void draw_uniforms(uint64_t seed, uint64_t stream, uint64_t first_index, int64_t count, float* u) {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  if (has_avx2)
+    uniform_block_avx2(seed, stream, first_index, count, u);
+  else
+    uniform_block(seed, stream, first_index, count, u);
+}
+
 // Columns are drawn in blocks of this many (a stack buffer of uniforms per block).
 constexpr int64_t kDrawBlock = 64;
 
@@ -120,7 +176,7 @@ void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64
     for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
       const int64_t count = std::min(kDrawBlock, width - c0);
       if (drop)
-        uniform_block(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+        draw_uniforms(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
                       uniforms);
       for (int64_t j = 0; j < count; ++j) {
         const int64_t c = c0 + j;
@@ -159,7 +215,7 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
     for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
       const int64_t count = std::min(kDrawBlock, width - c0);
       if (drop)
-        uniform_block(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+        draw_uniforms(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
                       uniforms);
       for (int64_t j = 0; j < count; ++j) {
         const float factor = drop ? (uniforms[j] >= params.dropout ? keep_scale : 0.0f) : 1.0f;

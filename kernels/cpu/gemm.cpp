@@ -3,8 +3,8 @@
 //
 // Why not OpenBLAS's own threads: the pthread build keeps a second pool of busy-waiting threads next to
 // OpenMP's, which then compete for the same cores with the SpMM that follows every GEMM in a layer (measured:
-// SpMM 15-20% slower right after a multithreaded OpenBLAS call, 2 cores). So OpenBLAS runs one thread per call
-// and the product is split here:
+// SpMM 15-20% slower right after a multithreaded OpenBLAS call, 2 cores). So OpenBLAS runs one thread per
+// call and the product is split here:
 // - many rows of c (forward H W, backward dZ W^T): blocks of rows of c, one call each;
 // - few rows and columns but a long inner dimension (the weight gradient H^T dZ, k = vertices): fixed blocks
 //   of kInnerBlock along k, each a partial product into scratch, then added in block order. The blocks do not
@@ -23,9 +23,9 @@
 namespace halogen::kernels::cpu {
 namespace {
 
-constexpr int64_t kInnerBlock = 4096;       // k per partial product of the k-split
-constexpr int64_t kSerialFlops = 1 << 21;   // below this, one call (thread start-up would dominate)
-constexpr int64_t kMinRowsPerThread = 32;   // a row block smaller than this wastes OpenBLAS's micro-kernels
+constexpr int64_t kInnerBlock = 4096;      // k per partial product of the k-split
+constexpr int64_t kSerialFlops = 1 << 21;  // below this, one call (thread start-up would dominate)
+constexpr int64_t kMinRowsPerThread = 32;  // a row block smaller than this wastes OpenBLAS's micro-kernels
 
 void single_threaded_blas() {
   static std::once_flag once;
@@ -43,16 +43,24 @@ struct Operands {
 
 void sgemm(const Operands& o, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float alpha,
            float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, o.transpose_a ? CblasTrans : CblasNoTrans, o.transpose_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, o.lda, b, o.ldb, beta, c,
-              ldc);
+  cblas_sgemm(CblasRowMajor, o.transpose_a ? CblasTrans : CblasNoTrans,
+              o.transpose_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, o.lda, b, o.ldb, beta, c, ldc);
 }
 
 // Addresses of op(a) rows [r, ...) / columns [k0, ...) and op(b) rows [k0, ...) / columns [c0, ...).
-const float* op_a_rows(const Operands& o, int64_t r) { return o.transpose_a ? o.a + r : o.a + r * o.lda; }
-const float* op_a_cols(const Operands& o, int64_t k0) { return o.transpose_a ? o.a + k0 * o.lda : o.a + k0; }
-const float* op_b_rows(const Operands& o, int64_t k0) { return o.transpose_b ? o.b + k0 : o.b + k0 * o.ldb; }
-const float* op_b_cols(const Operands& o, int64_t c0) { return o.transpose_b ? o.b + c0 * o.ldb : o.b + c0; }
+const float* op_a_rows(const Operands& o, int64_t r) {
+  return o.transpose_a ? o.a + r : o.a + r * o.lda;
+}
+const float* op_a_cols(const Operands& o, int64_t k0) {
+  return o.transpose_a ? o.a + k0 * o.lda : o.a + k0;
+}
+const float* op_b_rows(const Operands& o, int64_t k0) {
+  return o.transpose_b ? o.b + k0 : o.b + k0 * o.ldb;
+}
+const float* op_b_cols(const Operands& o, int64_t c0) {
+  return o.transpose_b ? o.b + c0 * o.ldb : o.b + c0;
+}
 
 }  // namespace
 
@@ -67,8 +75,8 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
   const int64_t n = transpose_b ? b.rows : b.cols;
   HALOGEN_ASSERT(k == k_b, "op(a) is (%lld, %lld) but op(b) is (%lld, %lld)", (long long)m, (long long)k,
                  (long long)k_b, (long long)n);
-  HALOGEN_ASSERT(c.rows == m && c.cols == n, "op(a) op(b) is (%lld, %lld) but c is (%lld, %lld)", (long long)m,
-                 (long long)n, (long long)c.rows, (long long)c.cols);
+  HALOGEN_ASSERT(c.rows == m && c.cols == n, "op(a) op(b) is (%lld, %lld) but c is (%lld, %lld)",
+                 (long long)m, (long long)n, (long long)c.rows, (long long)c.cols);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS semantics: c = beta c, and beta == 0 never reads c
 #pragma omp parallel for schedule(static)
@@ -87,7 +95,8 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
   const auto leading = [](int64_t stride, int64_t cols) {
     return static_cast<int>(std::max<int64_t>({stride, cols, 1}));
   };
-  const Operands o{a.data, leading(a.stride, a.cols), transpose_a, b.data, leading(b.stride, b.cols), transpose_b};
+  const Operands o{a.data, leading(a.stride, a.cols), transpose_a,
+                   b.data, leading(b.stride, b.cols), transpose_b};
   const int ldc = leading(c.stride, c.cols);
   const int threads = omp_get_max_threads();
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
@@ -99,7 +108,8 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int t = 0; t < threads; ++t) {
       const int64_t begin = m * t / threads, end = m * (t + 1) / threads;
-      if (begin < end) sgemm(o, end - begin, n, k, op_a_rows(o, begin), o.b, alpha, beta, c.data + begin * ldc, ldc);
+      if (begin < end)
+        sgemm(o, end - begin, n, k, op_a_rows(o, begin), o.b, alpha, beta, c.data + begin * ldc, ldc);
     }
   } else if (k >= 2 * kInnerBlock && k >= 8 * std::max(m, n)) {
     // Fixed blocks along k into scratch, then summed in block order (independent of the thread count).
@@ -128,7 +138,8 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
 #pragma omp parallel for schedule(static) num_threads(column_threads)
     for (int t = 0; t < column_threads; ++t) {
       const int64_t begin = n * t / column_threads, end = n * (t + 1) / column_threads;
-      if (begin < end) sgemm(o, m, end - begin, k, o.a, op_b_cols(o, begin), alpha, beta, c.data + begin, ldc);
+      if (begin < end)
+        sgemm(o, m, end - begin, k, o.a, op_b_cols(o, begin), alpha, beta, c.data + begin, ldc);
     }
   }
 }

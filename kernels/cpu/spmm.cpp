@@ -9,11 +9,12 @@
 //   gathers are random, so the hardware prefetcher cannot guess them, and out-of-order execution alone keeps
 //   too few misses in flight.
 // - One source, compiled twice: for AVX2 (8-float vectors, tiles up to 64 floats) and for the baseline x86-64
-//   ISA (SSE2: 4-float vectors, tiles up to 32 floats, what fits its 16 registers), chosen at run time, so the
-//   binary runs on any x86-64. Both add in the same order, lane by lane, with separate multiply and add (ISO
-//   C++ mode disables FMA contraction), so results are bitwise identical whichever runs, and identical to a
-//   naive loop that adds the nonzeros of a row in index order: deterministic for any thread count.
-// - Rows are handed to threads in chunks of about equal cost (nonzeros + a per-row term, found by binary search
+//   ISA (SSE2: 4-float vectors, tiles up to 32 floats, what fits its 16 registers), chosen at run time, so
+//   the binary runs on any x86-64. Both add in the same order, lane by lane, with separate multiply and add
+//   (ISO C++ mode disables FMA contraction), so results are bitwise identical whichever runs, and identical
+//   to a naive loop that adds the nonzeros of a row in index order: deterministic for any thread count.
+// - Rows are handed to threads in chunks of about equal cost (nonzeros + a per-row term, found by binary
+// search
 //   on indptr), scheduled dynamically to absorb the irregular cost of cache misses.
 #include <omp.h>
 
@@ -60,8 +61,10 @@ HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, fl
   constexpr int kTileBytes = kVectors * static_cast<int>(sizeof(V));
   V acc[kVectors];
   for (int j = 0; j < kVectors; ++j) {
-    if (kAccumulate) load(&acc[j], out_row + c0 + j * kLanes);
-    else acc[j] = V{};
+    if (kAccumulate)
+      load(&acc[j], out_row + c0 + j * kLanes);
+    else
+      acc[j] = V{};
   }
   const float* x = args.x + c0;
   for (int64_t k = begin; k < end; ++k) {
@@ -75,8 +78,10 @@ HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, fl
     for (int j = 0; j < kVectors; ++j) {
       V x_vector;
       load(&x_vector, x_row + j * kLanes);
-      if (kHasValues) acc[j] += v * x_vector;
-      else acc[j] += x_vector;
+      if (kHasValues)
+        acc[j] += v * x_vector;
+      else
+        acc[j] += x_vector;
     }
   }
   for (int j = 0; j < kVectors; ++j) store(out_row + c0 + j * kLanes, &acc[j]);
@@ -127,8 +132,9 @@ HALOGEN_INLINE void rows_kernel(const CsrView& a, const RowArgs& args, int64_t w
 using RowsFunction = void (*)(const CsrView&, const RowArgs&, int64_t, float*, int64_t, int64_t, int64_t);
 
 template <bool kHasValues, bool kAccumulate>
-__attribute__((target("avx2"))) void rows_avx2(const CsrView& a, const RowArgs& args, int64_t width, float* out,
-                                               int64_t out_stride, int64_t row_begin, int64_t row_end) {
+__attribute__((target("avx2"))) void rows_avx2(const CsrView& a, const RowArgs& args, int64_t width,
+                                               float* out, int64_t out_stride, int64_t row_begin,
+                                               int64_t row_end) {
   rows_kernel<Vec8, 8, kHasValues, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
 }
 
@@ -156,8 +162,10 @@ int64_t row_at_cost(const int64_t* indptr, int64_t rows, int64_t target) {
   int64_t lo = 0, hi = rows;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (indptr[mid] + mid * kRowCost < target) lo = mid + 1;
-    else hi = mid;
+    if (indptr[mid] + mid * kRowCost < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -169,8 +177,9 @@ void spmm_parallel(const CsrView& a, Matrix<const float> x, Matrix<float> out) {
   // (locality hint 2): measured on a Zen 4 VM, single thread, 1M x 1M uniform random matrix, this gathered
   // 25-40% faster than prefetching into L1 at 1 KiB ahead, which was in turn ~25% faster than no prefetch.
   const int64_t tile_bytes = std::min<int64_t>(x.cols, 64) * 4;
-  const RowArgs args{a.indices, a.values, a.nnz, x.data, x.stride,
-                     std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
+  const RowArgs args{a.indices, a.values,
+                     a.nnz,     x.data,
+                     x.stride,  std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
   const int threads = omp_get_max_threads();
   const int64_t total_cost = a.nnz + a.rows * kRowCost;
   // Several chunks per thread so that dynamic scheduling can even out rows whose gathers miss the cache more.
@@ -192,8 +201,8 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   detail::require_host(x, "spmm x");
   detail::require_host(out, "spmm out");
   HALOGEN_ASSERT(a.rows >= 0 && a.cols >= 0 && a.nnz >= 0);
-  HALOGEN_ASSERT(x.rows == a.cols, "A is (%lld, %lld) but x has %lld rows", (long long)a.rows, (long long)a.cols,
-                 (long long)x.rows);
+  HALOGEN_ASSERT(x.rows == a.cols, "A is (%lld, %lld) but x has %lld rows", (long long)a.rows,
+                 (long long)a.cols, (long long)x.rows);
   HALOGEN_ASSERT(out.rows == a.rows && out.cols == x.cols, "A x is (%lld, %lld) but out is (%lld, %lld)",
                  (long long)a.rows, (long long)x.cols, (long long)out.rows, (long long)out.cols);
   if (a.rows == 0 || x.cols == 0) return;
@@ -201,17 +210,25 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
                  "indptr must run from 0 to nnz = %lld", (long long)a.nnz);
   HALOGEN_ASSERT(a.nnz == 0 || a.indices != nullptr);
   if (a.values != nullptr) {
-    if (accumulate) spmm_parallel<true, true>(a, x, out);
-    else spmm_parallel<true, false>(a, x, out);
+    if (accumulate)
+      spmm_parallel<true, true>(a, x, out);
+    else
+      spmm_parallel<true, false>(a, x, out);
   } else {
-    if (accumulate) spmm_parallel<false, true>(a, x, out);
-    else spmm_parallel<false, false>(a, x, out);
+    if (accumulate)
+      spmm_parallel<false, true>(a, x, out);
+    else
+      spmm_parallel<false, false>(a, x, out);
   }
 }
 
 void release_sparse_cache() {}
 
-bool set_spmm_avx2_allowed(bool allowed) { return g_avx2_allowed.exchange(allowed); }
-const char* spmm_instruction_set() { return avx2_in_use() ? "avx2" : "baseline x86-64 (sse2)"; }  // the CPU kernel caches nothing
+bool set_spmm_avx2_allowed(bool allowed) {
+  return g_avx2_allowed.exchange(allowed);
+}
+const char* spmm_instruction_set() {
+  return avx2_in_use() ? "avx2" : "baseline x86-64 (sse2)";
+}  // the CPU kernel caches nothing
 
 }  // namespace halogen::kernels::cpu

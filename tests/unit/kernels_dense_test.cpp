@@ -73,13 +73,13 @@ TEST(CpuGemm, ParallelSplitsMatchNaive) {
   const int saved = omp_get_max_threads();
   omp_set_num_threads(3);
   std::mt19937_64 gen(19);
-  for (auto [m, k, n] : {std::array<int64_t, 3>{200, 100, 60},    // rows of c
-                         {20, 9000, 12},                           // blocks of k
-                         {40, 200, 300}})                          // columns of c
+  for (auto [m, k, n] : {std::array<int64_t, 3>{200, 100, 60},  // rows of c
+                         {20, 9000, 12},                        // blocks of k
+                         {40, 200, 300}})                       // columns of c
     for (bool transpose_a : {false, true})
       for (bool transpose_b : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "m " << m << " k " << k << " n " << n << " ta " << transpose_a << " tb "
-                                        << transpose_b);
+        SCOPED_TRACE(testing::Message() << "m " << m << " k " << k << " n " << n << " ta " << transpose_a
+                                        << " tb " << transpose_b);
         const HostMatrix a = random_operand(gen, m, k, transpose_a, 2);
         const HostMatrix b = random_operand(gen, k, n, transpose_b, 1);
         HostMatrix c(m, n, 3);
@@ -251,6 +251,25 @@ TEST(CpuEpilogue, BiasReluDropoutMatchesContract) {
           EXPECT_TRUE(h.padding_intact());
           EXPECT_TRUE(mask.padding_intact());
         }
+}
+
+TEST(CpuEpilogue, DropoutIndexCarriesPast32Bits) {
+  // Row 204522252 of a 21-wide matrix starts at index 4294967292: the counter's low word wraps at column 4,
+  // inside a vector of 8 draws. The vectorised draw must carry into the high word as rng::uniform does.
+  const int64_t width = 21;
+  std::vector<int64_t> gid = {204522252, 204522253, 5};
+  HostMatrix x(3, width), out(3, width), mask(3, width);
+  for (float& value : x.data) value = 1.0f;
+  EpilogueParams params;
+  params.dropout = 0.5f;
+  params.seed = 0x123456789abcdefull;
+  params.rng_stream = rng::stream_id(rng::kDropout, 1, 2);
+  dropout(x.cview(), Span<const int64_t>{gid.data(), 3}, params, out.view(), mask.view());
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < width; ++c) {
+      const bool keep = rng::uniform(params.seed, params.rng_stream, uint64_t(gid[r]) * width + c) >= 0.5f;
+      ASSERT_EQ(mask(r, c), keep ? 2.0f : 0.0f) << r << ", " << c;
+    }
 }
 
 TEST(CpuEpilogue, DropoutRateAndScale) {
