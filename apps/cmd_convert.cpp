@@ -9,6 +9,7 @@
 #include "core/timer.h"
 #include "io/convert.h"
 #include "io/graph_file.h"
+#include "io/temporal.h"
 
 namespace halogen::app {
 
@@ -19,6 +20,7 @@ std::string detect_format(const std::string& input) {
   if (std::filesystem::is_directory(input, ec)) return "ogb";
   const std::string ext = std::filesystem::path(input).extension().string();
   if (ext == ".mtx") return "mtx";
+  if (ext == ".json") return "pgt-json";
   if (ext == ".npz") {
     throw UserError(input +
                     ": give the OGB dataset directory (the one holding raw/data.npz), not the .npz file");
@@ -37,9 +39,10 @@ void add_convert_command(CLI::App& app) {
       ->required();
   cmd->add_option(
          "--format", format,
-         "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx; default: a directory is ogb "
-         "(csv or npz), *.mtx is mtx, any other file is snap")
-      ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx"}));
+         "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx | pgt-json (PyTorch Geometric "
+         "Temporal JSON -> snapshots); default: a directory is ogb (csv or npz), *.mtx is mtx, *.json is "
+         "pgt-json, any other file is snap")
+      ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx", "pgt-json"}));
   cmd->add_option("-o,--output", output, "Output graph file (.h5); written atomically")->required();
   cmd->add_option("--split", options.split, "OGB split scheme under split/ (default: the only one present)");
   cmd->add_flag("--directed", options.directed,
@@ -53,6 +56,8 @@ void add_convert_command(CLI::App& app) {
       g = io::convert_ogb(options);
     else if (chosen == "npz")
       g = io::convert_ogb_npz(options);
+    else if (chosen == "pgt-json")
+      g = io::convert_pgt_json(options);
     else if (chosen == "snap")
       g = io::convert_snap(options);
     else
@@ -65,6 +70,11 @@ void add_convert_command(CLI::App& app) {
         output.c_str(), static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_edges()),
         g.directed ? "directed" : "both directions", static_cast<long long>(g.num_features), g.num_classes,
         g.train.size(), g.valid.size(), g.test.size(), read_s, watch.seconds() - read_s));
+    if (!g.snapshots.empty()) {
+      log::info(strformat("%s: %zu snapshots, regression targets [%lld, %lld]", output.c_str(),
+                          g.snapshots.size(), static_cast<long long>(g.target_steps),
+                          static_cast<long long>(g.target_steps > 0 ? g.num_nodes : 0)));
+    }
   });
 }
 

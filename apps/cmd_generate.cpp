@@ -7,6 +7,7 @@
 #include "core/timer.h"
 #include "io/generate.h"
 #include "io/graph_file.h"
+#include "io/temporal.h"
 
 namespace halogen::app {
 
@@ -26,7 +27,7 @@ void write_and_report(const graph::Graph& g, const std::string& output, const St
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("generate", "Generate a synthetic graph file (SBM, RMAT)");
+  CLI::App* cmd = app.add_subcommand("generate", "Generate a synthetic graph file (SBM, RMAT, temporal SBM)");
   cmd->require_subcommand(1, 1);
 
   static io::SbmParams sbm;
@@ -67,6 +68,43 @@ void add_generate_command(CLI::App& app) {
     graph::Graph g = io::generate_sbm(sbm);
     if (!sbm_name.empty()) g.name = sbm_name;
     write_and_report(g, sbm_output, watch);
+  });
+
+  static io::TemporalSbmParams temporal;
+  static std::string temporal_output;
+  CLI::App* temporal_cmd = cmd->add_subcommand(
+      "temporal-sbm", "T snapshots over one SBM vertex set, with edge churn and class drift per step");
+  temporal_cmd->add_option("--steps", temporal.steps, "Number of snapshots T")->capture_default_str();
+  temporal_cmd
+      ->add_option("--churn", temporal.churn,
+                   "Per step, fraction of the previous snapshot's edges replaced by new SBM edges, in [0, 1]")
+      ->capture_default_str();
+  temporal_cmd
+      ->add_option("--drift", temporal.drift, "Per step, probability that a vertex changes class, in [0, 1]")
+      ->capture_default_str();
+  temporal_cmd->add_option("--nodes", temporal.sbm.nodes, "Number of vertices")->capture_default_str();
+  temporal_cmd->add_option("--classes", temporal.sbm.classes, "Number of classes")->capture_default_str();
+  temporal_cmd->add_option("--avg-degree", temporal.sbm.avg_degree, "Mean stored degree of snapshot 0")
+      ->capture_default_str();
+  temporal_cmd->add_option("--homophily", temporal.sbm.homophily, "Fraction of edges inside a class")
+      ->capture_default_str();
+  temporal_cmd->add_option("--features", temporal.sbm.features, "Feature width (0: none)")
+      ->capture_default_str();
+  temporal_cmd->add_option("--signal", temporal.sbm.signal, "Class-mean distance in units of the noise")
+      ->capture_default_str();
+  temporal_cmd->add_option("--seed", temporal.sbm.seed, "Random seed (same seed, same file)")
+      ->capture_default_str();
+  temporal_cmd->add_option("-o,--output", temporal_output, "Output graph file (.h5)")->required();
+  temporal_cmd->callback([] {
+    Stopwatch watch;
+    const graph::Graph g = io::generate_temporal_sbm(temporal);
+    write_and_report(g, temporal_output, watch);
+    int64_t edges = 0;
+    for (const graph::Csr& s : g.snapshots) edges += s.nnz();
+    log::info(strformat("%s: %zu snapshots, %.1f stored edges per snapshot on average, union %lld",
+                        temporal_output.c_str(), g.snapshots.size(),
+                        static_cast<double>(edges) / static_cast<double>(g.snapshots.size()),
+                        static_cast<long long>(g.num_edges())));
   });
 
   static io::RmatParams rmat;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/info_memory.h"
 #include "core/error.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
@@ -100,7 +101,21 @@ void describe_graph_file(const std::string& path, bool check) {
   };
   std::printf("split     train %lld  valid %lld  test %lld\n", static_cast<long long>(split_size("train")),
               static_cast<long long>(split_size("valid")), static_cast<long long>(split_size("test")));
-  if (file.exists("/snapshots")) std::printf("snapshots %zu\n", file.list("/snapshots").size());
+  if (file.exists("/snapshots")) {
+    const std::vector<std::string> steps = file.list("/snapshots");
+    int64_t min_edges = -1, max_edges = 0, sum_edges = 0;
+    for (const std::string& step : steps) {
+      const std::string indices = "/snapshots/" + step + "/indices";
+      const int64_t edges = file.exists(indices) ? file.shape(indices).at(0) : 0;
+      min_edges = min_edges < 0 ? edges : std::min(min_edges, edges);
+      max_edges = std::max(max_edges, edges);
+      sum_edges += edges;
+    }
+    std::printf("snapshots %zu  stored edges per snapshot min %lld  mean %.1f  max %lld\n", steps.size(),
+                static_cast<long long>(std::max<int64_t>(min_edges, 0)),
+                steps.empty() ? 0.0 : static_cast<double>(sum_edges) / static_cast<double>(steps.size()),
+                static_cast<long long>(max_edges));
+  }
 
   std::vector<std::string> datasets;
   list_datasets(file, "/", &datasets);
@@ -127,10 +142,25 @@ void add_info_command(CLI::App& app) {
   static bool check = false;
   cmd->add_option("path", path, "Graph file (.h5) or partition directory")->required();
   cmd->add_flag("--check", check, "Also verify every invariant (reads the whole file or directory)");
+  // The model a partition directory will be trained with, for the per-rank memory prediction (same defaults
+  // as `halogen train`).
+  static std::string model = "gcn";
+  static nn::ModelConfig model_config;
+  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage)")
+      ->check(CLI::IsMember({"gcn", "sage"}))
+      ->capture_default_str();
+  cmd->add_option("--layers", model_config.layers, "Directory: graph convolution layers")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--hidden", model_config.hidden, "Directory: hidden width")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
   cmd->callback([] {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
       partition::describe_partition_dir(path, check);
+      model_config.kind = model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+      print_training_memory(path, model_config);
       return;
     }
     describe_graph_file(path, check);

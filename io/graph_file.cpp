@@ -104,6 +104,38 @@ void validate_split(const std::vector<int64_t>& ids, int64_t num_nodes, const st
   }
 }
 
+// Dynamic graphs: every snapshot is an N x N CSR with the checks of /csr (symmetric when the graph is
+// undirected), every snapshot edge is an edge of the union graph /csr, and a [T, N] target series has one
+// row per snapshot.
+void validate_snapshots(const graph::Graph& g, const std::string& where) {
+  const int64_t n = g.num_nodes;
+  for (size_t t = 0; t < g.snapshots.size(); ++t) {
+    const graph::Csr& snapshot = g.snapshots[t];
+    const std::string group = snapshot_group(t);
+    HALOGEN_USER_CHECK(snapshot.num_rows == n && snapshot.num_cols == n,
+                       "%s: %s: snapshot has %lld x %lld nodes, but the graph has %lld (every snapshot must "
+                       "span the same vertex set)",
+                       where.c_str(), group.c_str(), static_cast<long long>(snapshot.num_rows),
+                       static_cast<long long>(snapshot.num_cols), static_cast<long long>(n));
+    validate_csr(snapshot, n, where, group, !g.directed);
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t* union_begin = g.adjacency.indices.data() + g.adjacency.indptr[r];
+      const int64_t* union_end = g.adjacency.indices.data() + g.adjacency.indptr[r + 1];
+      for (int64_t e = snapshot.indptr[r]; e < snapshot.indptr[r + 1]; ++e) {
+        HALOGEN_USER_CHECK(std::binary_search(union_begin, union_end, snapshot.indices[e]),
+                           "%sindex %lld: edge (%lld, %lld) is not in the union graph /csr",
+                           at(where, group + "/indices").c_str(), static_cast<long long>(e), static_cast<long long>(r),
+                           static_cast<long long>(snapshot.indices[e]));
+      }
+    }
+  }
+  if (!g.snapshots.empty() && !g.targets.empty() && g.target_steps > 1) {
+    HALOGEN_USER_CHECK(g.target_steps == static_cast<int64_t>(g.snapshots.size()),
+                       "%s: /node/label: %lld target steps, but %zu snapshots", where.c_str(),
+                       static_cast<long long>(g.target_steps), g.snapshots.size());
+  }
+}
+
 }  // namespace
 
 void validate_graph(const graph::Graph& g, const std::string& where) {
@@ -158,13 +190,7 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
     HALOGEN_USER_CHECK(static_cast<int64_t>(g.orig_id.size()) == n, "%sexpected %lld entries, found %zu",
                        at(where, "/node/orig_id").c_str(), static_cast<long long>(n), g.orig_id.size());
   }
-  for (size_t t = 0; t < g.snapshots.size(); ++t) {
-    const std::string group = snapshot_group(t);
-    HALOGEN_USER_CHECK(g.snapshots[t].num_rows == n, "%s: %s: %lld rows, expected %lld", where.c_str(),
-                       group.c_str(), static_cast<long long>(g.snapshots[t].num_rows),
-                       static_cast<long long>(n));
-    validate_csr(g.snapshots[t], n, where, group, false);
-  }
+  validate_snapshots(g, where);
 }
 
 namespace {

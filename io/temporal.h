@@ -1,0 +1,42 @@
+#pragma once
+// Dynamic (discrete-time) graphs: readers and generators that produce a Graph with `snapshots` (one N x N CSR
+// per time step over one vertex set) and, for regression, a [T, N] target series. The graph's /csr is the
+// union of the snapshots (DESIGN.md, "Dynamic graphs"; docs/dynamic.md).
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "io/convert.h"
+#include "io/generate.h"
+
+namespace halogen::io {
+
+// PyTorch-Geometric-Temporal JSON with one static edge set (Chickenpox, PedalMe, ...):
+//   "edges": [[src, dst], ...]       ids in [0, N)
+//   "weights": [w, ...]              optional, one per edge
+//   "FX" or "X": [[v_0 .. v_{N-1}], ...]   T rows of N node values (the series to forecast)
+//   "node_ids": {name: id, ...}      optional; when present N = its size
+// N = |node_ids|, else the series width. Self-loops are dropped (the GCN normalisation adds I); unless
+// options.directed the edges are symmetrised (a pair given both ways with different weights keeps the
+// larger). Result: T snapshots, each equal to the union CSR; targets = the series [T, N]; no features, no
+// splits (the temporal train/test split is a training option).
+graph::Graph convert_pgt_json(const ConvertOptions& options);
+
+// Temporal stochastic block model: T snapshots over the vertex set of generate_sbm(sbm). Snapshot 0 is that
+// SBM's edge set. At step t >= 1 every vertex first changes class with probability `drift` (to a uniformly
+// drawn other class), then every undirected edge of snapshot t-1 is dropped with probability `churn`, and as
+// many new pairs are drawn by the SBM rule under the current classes (endpoint u uniform; v in u's class with
+// probability homophily, else in a uniformly drawn other class; duplicates and self-pairs are discarded, so
+// the edge count may shrink slightly). Labels stored are the classes at the last step; features and splits
+// are those of generate_sbm (static). Deterministic per seed, independent of the thread count.
+struct TemporalSbmParams {
+  SbmParams sbm;
+  int64_t steps = 10;
+  double churn = 0.1;
+  double drift = 0.0;
+};
+graph::Graph generate_temporal_sbm(const TemporalSbmParams& params);
+
+// The union of the snapshots' edge sets (unweighted CSR), as stored in /csr of a dynamic graph.
+graph::Csr snapshot_union(int64_t num_nodes, const std::vector<graph::Csr>& snapshots);
+
+}  // namespace halogen::io
