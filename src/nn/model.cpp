@@ -61,9 +61,7 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
     const int64_t f0 = shard.num_features;
     int64_t nonzeros = 0;
     for (float value : shard.features) nonzeros += value != 0.0f;
-    constexpr double kSparseInputDensity = 0.25;
-    sparse_input_ = n > 0 && static_cast<double>(nonzeros) <= kSparseInputDensity * static_cast<double>(n * f0) &&
-                    n * f0 < (int64_t{1} << 31);
+    sparse_input_ = uses_sparse_input(nonzeros, n, f0);
     if (sparse_input_) {
       std::vector<float> values;
       std::vector<int64_t> keys;
@@ -148,6 +146,12 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
     masks_.emplace_back(n, widths_[l], device);
     grads_.emplace_back(n, widths_[l + 1], device);
   }
+}
+
+bool Model::uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f) {
+  constexpr double kSparseInputDensity = 0.25;
+  return n > 0 && static_cast<double>(nonzeros) <= kSparseInputDensity * static_cast<double>(n * f) &&
+         n * f < (int64_t{1} << 31);
 }
 
 int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {

@@ -64,6 +64,9 @@ class Model {
 
   // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
   int64_t sparse_input_nonzeros() const { return sparse_input_ ? nonzero_values_.rows() : 0; }
+  // Whether features with `nonzeros` nonzero values in an (n, f) matrix take the sparse input path
+  // (density <= 25%, and n*f small enough for 32-bit positions). Also used by `halogen info` to predict memory.
+  static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
   ParameterStore& parameters() { return store_; }
   comm::HaloExchange& halo() { return *halo_; }
   PhaseTimes& times() { return times_; }
