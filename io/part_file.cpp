@@ -55,6 +55,84 @@ void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, i
   }
 }
 
+std::string snapshot_group(size_t t) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/snapshots/%05zu", t);
+  return name;
+}
+
+// Dynamic graphs: /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr,
+// csr/indices, csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot).
+void write_shard_snapshots(h5::File& file, const graph::Shard& shard) {
+  file.set_attr("num_snapshots", static_cast<int64_t>(shard.snapshots.size()));
+  for (size_t t = 0; t < shard.snapshots.size(); ++t) {
+    const graph::ShardSnapshot& s = shard.snapshots[t];
+    const std::string group = snapshot_group(t);
+    file.write(group + "/halo/rows", s.halo_rows);
+    file.write(group + "/halo/recv_offsets", s.recv_offsets);
+    file.write(group + "/send/idx", s.send_idx);
+    file.write(group + "/send/offsets", s.send_offsets);
+    file.write(group + "/csr/indptr", s.indptr);
+    file.write(group + "/csr/indices", s.indices);
+    if (!s.weight.empty()) file.write(group + "/csr/weight", s.weight);
+    file.write(group + "/degree/owned", s.degree_owned);
+    file.write(group + "/degree/halo", s.degree_halo);
+  }
+}
+
+// Reads and checks every snapshot against the shard's own (union) plan: halo rows ascending inside the
+// union halo and in the owner group their recv_offsets say, send rows owned and ascending per destination,
+// columns within the snapshot's compact local ids.
+void read_shard_snapshots(const h5::File& file, const std::string& path, graph::Shard& shard) {
+  const int64_t count = file.has_attr("num_snapshots") ? file.attr_int("num_snapshots") : 0;
+  const std::vector<std::string> steps = file.exists("/snapshots") ? file.list("/snapshots")
+                                                                   : std::vector<std::string>{};
+  require(static_cast<int64_t>(steps.size()) == count, path, "/snapshots",
+          std::to_string(steps.size()) + " groups, but attribute num_snapshots is " + std::to_string(count));
+  const int64_t n_own = shard.num_owned(), n_union_halo = shard.num_halo(), parts = shard.num_parts;
+  const int part = shard.part;
+  for (int64_t t = 0; t < count; ++t) {
+    const std::string group = snapshot_group(static_cast<size_t>(t));
+    require(steps[t] == group.substr(11), path, "/snapshots/" + steps[t], "expected " + group);
+    graph::ShardSnapshot s;
+    s.halo_rows = file.read<int64_t>(group + "/halo/rows");
+    s.recv_offsets = file.read<int64_t>(group + "/halo/recv_offsets");
+    const int64_t n_halo = s.num_halo();
+    check_offsets(s.recv_offsets, parts, n_halo, path, group + "/halo/recv_offsets");
+    check_ascending_in(s.halo_rows, 0, n_halo, 0, n_union_halo, path, group + "/halo/rows");
+    for (int64_t q = 0; q < parts; ++q)
+      check_ascending_in(s.halo_rows, s.recv_offsets[q], s.recv_offsets[q + 1], shard.recv_offsets[q],
+                         shard.recv_offsets[q + 1], path, group + "/halo/rows");
+    s.send_idx = file.read<int32_t>(group + "/send/idx");
+    s.send_offsets = file.read<int64_t>(group + "/send/offsets");
+    check_offsets(s.send_offsets, parts, static_cast<int64_t>(s.send_idx.size()), path,
+                  group + "/send/offsets");
+    require(s.send_offsets[part] == s.send_offsets[part + 1], path, group + "/send/offsets",
+            "rows sent to self");
+    for (int64_t q = 0; q < parts; ++q)
+      check_ascending_in(s.send_idx, s.send_offsets[q], s.send_offsets[q + 1], 0, n_own, path,
+                         group + "/send/idx");
+    s.indptr = file.read<int64_t>(group + "/csr/indptr");
+    s.indices = file.read<int32_t>(group + "/csr/indices");
+    check_offsets(s.indptr, n_own, s.nnz(), path, group + "/csr/indptr");
+    for (int64_t r = 0; r < n_own; ++r)
+      check_ascending_in(s.indices, s.indptr[r], s.indptr[r + 1], 0, n_own + n_halo, path,
+                         group + "/csr/indices");
+    if (file.exists(group + "/csr/weight")) {
+      s.weight = file.read<float>(group + "/csr/weight");
+      require(static_cast<int64_t>(s.weight.size()) == s.nnz(), path, group + "/csr/weight",
+              "length differs from csr/indices");
+    }
+    s.degree_owned = file.read<int64_t>(group + "/degree/owned");
+    s.degree_halo = file.read<int64_t>(group + "/degree/halo");
+    require(static_cast<int64_t>(s.degree_owned.size()) == n_own, path, group + "/degree/owned",
+            "length differs from /owned/gid");
+    require(static_cast<int64_t>(s.degree_halo.size()) == n_halo, path, group + "/degree/halo",
+            "length differs from halo/rows");
+    shard.snapshots.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 std::string shard_path(const std::string& dir, int part) {
@@ -187,6 +265,7 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
     file.write("/split/train", shard.train);
     file.write("/split/valid", shard.valid);
     file.write("/split/test", shard.test);
+    write_shard_snapshots(file, shard);
     file.close();
     fs::rename(temporary, path);
   } catch (...) {
@@ -301,6 +380,7 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     *outs[i] = file.read<int64_t>(splits[i]);
     check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
   }
+  read_shard_snapshots(file, path, s);
   return s;
 }
 

@@ -8,7 +8,9 @@
 //   parts: [{part, owned, halo, nnz, train, send}], statistics: {...}, phases: [...], command.
 // Shard files: root attributes format="halogen.part" version=1 part num_parts num_nodes num_edges num_classes
 // num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
-// (optional, [T, n_own] or [n_own]).
+// (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
+// /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
+// csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot), read into Shard::snapshots.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,4 +1,5 @@
 #include "partition/partition_dir.h"
+#include "partition/snapshot_shard.h"
 
 #include <chrono>
 #include <ctime>
@@ -183,6 +184,7 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
       {
         ScopedTimer timer(&build_ms);
         shard = build_shard(graph, plan, p);
+        if (!graph.snapshots.empty()) shard.snapshots = build_shard_snapshots(graph, plan, shard);
       }
       {
         ScopedTimer timer(&write_ms);

@@ -9,7 +9,25 @@
 
 namespace halogen::graph {
 
-struct ShardSnapshot;  // dynamic graphs (defined with the temporal support)
+// One time step of a dynamic graph on this shard (partition/snapshot_shard.h). Ownership is that of the
+// shard (fixed over time). The snapshot's halo is a subset of the shard's (union) halo: halo_rows lists the
+// positions in Shard::halo_gid that snapshot t reads, ascending, so it is still grouped by owner part. The
+// snapshot's local ids are compact: owned [0, n_own) as in the shard, then its own halo [n_own, n_own +
+// n_halo_t) in the order of halo_rows. So the exchange of a snapshot works exactly like the static one.
+struct ShardSnapshot {
+  std::vector<int64_t> halo_rows;     // (n_halo_t) positions into Shard::halo_gid, ascending
+  std::vector<int64_t> recv_offsets;  // (P+1) snapshot halo rows [off[q], off[q+1]) arrive from part q
+  std::vector<int32_t> send_idx;      // (S_t) local owned row ids sent, grouped by destination part
+  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) go to part q, in q's snapshot halo order
+  std::vector<int64_t> indptr{0};     // (n_own+1) owned rows of the snapshot's global CSR
+  std::vector<int32_t> indices;       // (nnz_t) compact local column ids, sorted within a row
+  std::vector<float> weight;          // (nnz_t) edge weights, empty when unweighted
+  std::vector<int64_t> degree_owned;  // (n_own) degree in this snapshot (global row length, no self-loop)
+  std::vector<int64_t> degree_halo;   // (n_halo_t) degree in this snapshot of the snapshot's halo vertices
+
+  int64_t num_halo() const { return static_cast<int64_t>(halo_rows.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
 
 struct Shard {
   int32_t part = 0;
@@ -38,6 +56,7 @@ struct Shard {
   std::vector<float> targets;         // regression targets (T, n_own) or (n_own); empty when none
   int64_t target_steps = 0;
   std::vector<int64_t> train, valid, test;  // local ids (into [0, n_own)), ascending
+  std::vector<ShardSnapshot> snapshots;     // dynamic graphs: one per time step; empty for static graphs
 
   int64_t num_owned() const { return static_cast<int64_t>(owned_gid.size()); }
   int64_t num_halo() const { return static_cast<int64_t>(halo_gid.size()); }
