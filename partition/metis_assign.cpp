@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "partition/assign.h"
+#include "partition/snapshot_weight.h"
 
 namespace halogen::partition {
 
@@ -145,13 +146,17 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
   metis_options[METIS_OPTION_NUMBERING] = 0;
   metis_options[METIS_OPTION_NITER] = options.refine_iterations;
 
+  // Dynamic graphs: cutting an edge costs the number of snapshots holding it (partition/snapshot_weight.h).
+  static_assert(sizeof(idx_t) == sizeof(int32_t), "snapshot_edge_counts produces 32-bit weights");
+  std::vector<int32_t> adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
+
   idx_t nvtxs = static_cast<idx_t>(n), nparts = options.num_parts, objval = 0;
   std::vector<idx_t> part(n);
-  const int status =
-      METIS_PartGraphKway(&nvtxs, &ncon, input.xadj.data(), input.adjncy.data(),
-                          vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
-                          /*adjwgt=*/nullptr, &nparts, tpwgts.empty() ? nullptr : tpwgts.data(),
-                          /*ubvec=*/nullptr, metis_options, &objval, part.data());
+  const int status = METIS_PartGraphKway(&nvtxs, &ncon, input.xadj.data(), input.adjncy.data(),
+                                         vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
+                                         adjwgt.empty() ? nullptr : adjwgt.data(), &nparts,
+                                         tpwgts.empty() ? nullptr : tpwgts.data(),
+                                         /*ubvec=*/nullptr, metis_options, &objval, part.data());
   if (status == METIS_ERROR_MEMORY) throw std::bad_alloc();
   if (status != METIS_OK)
     throw UserError(

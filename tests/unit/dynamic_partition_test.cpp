@@ -15,6 +15,7 @@
 #include "partition/halo_plan.h"
 #include "partition/partition_dir.h"
 #include "partition/snapshot_shard.h"
+#include "partition/snapshot_weight.h"
 
 namespace fs = std::filesystem;
 using namespace halogen;
@@ -220,4 +221,48 @@ TEST(SnapshotShard, CorruptSnapshotShardIsRejectedWithFileAndDataset) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Undirected path 0-1-2 plus 2-3: (0,1) in both snapshots, (1,2) in one, (2,3) in none of them is impossible
+// (snapshots are subsets of the union), so (2,3) is in the second only.
+TEST(SnapshotWeight, CountsSnapshotsHoldingEachEdge) {
+  graph::Graph g;
+  g.num_nodes = 4;
+  g.snapshots = {undirected(4, {0, 1}, {1, 2}), undirected(4, {0, 2}, {1, 3})};
+  g.adjacency = io::snapshot_union(4, g.snapshots);
+  const std::vector<int32_t> xadj = {0, 1, 3, 5, 6}, adjncy = {1, 0, 2, 1, 3, 2};
+  EXPECT_EQ(snapshot_edge_counts(g, xadj, adjncy), (std::vector<int32_t>{2, 2, 1, 1, 1, 1}));
+  // Directed: 0->1 in both, 1->0 in the second: entries (0,1) and (1,0) both weigh 3.
+  graph::Graph d;
+  d.num_nodes = 2;
+  d.directed = true;
+  graph::BuildOptions keep;
+  keep.symmetrize = false;
+  graph::EdgeList a, b;
+  a.src = {0};
+  a.dst = {1};
+  b.src = {0, 1};
+  b.dst = {1, 0};
+  d.snapshots = {graph::build_csr(2, a, keep), graph::build_csr(2, b, keep)};
+  d.adjacency = io::snapshot_union(2, d.snapshots);
+  EXPECT_EQ(snapshot_edge_counts(d, {0, 1, 2}, {1, 0}), (std::vector<int32_t>{3, 3}));
+}
+
+// 8-cycle whose edges (1,2) and (5,6) exist in one snapshot of three, the others in all three: the
+// balanced 2-way cut of least snapshot weight cuts exactly those two edges ({2,3,4,5} | {6,7,0,1}), while
+// unweighted every pair of opposite edges would cut as well.
+TEST(SnapshotWeight, MetisCutsTheEdgesPresentInFewestSnapshots) {
+  graph::Graph g;
+  g.num_nodes = 8;
+  const graph::Csr all = undirected(8, {0, 2, 3, 4, 6, 7}, {1, 3, 4, 5, 7, 0});
+  g.snapshots = {undirected(8, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 0}), all, all};
+  g.adjacency = io::snapshot_union(8, g.snapshots);
+  AssignOptions options;
+  options.method = Method::metis;
+  options.num_parts = 2;
+  // Default imbalance 1.03: 8 vertices allow at most 4 per part (1.0 is refused by METIS: ufactor 0).
+  const std::vector<int32_t> part = assign_parts(g, options);
+  for (int64_t v : {3, 4, 5}) EXPECT_EQ(part[v], part[2]) << v;
+  for (int64_t v : {7, 0, 1}) EXPECT_EQ(part[v], part[6]) << v;
+  EXPECT_NE(part[2], part[6]);
 }
