@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/part_file.h"
+#include "partition/check_snapshots.h"
 
 namespace halogen::partition {
 
@@ -147,6 +148,7 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
     if (meta.part_halo[p] != s.num_halo())
       violated(meta_file, "parts[" + std::to_string(p) + "].halo differs");
     check_shard_against_graph(s, graph, assignment, file);
+    check_shard_snapshots(s, graph, assignment, file);
     plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.recv_offsets),
                 std::move(s.send_offsets), std::move(s.send_idx)};
   }

@@ -12,6 +12,7 @@
 #include "graph/build.h"
 #include "io/part_file.h"
 #include "io/temporal.h"
+#include "partition/check.h"
 #include "partition/halo_plan.h"
 #include "partition/partition_dir.h"
 #include "partition/snapshot_shard.h"
@@ -265,4 +266,29 @@ TEST(SnapshotWeight, MetisCutsTheEdgesPresentInFewestSnapshots) {
   for (int64_t v : {3, 4, 5}) EXPECT_EQ(part[v], part[2]) << v;
   for (int64_t v : {7, 0, 1}) EXPECT_EQ(part[v], part[6]) << v;
   EXPECT_NE(part[2], part[6]);
+}
+
+TEST(SnapshotShard, DirectoryCheckAcceptsGoodAndNamesABadSnapshotShard) {
+  io::TemporalSbmParams p;
+  p.sbm.nodes = 120;
+  p.sbm.classes = 3;
+  p.sbm.avg_degree = 6;
+  p.steps = 3;
+  p.churn = 0.5;
+  const graph::Graph g = io::generate_temporal_sbm(p);
+  const std::string dir = temp_dir("check");
+  write_dir(g, dir, Method::metis, 3);
+  EXPECT_NO_THROW(check_partition_dir(dir, g));
+  // A snapshot shard whose step-1 CSR is the step-0 one (self-consistent, so it reads fine, but wrong).
+  graph::Shard shard = io::read_shard(dir, 1);
+  shard.snapshots[1] = shard.snapshots[0];
+  io::write_shard(io::shard_path(dir, 1), shard);
+  try {
+    check_partition_dir(dir, g);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("part-00001.h5: invariant violated: /snapshots/00001: "),
+              std::string::npos)
+        << e.what();
+  }
 }
