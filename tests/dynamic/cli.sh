@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Dynamic graphs end to end through the `halogen` command: convert --format pgt-json, generate temporal-sbm
+# (same seed, same sizes), partition, info (snapshot line) and info --check of the snapshot shards;
+# bad inputs exit 2 with one line naming the file and what is wrong.
+set -u
+bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# A 4-vertex path given one way plus a self-loop (dropped), and a series of 3 time steps.
+cat >"$work/tiny.json" <<'JSON'
+{"edges": [[0, 1], [1, 2], [2, 3], [3, 3]], "weights": [1, 2, 3, 4],
+ "FX": [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]}
+JSON
+"$bin" convert "$work/tiny.json" -o "$work/tiny.h5" >/dev/null || fail "convert tiny.json"
+info=$("$bin" info "$work/tiny.h5" --check) || fail "info tiny.h5"
+grep -q "edges     6 stored" <<<"$info" || fail "tiny: expected 6 stored edges: $info"
+grep -q "snapshots 3  stored edges per snapshot min 6  mean 6.0  max 6" <<<"$info" || fail "tiny: snapshot line: $info"
+grep -q "targets   regression \[3, 4\]" <<<"$info" || fail "tiny: targets: $info"
+"$bin" partition "$work/tiny.h5" -k 2 --method contiguous -o "$work/tiny.p2" >/dev/null || fail "partition tiny"
+"$bin" info "$work/tiny.p2" --check >/dev/null || fail "info --check tiny.p2"
+
+for run in a b; do
+  "$bin" generate temporal-sbm --nodes 500 --steps 4 --churn 0.2 --drift 0.1 --seed 5 -o "$work/ts-$run.h5" \
+    >/dev/null || fail "generate temporal-sbm"
+done
+cmp <("$bin" info "$work/ts-a.h5" | grep -v '^file') <("$bin" info "$work/ts-b.h5" | grep -v '^file') >/dev/null \
+  || fail "temporal-sbm: same seed, different files"
+"$bin" partition "$work/ts-a.h5" -k 3 -o "$work/ts.p3" >/dev/null || fail "partition temporal-sbm"
+"$bin" info "$work/ts.p3" --check >/dev/null || fail "info --check ts.p3"
+
+# expect_rejected NAME EXPECTED-SUBSTRING command...
+expect_rejected() {
+  local name="$1" wanted="$2"
+  shift 2
+  local out rc
+  out=$("$bin" "$@" 2>&1)
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, expected 2 (output: $out)"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "$name: more than one line: $out"
+  grep -qF -- "$wanted" <<<"$out" || fail "$name: message '$out' lacks '$wanted'"
+  echo "ok  $name: $out"
+}
+printf '{"edges": [[0, 1]], "X": [[1, 2], [3, 4, 5]]}' >"$work/ragged.json"
+expect_rejected ragged 'ragged.json: "X"[1]: expected a list of 2 node values, found 3' \
+  convert "$work/ragged.json" -o "$work/out.h5"
+printf '{"edges": [], "X": [[1, 2]]}' >"$work/empty.json"
+expect_rejected empty 'empty.json: "edges" is empty: every snapshot would have no edges' \
+  convert "$work/empty.json" -o "$work/out.h5"
+[ ! -e "$work/out.h5" ] || fail "a rejected convert left out.h5 behind"
+expect_rejected churn 'temporal-sbm: --churn must be in [0, 1]' \
+  generate temporal-sbm --churn 2 -o "$work/out.h5"
+
+# A graph file whose snapshot 1 spans 3 vertices instead of 4 (h5py available in CI for the io tests).
+if python3 -c 'import h5py' 2>/dev/null; then
+  python3 - "$work/tiny.h5" "$work/short.h5" <<'PY'
+import shutil, sys, h5py, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    del f["/snapshots/00001/indptr"]
+    f["/snapshots/00001/indptr"] = np.array([0, 1, 3, 5], dtype=np.int64)
+PY
+  expect_rejected short-snapshot "short.h5: /snapshots/00001/indptr: expected shape [5], found [4]" \
+    info "$work/short.h5" --check
+fi
+echo "all dynamic CLI checks passed"
