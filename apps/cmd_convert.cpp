@@ -35,18 +35,22 @@ void add_convert_command(CLI::App& app) {
       "convert", "Convert a published dataset (OGB, SNAP, Matrix Market, npz) into a Halogen graph file");
   static io::ConvertOptions options;
   static std::string format, output;
+  static double time_step = 0;
   cmd->add_option("input", options.input, "OGB dataset directory, SNAP edge list or Matrix Market file")
       ->required();
   cmd->add_option(
          "--format", format,
          "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx | pgt-json (PyTorch Geometric "
          "Temporal JSON -> snapshots); default: a directory is ogb (csv or npz), *.mtx is mtx, *.json is "
-         "pgt-json, any other file is snap")
-      ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx", "pgt-json"}));
+         "pgt-json, any other file is snap; snap-temporal (SOURCE,TARGET,RATING,TIME lines -> snapshots, "
+         "needs --time-step) is never detected")
+      ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx", "pgt-json", "snap-temporal"}));
   cmd->add_option("-o,--output", output, "Output graph file (.h5); written atomically")->required();
   cmd->add_option("--split", options.split, "OGB split scheme under split/ (default: the only one present)");
   cmd->add_flag("--directed", options.directed,
                 "Keep edges as given (default: symmetrise, storing every edge in both directions)");
+  cmd->add_option("--time-step", time_step,
+                  "snap-temporal: seconds per snapshot (e.g. 1209600 = two weeks); every step needs an edge");
   cmd->add_option("--name", options.name, "Graph name stored in the file (default: from the input path)");
   cmd->callback([] {
     Stopwatch watch;
@@ -56,6 +60,8 @@ void add_convert_command(CLI::App& app) {
       g = io::convert_ogb(options);
     else if (chosen == "npz")
       g = io::convert_ogb_npz(options);
+    else if (chosen == "snap-temporal")
+      g = io::convert_snap_temporal(options, time_step);
     else if (chosen == "pgt-json")
       g = io::convert_pgt_json(options);
     else if (chosen == "snap")

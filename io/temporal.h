@@ -21,6 +21,15 @@ namespace halogen::io {
 // splits (the temporal train/test split is a training option).
 graph::Graph convert_pgt_json(const ConvertOptions& options);
 
+// SNAP temporal signed networks (soc-sign-bitcoinotc.csv, soc-sign-bitcoinalpha.csv): comma-separated
+// SOURCE,TARGET,RATING,TIME lines ('#'/'%' comments), TIME in seconds (may be fractional). Snapshot t holds
+// the edges with floor((TIME - first TIME) / time_step) == t. Ids are remapped to 0..N-1 in increasing order
+// of the original id (kept in orig_id unless already dense). Ratings are validated but not stored (a signed
+// weight would break the GCN normalisation; link prediction uses the edge pattern). Self-loops dropped,
+// symmetrised unless options.directed. A time step without any edge is a UserError (choose a larger
+// time_step).
+graph::Graph convert_snap_temporal(const ConvertOptions& options, double time_step);
+
 // Temporal stochastic block model: T snapshots over the vertex set of generate_sbm(sbm). Snapshot 0 is that
 // SBM's edge set. At step t >= 1 every vertex first changes class with probability `drift` (to a uniformly
 // drawn other class), then every undirected edge of snapshot t-1 is dropped with probability `churn`, and as

@@ -49,6 +49,13 @@ printf '{"edges": [], "X": [[1, 2]]}' >"$work/empty.json"
 expect_rejected empty 'empty.json: "edges" is empty: every snapshot would have no edges' \
   convert "$work/empty.json" -o "$work/out.h5"
 [ ! -e "$work/out.h5" ] || fail "a rejected convert left out.h5 behind"
+printf '1,2,1,0\n2,3,1,10\n3,1,1,35\n' >"$work/gap.csv"
+expect_rejected empty-step 'gap.csv: time step 2 ([20, 30) s) has no edges' \
+  convert --format snap-temporal --time-step 10 "$work/gap.csv" -o "$work/out.h5"
+"$bin" convert --format snap-temporal --time-step 20 "$work/gap.csv" -o "$work/otc.h5" >/dev/null \
+  || fail "snap-temporal with 20-second steps"
+"$bin" info "$work/otc.h5" --check | grep -q "snapshots 2  stored edges per snapshot min 2  mean 3.0  max 4" \
+  || fail "snap-temporal: snapshot line: $("$bin" info "$work/otc.h5")"
 expect_rejected churn 'temporal-sbm: --churn must be in [0, 1]' \
   generate temporal-sbm --churn 2 -o "$work/out.h5"
 

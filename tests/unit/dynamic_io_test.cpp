@@ -283,3 +283,54 @@ TEST(TemporalSbm, BadParametersAreUserErrors) {
   p.steps = 0;
   EXPECT_THROW(halogen::io::generate_temporal_sbm(p), UserError);
 }
+
+TEST(SnapTemporal, EdgesFallIntoTimeStepsWithRemappedIds) {
+  // Ids 10, 20, 30, 40 -> 0..3; times 100..(100 + 2 steps of 50 s): step 0 [100,150), 1 [150,200), 2
+  // [200,250).
+  const std::string path = write_text("otc.csv",
+                                      "# comment\n10,20,5,100\n20,30,-3,149.5\n30,30,1,160\n40,10,2,150\n"
+                                      "20,40,1,249.9\n");
+  halogen::io::ConvertOptions options;
+  options.input = path;
+  const Graph g = halogen::io::convert_snap_temporal(options, 50.0);
+  EXPECT_EQ(g.num_nodes, 4);
+  EXPECT_EQ(g.orig_id, (std::vector<int64_t>{10, 20, 30, 40}));
+  ASSERT_EQ(g.snapshots.size(), 3u);
+  using Pairs = std::set<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(pairs_of(g.snapshots[0]), (Pairs{{0, 1}, {1, 0}, {1, 2}, {2, 1}}));
+  EXPECT_EQ(pairs_of(g.snapshots[1]), (Pairs{{3, 0}, {0, 3}}));  // (30,30) is a self-loop, dropped
+  EXPECT_EQ(pairs_of(g.snapshots[2]), (Pairs{{1, 3}, {3, 1}}));
+  EXPECT_EQ(g.num_edges(), 8);  // union
+  EXPECT_FALSE(g.adjacency.weighted());
+  EXPECT_NO_THROW(halogen::io::validate_graph(g, path));
+  options.directed = true;
+  const Graph d = halogen::io::convert_snap_temporal(options, 1000.0);
+  ASSERT_EQ(d.snapshots.size(), 1u);
+  EXPECT_EQ(pairs_of(d.snapshots[0]), (Pairs{{0, 1}, {1, 2}, {3, 0}, {1, 3}}));
+}
+
+TEST(SnapTemporal, EmptyTimeStepAndBadLinesAreUserErrors) {
+  halogen::io::ConvertOptions options;
+  options.input = write_text("gap.csv", "1,2,1,0\n2,3,1,10\n3,1,1,35\n");
+  // 10-second steps: [20, 30) has no edge.
+  EXPECT_NE(message_of([&] {
+              halogen::io::convert_snap_temporal(options, 10.0);
+            }).find("gap.csv: time step 2 ([20, 30) s) has no edges (self-loops aside)"),
+            std::string::npos);
+  options.input = write_text("loops.csv", "1,2,1,0\n3,3,1,10\n");
+  EXPECT_NE(message_of([&] { halogen::io::convert_snap_temporal(options, 10.0); }).find("time step 1"),
+            std::string::npos);
+  options.input = write_text("cols.csv", "1,2,1\n");
+  EXPECT_NE(message_of([&] {
+              halogen::io::convert_snap_temporal(options, 10.0);
+            }).find("cols.csv: line 1: expected 4 comma-separated columns"),
+            std::string::npos);
+  options.input = write_text("time.csv", "1,2,1,soon\n");
+  EXPECT_NE(message_of([&] {
+              halogen::io::convert_snap_temporal(options, 10.0);
+            }).find("line 1: column 4: 'soon' is not a number"),
+            std::string::npos);
+  EXPECT_NE(
+      message_of([&] { halogen::io::convert_snap_temporal(options, 0.0); }).find("--time-step must be > 0"),
+      std::string::npos);
+}
