@@ -12,6 +12,7 @@
 
 #include "apps/bench.h"
 #include "apps/commands.h"
+#include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
 #include "core/log.h"
@@ -33,22 +34,27 @@ struct EpochBenchOptions {
   int threads = 0;
   std::string overlap = "on";  // on | off | both
   bool row_normalize = false;
+  std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
+  std::string comm;    // nccl | mpi (cuda only)
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
   int argc = 0;
   char** argv = nullptr;
+  check_device_flags_before_mpi(o.device, o.comm);
   comm::MpiSession session(&argc, &argv);
   if (o.threads > 0) omp_set_num_threads(o.threads);
   else if (std::getenv("OMP_NUM_THREADS") == nullptr)
     omp_set_num_threads(std::max(1, omp_get_num_procs() / std::max(1, session.local_size())));
-  comm::MpiComm comm;
+  Device device = Device::cpu;
+  std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(o.device, o.comm, session, device);
+  comm::Communicator& comm = *rank_comm;
   try {
     train::RankInput input = train::load_rank_input(comm, o.dir, o.row_normalize);
     if (comm.rank() == 0) {
-      std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads\n",
-                  o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
-                  (long long)input.meta.num_features, comm.size(), omp_get_max_threads());
+      std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
+                  "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
+                  (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
       std::printf("# model %s, %d layers, hidden %lld, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
                   "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, o.dropout,
                   (long long)o.epochs, (long long)o.warmup);
@@ -67,6 +73,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       config.epochs = o.warmup + o.epochs;
       config.eval_every = config.epochs;  // one evaluation at the end (not timed in epoch_ms)
       config.print_epochs = false;
+      config.device = device;
       std::unique_ptr<train::Trainer> trainer;
       train::run_collectively(comm, [&] { trainer = std::make_unique<train::Trainer>(comm, input.shard, config); });
       const log::Level saved = log::level();
@@ -116,6 +123,9 @@ void add_bench_epoch(CLI::App& bench) {
   cmd->add_option("--overlap", o->overlap, "on, off or both (one row each)")
       ->check(CLI::IsMember({"on", "off", "both"}))->capture_default_str();
   cmd->add_flag("--row-normalize", o->row_normalize, "Row-normalise features first");
+  cmd->add_option("--device", o->device, "cpu or cuda (default: as halogen train)")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--comm", o->comm, "With --device cuda: nccl (default) or mpi (host-staged; ranks may share a GPU)")
+      ->check(CLI::IsMember({"nccl", "mpi"}));
   cmd->callback([o] { run_epoch_bench(*o); });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "apps/commands.h"
+#include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
@@ -39,7 +40,8 @@ struct TrainFlags {
   int64_t checkpoint_every = 0;
   bool resume = false;
   bool no_overlap = false;
-  std::string device = "cpu";
+  std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
+  std::string comm;    // nccl | mpi (device cuda only); empty: nccl
   bool quiet = false;
 };
 
@@ -51,12 +53,14 @@ void set_threads(int threads, int ranks_on_node) {
 }
 
 void run_train(const TrainFlags& flags) {
+  check_device_flags_before_mpi(flags.device, flags.comm);
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
   set_threads(flags.threads, session.local_size());
-  if (flags.device != "cpu") throw NotBuilt("halogen train --device " + flags.device);
-  comm::MpiComm comm;
+  Device device = Device::cpu;
+  std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
+  comm::Communicator& comm = *rank_comm;
   try {
     train::TrainConfig config;
     config.model.kind = flags.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
@@ -76,6 +80,7 @@ void run_train(const TrainFlags& flags) {
     config.checkpoint_every = flags.checkpoint_every;
     config.resume = flags.resume;
     config.print_epochs = !flags.quiet;
+    config.device = device;
     HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
 
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
@@ -91,11 +96,11 @@ void run_train(const TrainFlags& flags) {
                         (long long)meta.num_features, meta.num_classes, comm.size(), meta.method.c_str(),
                         (long long)-extremes[1], (long long)extremes[0], (long long)sizes[1], omp_get_max_threads()));
     log::info(strformat("model %s: %d layers, hidden %lld, dropout %g | adam lr %g, weight decay %g (%s) | %lld "
-                        "epochs, seed %llu, overlap %s%s",
+                        "epochs, seed %llu, overlap %s%s | device %s",
                         flags.model.c_str(), flags.layers, (long long)flags.hidden, flags.dropout, flags.lr,
                         flags.weight_decay, flags.weight_decay_all_layers ? "all layers" : "first layer",
                         (long long)flags.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
-                        flags.row_normalize ? ", row-normalised features" : ""));
+                        flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
 
     std::unique_ptr<train::Trainer> trainer;
     train::run_collectively(comm, [&] { trainer = std::make_unique<train::Trainer>(comm, input.shard, config); });
@@ -150,8 +155,13 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_flag("--resume", flags->resume, "Continue from --checkpoint DIR exactly where it stopped");
   cmd->add_flag("--no-overlap", flags->no_overlap, "Wait for halo exchanges before the local product (comparison)");
-  cmd->add_option("--device", flags->device, "cpu (cuda comes with the GPU backend)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_option("--device", flags->device,
+                  "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--comm", flags->comm,
+                  "With --device cuda: nccl (default; one GPU per rank) or mpi (host-staged over MPI; ranks may share "
+                  "a GPU)")
+      ->check(CLI::IsMember({"nccl", "mpi"}));
   cmd->add_flag("--quiet", flags->quiet, "Do not print one line per evaluated epoch");
   cmd->callback([flags] { run_train(*flags); });
 }

@@ -1,7 +1,6 @@
 #include "nn/graph_conv.h"
 
 #include "core/error.h"
-#include "core/timer.h"
 #include "kernels/ops.h"
 
 namespace halogen::nn {
@@ -12,6 +11,8 @@ GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, Paramete
   weight_ = store.add(prefix + "weight", layer, in, out, false);
   if (kind == ConvKind::sage) weight_self_ = store.add(prefix + "weight_self", layer, in, out, false);
   bias_ = store.add(prefix + "bias", layer, 1, out, true);
+  forward_range_ = "layer " + std::to_string(layer) + " forward";
+  backward_range_ = "layer " + std::to_string(layer) + " backward";
 }
 
 int64_t GraphConv::scratch_bytes(int64_t in, int64_t out, int64_t num_owned, int64_t num_halo) {
@@ -48,21 +49,21 @@ void GraphConv::local_spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<flo
                            const LayerContext& context) {
   if (out.rows == 0 || out.cols == 0) return;
   if (accumulate && a.nnz() == 0) return;  // nothing to add (also covers a rank without halo)
-  ScopedTimer timer(&context.times->spmm_ms);
+  PhaseScope timer(*context.clock, Phase::spmm, context.stream);
   kernels::spmm(a.view(), x, out, accumulate, context.stream);
 }
 
 void GraphConv::sparse_product(const kernels::CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                                const LayerContext& context) {
   if (out.rows == 0 || out.cols == 0 || (accumulate && a.nnz == 0)) return;
-  ScopedTimer timer(&context.times->spmm_ms);
+  PhaseScope timer(*context.clock, Phase::spmm, context.stream);
   kernels::spmm(a, x, out, accumulate, context.stream);
 }
 
 void GraphConv::timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c,
                            float beta, const LayerContext& context) {
   if (c.rows == 0 || c.cols == 0) return;
-  ScopedTimer timer(&context.times->gemm_ms);
+  PhaseScope timer(*context.clock, Phase::gemm, context.stream);
   const int64_t inner = ta ? a.rows : a.cols;
   if (inner == 0) {  // a rank without owned vertices: the product is empty (BLAS wants k >= 1)
     HALOGEN_ASSERT(c.stride == c.cols);
@@ -72,34 +73,62 @@ void GraphConv::timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b
   kernels::gemm(a, ta, b, tb, c, 1.0f, beta, context.stream);
 }
 
+void GraphConv::start_forward_exchange(Matrix<float> x, const LayerContext& context) {
+  context.clock->begin(Phase::halo_total, context.stream);
+  PhaseScope exposed(*context.clock, Phase::halo_exposed, context.stream);
+  context.halo->start_forward(x, context.stream);
+}
+
+void GraphConv::finish_forward_exchange(const LayerContext& context) {
+  {
+    PhaseScope exposed(*context.clock, Phase::halo_exposed, context.stream);
+    context.halo->finish_forward(context.stream);
+  }
+  context.clock->end(Phase::halo_total, context.stream);
+}
+
+void GraphConv::start_reverse_exchange(Matrix<const float> partial, const LayerContext& context) {
+  context.clock->begin(Phase::halo_total, context.stream);
+  PhaseScope exposed(*context.clock, Phase::halo_exposed, context.stream);
+  context.halo->start_reverse(partial, context.stream);
+}
+
+void GraphConv::finish_reverse_exchange(Matrix<float> out, const LayerContext& context) {
+  {
+    PhaseScope exposed(*context.clock, Phase::halo_exposed, context.stream);
+    context.halo->finish_reverse(out, context.stream);
+  }
+  context.clock->end(Phase::halo_total, context.stream);
+}
+
 void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& context) {
+  TraceRange range(forward_range_.c_str());
   HALOGEN_ASSERT(adjacency_ != nullptr, "allocate() first");
   HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.cols == in_ && z.rows >= num_owned_ && z.cols == out_);
   const int64_t n = num_owned_;
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<float> z_own = z.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
-  comm::HaloExchange& halo = *context.halo;
 
   if (transform_first()) {
     Matrix<float> t = t_or_ax_.matrix();                       // (n + h, out)
     if (sparse_input_) sparse_product(sparse_x_, weight, t.slice_rows(0, n), false, context);
     else timed_gemm(x_own, false, weight, false, t.slice_rows(0, n), 0.0f, context);
-    halo.start_forward(t, context.stream);
-    if (!context.overlap) halo.finish_forward(context.stream);
+    start_forward_exchange(t, context);
+    if (!context.overlap) finish_forward_exchange(context);
     local_spmm(adjacency_->own, t.slice_rows(0, n), z_own, false, context);
     if (kind_ == ConvKind::sage) {
       if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_self_), z_own, true, context);
       else timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
     }
-    if (context.overlap) halo.finish_forward(context.stream);
+    if (context.overlap) finish_forward_exchange(context);
     local_spmm(adjacency_->halo, t.slice_rows(n, n + num_halo_), z_own, true, context);
   } else {
     Matrix<float> ax = t_or_ax_.matrix().slice_rows(0, n);     // (n, in)
-    halo.start_forward(x, context.stream);
-    if (!context.overlap) halo.finish_forward(context.stream);
+    start_forward_exchange(x, context);
+    if (!context.overlap) finish_forward_exchange(context);
     local_spmm(adjacency_->own, x_own, ax, false, context);
-    if (context.overlap) halo.finish_forward(context.stream);
+    if (context.overlap) finish_forward_exchange(context);
     local_spmm(adjacency_->halo, x.slice_rows(n, n + num_halo_), ax, true, context);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
@@ -108,15 +137,15 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
 
 void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                          const LayerContext& context) {
+  TraceRange range(backward_range_.c_str());
   const int64_t n = num_owned_;
   HALOGEN_ASSERT(grad_z.rows == n && grad_z.cols == out_);
   HALOGEN_ASSERT(!want_grad_x || (grad_x.rows == n && grad_x.cols == in_));
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
-  comm::HaloExchange& halo = *context.halo;
 
   {
-    ScopedTimer timer(&context.times->elementwise_ms);
+    PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
     Matrix<float> grad_bias = store_.grad(bias_);
     if (n > 0) kernels::bias_backward(grad_z, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, context.stream);
   }
@@ -133,14 +162,14 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
     partial.cols = g.cols;
     partial.stride = g.cols;
     local_spmm(adjacency_->halo_t, g, partial, false, context);
-    halo.start_reverse(partial, context.stream);
+    start_reverse_exchange(partial, context);
     if (context.overlap) {
       local_spmm(adjacency_->own_t, g, out, false, context);
-      halo.finish_reverse(out, context.stream);
+      finish_reverse_exchange(out, context);
     } else {  // wait first: the received sums land in a zeroed `out`, then the local product adds to them
       HALOGEN_ASSERT(out.stride == out.cols);
       kernels::fill(Span<float>{out.data, out.rows * out.cols, out.device}, 0.0f, context.stream);
-      halo.finish_reverse(out, context.stream);
+      finish_reverse_exchange(out, context);
       local_spmm(adjacency_->own_t, g, out, true, context);
     }
   };

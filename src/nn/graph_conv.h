@@ -17,6 +17,7 @@
 // Every rank of the job must call forward/backward the same number of times in the same order (the
 // exchanges pair up across ranks), even a rank with no vertices.
 #include <cstdint>
+#include <string>
 
 #include "comm/halo_exchange.h"
 #include "nn/parameters.h"
@@ -27,10 +28,13 @@ namespace halogen::nn {
 
 enum class ConvKind { gcn, sage };
 
+// What a layer needs from its model for one call. Every kernels:: and Communicator call of the layer is
+// enqueued on `stream` (nullptr on the CPU) and timed with `clock` (nn/profile.h: spmm, gemm, elementwise,
+// halo_exposed, halo_total).
 struct LayerContext {
   comm::HaloExchange* halo = nullptr;
   bool overlap = true;          // false: wait for the exchange before the local product (for comparison)
-  PhaseTimes* times = nullptr;
+  PhaseClock* clock = nullptr;
   kernels::Stream stream = nullptr;
 };
 
@@ -66,6 +70,11 @@ class GraphConv {
                       const LayerContext& context);
   void timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta,
                   const LayerContext& context);
+  // The halo exchange with its phases timed: halo_total from start to the end of finish, halo_exposed inside.
+  static void start_forward_exchange(Matrix<float> x, const LayerContext& context);
+  static void finish_forward_exchange(const LayerContext& context);
+  static void start_reverse_exchange(Matrix<const float> partial, const LayerContext& context);
+  static void finish_reverse_exchange(Matrix<float> out, const LayerContext& context);
 
   ConvKind kind_;
   int layer_;
@@ -76,6 +85,7 @@ class GraphConv {
   bool sparse_input_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
+  std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)
   // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out), partial (h, out);
   // aggregate-first: ax (n, in), grad_ax (n, in), partial (h, in).
   Tensor t_or_ax_, grad_t_or_ax_, partial_;

@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "core/timer.h"
 #include "graph/local_graph.h"
 #include "kernels/ops.h"
 
@@ -34,7 +33,10 @@ std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_
 }
 
 Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device)
-    : config_(config), comm_(comm), num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
+    : config_(config), comm_(comm), device_(device), stream_(device), clock_(make_phase_clock(device)),
+      num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
+  HALOGEN_USER_CHECK(comm.device() == device, "the model runs on %s but the communicator moves %s buffers",
+                     device_name(device), device_name(comm.device()));
   HALOGEN_USER_CHECK(shard.num_classes >= 2, "shard %d: the graph has %d classes; node classification needs >= 2",
                      shard.part, shard.num_classes);
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
@@ -177,7 +179,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   return bytes;
 }
 
-LayerContext Model::context() { return LayerContext{halo_.get(), config_.overlap, &times_, nullptr}; }
+LayerContext Model::context() { return LayerContext{halo_.get(), config_.overlap, clock_.get(), stream_.get()}; }
 
 void Model::forward(int64_t epoch, bool training) {
   const int64_t n = num_owned_;
@@ -187,19 +189,20 @@ void Model::forward(int64_t epoch, bool training) {
   auto stream_of = [&](int layer) {
     return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
   };
+  const kernels::Stream stream = stream_.get();
   {
-    ScopedTimer timer(&times_.elementwise_ms);
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
     input_dropout(p, stream_of(0));
   }
   for (int l = 0; l < num_layers(); ++l) {
     layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
-    ScopedTimer timer(&times_.elementwise_ms);
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
     Matrix<float> z = activations_[l + 1].matrix().slice_rows(0, n);
     if (l + 1 < num_layers()) {
       kernels::EpilogueParams params{true, p, config_.seed, stream_of(l + 1)};
-      kernels::bias_relu_dropout(z, layers_[l]->bias(), gid, params, masks_[l + 1].matrix());
+      kernels::bias_relu_dropout(z, layers_[l]->bias(), gid, params, masks_[l + 1].matrix(), stream);
     } else {
-      kernels::add_bias(z, layers_[l]->bias());
+      kernels::add_bias(z, layers_[l]->bias(), stream);
     }
   }
 }
@@ -208,26 +211,28 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const int64_t n = num_owned_, f0 = widths_[0];
   Matrix<float> x0 = activations_[0].matrix().slice_rows(0, n);
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
+  const kernels::Stream stream = stream_.get();
   if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {
     kernels::dropout(features_.matrix(), Span<const int64_t>{row_gid_.data(), n, row_gid_.device()}, params, x0,
-                     masks_[0].matrix());
+                     masks_[0].matrix(), stream);
     return;
   }
   // The nonzeros as an (nnz, 1) matrix whose "global row id" is gid * F_0 + c: the kernel's decision for
   // (key, column 0) is rng::uniform(seed, stream, key), the dense decision for (gid, c).
   const int64_t nnz = nonzero_values_.rows();
   kernels::dropout(nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nnz, nonzero_key_.device()},
-                   params, nonzero_dropped_.matrix(), nonzero_mask_.matrix());
+                   params, nonzero_dropped_.matrix(), nonzero_mask_.matrix(), stream);
   if (sparse_first_layer_) {  // layer 0 reads the CSR views; the dense X_0 is not needed
     kernels::gather_rows(nonzero_dropped_.matrix(),
                          Span<const int32_t>{input_t_order_.data(), nnz, input_t_order_.device()},
-                         input_t_values_.matrix());
+                         input_t_values_.matrix(), stream);
     return;
   }
-  kernels::fill(Span<float>{x0.data, n * f0, x0.device}, 0.0f);
+  kernels::fill(Span<float>{x0.data, n * f0, x0.device}, 0.0f, stream);
   Matrix<float> x0_flat{x0.data, n * f0, 1, 1, x0.device};
   kernels::scatter_add_rows(nonzero_dropped_.matrix(),
-                            Span<const int32_t>{nonzero_position_.data(), nnz, nonzero_position_.device()}, x0_flat);
+                            Span<const int32_t>{nonzero_position_.data(), nnz, nonzero_position_.device()}, x0_flat,
+                            stream);
 }
 
 Matrix<const float> Model::logits() const {
@@ -235,17 +240,19 @@ Matrix<const float> Model::logits() const {
 }
 
 double Model::train_step_local(int64_t epoch, float loss_scale) {
-  store_.zero_grads();
+  const kernels::Stream stream = stream_.get();
+  store_.zero_grads(stream);
   forward(epoch, /*training=*/true);
   const int64_t n = num_owned_;
   const int last = num_layers() - 1;
   double loss_sum;
   {
-    ScopedTimer timer(&times_.elementwise_ms);
+    // Reads the loss on the host: the one synchronisation of the training step's forward.
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
     loss_sum = kernels::softmax_cross_entropy(
         logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
         Span<const int64_t>{split_rows_[0].data(), split_sizes_[0], split_rows_[0].device()}, loss_scale,
-        grads_[last].matrix());
+        grads_[last].matrix(), stream);
   }
   const LayerContext ctx = context();
   for (int l = last; l >= 0; --l) {
@@ -253,8 +260,8 @@ double Model::train_step_local(int64_t epoch, float loss_scale) {
     Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
     layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, ctx);
     if (want_grad_x) {
-      ScopedTimer timer(&times_.elementwise_ms);
-      kernels::apply_mask(grad_x, masks_[l].matrix());
+      PhaseScope timer(*clock_, Phase::elementwise, stream);
+      kernels::apply_mask(grad_x, masks_[l].matrix(), stream);
     }
   }
   return loss_sum;
@@ -266,7 +273,8 @@ std::array<int64_t, 3> Model::evaluate_local() {
   const int64_t n = num_owned_;
   for (int s = 0; s < 3; ++s) {
     correct[s] = kernels::count_correct(logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
-                                        Span<const int64_t>{split_rows_[s].data(), split_sizes_[s], split_rows_[s].device()});
+                                        Span<const int64_t>{split_rows_[s].data(), split_sizes_[s], split_rows_[s].device()},
+                                        stream_.get());
   }
   return correct;
 }
@@ -274,16 +282,20 @@ std::array<int64_t, 3> Model::evaluate_local() {
 int Model::first_nonfinite_layer_local() {
   for (int l = 0; l < num_layers(); ++l) {
     Tensor& z = activations_[l + 1];
-    const double sum = kernels::sum_squares(Span<const float>{z.data(), num_owned_ * z.cols(), z.device()});
+    const double sum =
+        kernels::sum_squares(Span<const float>{z.data(), num_owned_ * z.cols(), z.device()}, stream_.get());
     if (!std::isfinite(sum)) return l;
   }
   return -1;
 }
 
 int Model::first_nonfinite_parameter_layer() {
+  // One host read of the whole flat buffer (one synchronisation per epoch on a GPU); per tensor only on failure.
+  const Tensor& params = store_.params();
+  if (std::isfinite(kernels::sum_squares(params.span(), stream_.get()))) return -1;
   for (int k = 0; k < store_.count(); ++k) {
     Matrix<float> p = store_.param(k);
-    const double sum = kernels::sum_squares(Span<const float>{p.data, p.rows * p.cols, p.device});
+    const double sum = kernels::sum_squares(Span<const float>{p.data, p.rows * p.cols, p.device}, stream_.get());
     if (!std::isfinite(sum)) return store_.info(k).layer;
   }
   return -1;

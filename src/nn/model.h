@@ -12,6 +12,11 @@
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss and the gradients over
 // ranks (one allreduce of parameters().grads()).
+//
+// Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream(); nullptr
+// on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss, correct counts,
+// NaN checks) come back as host scalars from kernels that synchronise the stream; nothing indexes a buffer on
+// the host after construction.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -20,6 +25,7 @@
 #include "comm/communicator.h"
 #include "comm/halo_exchange.h"
 #include "graph/shard.h"
+#include "nn/compute_stream.h"
 #include "nn/graph_conv.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
@@ -69,7 +75,11 @@ class Model {
   static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
   ParameterStore& parameters() { return store_; }
   comm::HaloExchange& halo() { return *halo_; }
-  PhaseTimes& times() { return times_; }
+  // Phase timing of the work enqueued by this model (and by callers that pass it the phase), see nn/profile.h.
+  PhaseClock& clock() { return *clock_; }
+  // The compute stream every op of this model runs on (nullptr on the CPU).
+  kernels::Stream stream() const { return stream_.get(); }
+  Device device() const { return device_; }
   int num_layers() const { return static_cast<int>(layers_.size()); }
   const GraphConv& layer(int l) const { return *layers_[l]; }
   const ModelConfig& config() const { return config_; }
@@ -89,13 +99,15 @@ class Model {
 
   ModelConfig config_;
   comm::Communicator& comm_;
+  Device device_;
+  ComputeStream stream_;
+  std::unique_ptr<PhaseClock> clock_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::vector<int64_t> widths_;  // F_0 .. F_L
   ParameterStore store_;
   std::vector<std::unique_ptr<GraphConv>> layers_;
   std::unique_ptr<SparseAdjacency> adjacency_;
   std::unique_ptr<comm::HaloExchange> halo_;
-  PhaseTimes times_;
 
   Tensor features_;                 // (n_own, F_0)
   // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "kernels/ops.h"
 
 namespace halogen::nn {
 
@@ -36,6 +37,8 @@ void ParameterStore::initialize(uint64_t seed) {
   params_.copy_from_host(host.data(), total_);
   grads_.zero();
 }
+
+void ParameterStore::zero_grads(kernels::Stream stream) { kernels::fill(grads_.span(), 0.0f, stream); }
 
 Matrix<float> ParameterStore::param(int index) {
   const ParameterInfo& p = infos_[index];

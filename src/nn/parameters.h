@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "kernels/ops.h"
 
 namespace halogen::nn {
 
@@ -40,7 +41,8 @@ class ParameterStore {
   Tensor& params() { return params_; }
   Tensor& grads() { return grads_; }
   const Tensor& params() const { return params_; }
-  void zero_grads() { grads_.zero(); }
+  // Gradients = 0, enqueued on `stream` (kernels::fill).
+  void zero_grads(kernels::Stream stream = nullptr);
 
  private:
   std::vector<ParameterInfo> infos_;

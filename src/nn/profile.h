@@ -1,15 +1,84 @@
 #pragma once
-// Per-phase wall-clock accounting of a training step (milliseconds, host clock). Layers add to spmm/gemm/
-// elementwise; the halo exchange keeps its own comm::HaloStats; the trainer adds allreduce and optimizer.
+// Per-phase timing of a training step that is right on both backends, without #ifdefs in layer code.
+//
+//   clock.begin(Phase::spmm, stream); ...enqueue work... clock.end(Phase::spmm, stream);
+//   { PhaseScope scope(clock, Phase::gemm, stream); ... }            // the same as a scope
+//   PhaseTimes t = clock.take();   // once per epoch, AFTER the loss has been read: milliseconds per phase since
+//                                  // the last take(), then starts over
+//
+// make_phase_clock(Device::cpu): wall-clock intervals on the host (CPU kernels run synchronously).
+// make_phase_clock(Device::cuda) (CUDA builds): a cuda::PhaseTimer (CUDA events recorded on `stream`) per
+// phase, so the intervals are GPU time, not the time it took to enqueue; nothing synchronises the host before
+// take(), which waits for the last recorded event (free after the loss read, which synchronised anyway).
+//
+// Contract: intervals of ONE phase never nest or overlap; intervals of different phases may (halo_total spans
+// the local products it hides). Every begin() is closed by end() on the same stream before take().
+//
+// Phases: spmm, gemm, elementwise (bias, relu, dropout, masks, loss) are accumulated by the layers and the
+// model; halo_exposed is the time spent in HaloExchange::start_* / finish_* (packing, posting, waiting,
+// unpacking: the communication the local products did not hide), halo_total the time from start_* to the end
+// of finish_* (in flight); allreduce and optimizer are the trainer's.
+#include <memory>
+
+#include "core/buffer.h"
+#include "kernels/ops.h"
+
 namespace halogen::nn {
+
+enum class Phase : int { spmm, gemm, elementwise, halo_exposed, halo_total, allreduce, optimizer };
+constexpr int kNumPhases = 7;
 
 struct PhaseTimes {
   double spmm_ms = 0;
   double gemm_ms = 0;
-  double elementwise_ms = 0;  // bias, relu, dropout, masks, loss
+  double elementwise_ms = 0;
+  double halo_exposed_ms = 0;
+  double halo_total_ms = 0;
   double allreduce_ms = 0;
   double optimizer_ms = 0;
+  double& operator[](Phase phase);
   void reset() { *this = PhaseTimes{}; }
+};
+
+class PhaseClock {
+ public:
+  virtual ~PhaseClock() = default;
+  virtual void begin(Phase phase, kernels::Stream stream) = 0;
+  virtual void end(Phase phase, kernels::Stream stream) = 0;
+  // Milliseconds per phase since the last take(); starts over.
+  virtual PhaseTimes take() = 0;
+};
+
+// The clock for work on `device`. Device::cuda in a build without CUDA is a UserError.
+std::unique_ptr<PhaseClock> make_phase_clock(Device device);
+
+// begin() at construction, end() at destruction.
+class PhaseScope {
+ public:
+  PhaseScope(PhaseClock& clock, Phase phase, kernels::Stream stream) : clock_(clock), phase_(phase), stream_(stream) {
+    clock_.begin(phase_, stream_);
+  }
+  ~PhaseScope() { clock_.end(phase_, stream_); }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  PhaseClock& clock_;
+  Phase phase_;
+  kernels::Stream stream_;
+};
+
+// A named range for profilers for the lifetime of the object: an NVTX range (Nsight Systems) in CUDA builds,
+// nothing otherwise. Costs nothing measurable when no profiler is attached.
+class TraceRange {
+ public:
+  explicit TraceRange(const char* name);
+  ~TraceRange();
+  TraceRange(const TraceRange&) = delete;
+  TraceRange& operator=(const TraceRange&) = delete;
+
+ private:
+  alignas(8) unsigned char range_[8];  // a cuda::NvtxRange, placed here in CUDA builds (no allocation)
 };
 
 }  // namespace halogen::nn

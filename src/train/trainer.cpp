@@ -139,31 +139,35 @@ TrainResult Trainer::run() {
     if (comm_.rank() == 0 && !config_.metrics_path.empty()) metrics = std::make_unique<MetricsWriter>(config_.metrics_path);
   });
 
-  double memory[2] = {static_cast<double>(detail::bytes_in_use(config_.device)), static_cast<double>(estimated_bytes_)};
-  comm_.allreduce_max(memory, 2);
+  const Device device = model_.device();
+  double memory[3] = {static_cast<double>(detail::bytes_in_use(device)), static_cast<double>(estimated_bytes_),
+                      static_cast<double>(detail::peak_bytes(device))};
+  comm_.allreduce_max(memory, 3);
   result.allocated_bytes = static_cast<int64_t>(memory[0]);
   result.estimated_bytes = static_cast<int64_t>(memory[1]);
-  log::info(strformat("memory: %.1f MiB of buffers per rank (max over ranks; estimate %.1f MiB), all allocated "
-                      "before epoch 1", mib(memory[0]), mib(memory[1])));
+  log::info(strformat("memory: %.1f MiB of %s buffers per rank (max over ranks; estimate %.1f MiB; peak so far "
+                      "%.1f MiB), all allocated before epoch 1",
+                      mib(memory[0]), device_name(device), mib(memory[1]), mib(memory[2])));
 
   const float loss_scale = 1.0f / static_cast<float>(global_split_sizes_[0]);
-  nn::PhaseTimes& times = model_.times();
-  comm::HaloStats& halo = model_.halo().stats();
+  // Phase times: wall clock on the CPU, CUDA events on the GPU (nn/profile.h), read once per epoch after the
+  // loss and the parameter check have synchronised. The epoch time is the host's wall clock: the epoch ends
+  // with the parameter check, which reads a scalar from the device, so it includes all the GPU work.
+  nn::PhaseClock& clock = model_.clock();
+  const kernels::Stream stream = model_.stream();
   double total_epoch_ms = 0;
   Tensor& grads = model_.parameters().grads();
 
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
-    times.reset();
-    halo.reset();
+    clock.take();  // drop what the last evaluation recorded
     EpochRecord record;
     record.epoch = epoch;
     Stopwatch watch;
     double loss = model_.train_step_local(epoch, loss_scale);
-    {
-      ScopedTimer timer(&times.allreduce_ms);
-      comm_.allreduce_sum(grads.data(), grads.size(), nullptr);
-      comm_.allreduce_sum(&loss, 1);
-    }
+    clock.begin(nn::Phase::allreduce, stream);
+    comm_.allreduce_sum(grads.data(), grads.size(), stream);
+    comm_.allreduce_sum(&loss, 1);
+    clock.end(nn::Phase::allreduce, stream);
     loss /= static_cast<double>(global_split_sizes_[0]);
     if (!std::isfinite(loss)) {
       double first_bad = model_.first_nonfinite_layer_local();
@@ -178,8 +182,8 @@ TrainResult Trainer::run() {
                                              "overflowed)", (long long)epoch, loss));
     }
     {
-      ScopedTimer timer(&times.optimizer_ms);
-      adam_.step();
+      nn::PhaseScope timer(clock, nn::Phase::optimizer, stream);
+      adam_.step(stream);
     }
     const int bad_parameter_layer = model_.first_nonfinite_parameter_layer();
     if (bad_parameter_layer >= 0)
@@ -188,8 +192,9 @@ TrainResult Trainer::run() {
     record.loss = loss;
     record.epoch_ms = watch.milliseconds();
 
-    // Phase times of the training step only (evaluation below adds to the same counters).
-    double phase[7] = {record.epoch_ms, times.spmm_ms, times.gemm_ms, halo.total_ms, halo.exposed_ms,
+    // Phase times of the training step only (evaluation below records into the clock too: dropped above).
+    const nn::PhaseTimes times = clock.take();
+    double phase[7] = {record.epoch_ms, times.spmm_ms, times.gemm_ms, times.halo_total_ms, times.halo_exposed_ms,
                        times.allreduce_ms, 0.0};
     const bool evaluate_now = epoch % config_.eval_every == 0 || epoch == config_.epochs;
     if (evaluate_now) evaluate(record);
@@ -234,6 +239,10 @@ TrainResult Trainer::run() {
       break;
     }
   }
+  double peak = static_cast<double>(detail::peak_bytes(device));
+  comm_.allreduce_max(&peak, 1);
+  log::info(strformat("memory: peak %.1f MiB of %s buffers per rank over the run (max over ranks)", mib(peak),
+                      device_name(device)));
   if (!result.epochs.empty()) result.mean_epoch_ms = total_epoch_ms / static_cast<double>(result.epochs.size());
   if (result.best_valid_acc < 0) result.best_valid_acc = 0;
   if (metrics) metrics->final(result, comm_.size());

@@ -1,0 +1,27 @@
+#pragma once
+// The device and communicator of one rank, from the `--device cpu|cuda` and `--comm nccl|mpi` flags of
+// `halogen train` and `halogen bench epoch`:
+//   cpu:  MpiComm (host buffers);
+//   cuda: (CUDA builds) the GPU of this rank = local rank modulo visible GPUs (cuda::initialise_device, which
+//         also installs device memory for Buffer; its description is logged per rank), then NcclComm
+//         (--comm nccl, the default; one GPU per rank) or HostStagedComm (--comm mpi; ranks may share a GPU).
+// An empty `device` means cuda when the build has CUDA and every rank sees a usable GPU, else cpu. An empty
+// `comm` means nccl. Steps that may fail on some ranks only run collectively (no rank is left waiting in NCCL's
+// setup). Errors (--device cuda without CUDA backend or GPU, --comm nccl with cpu) are UserErrors.
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "comm/mpi_session.h"
+#include "core/buffer.h"
+
+namespace halogen::app {
+
+// Flag checks that need no MPI (a build without CUDA refuses --device cuda before MPI starts).
+void check_device_flags_before_mpi(const std::string& device, const std::string& comm);
+
+// After the MpiSession, on every rank. Sets `device` to the chosen one.
+std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_flag, const std::string& comm_flag,
+                                                   const comm::MpiSession& session, Device& device);
+
+}  // namespace halogen::app
