@@ -124,8 +124,8 @@ void validate_snapshots(const graph::Graph& g, const std::string& where) {
       for (int64_t e = snapshot.indptr[r]; e < snapshot.indptr[r + 1]; ++e) {
         HALOGEN_USER_CHECK(std::binary_search(union_begin, union_end, snapshot.indices[e]),
                            "%sindex %lld: edge (%lld, %lld) is not in the union graph /csr",
-                           at(where, group + "/indices").c_str(), static_cast<long long>(e), static_cast<long long>(r),
-                           static_cast<long long>(snapshot.indices[e]));
+                           at(where, group + "/indices").c_str(), static_cast<long long>(e),
+                           static_cast<long long>(r), static_cast<long long>(snapshot.indices[e]));
       }
     }
   }

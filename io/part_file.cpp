@@ -85,8 +85,8 @@ void write_shard_snapshots(h5::File& file, const graph::Shard& shard) {
 // columns within the snapshot's compact local ids.
 void read_shard_snapshots(const h5::File& file, const std::string& path, graph::Shard& shard) {
   const int64_t count = file.has_attr("num_snapshots") ? file.attr_int("num_snapshots") : 0;
-  const std::vector<std::string> steps = file.exists("/snapshots") ? file.list("/snapshots")
-                                                                   : std::vector<std::string>{};
+  const std::vector<std::string> steps =
+      file.exists("/snapshots") ? file.list("/snapshots") : std::vector<std::string>{};
   require(static_cast<int64_t>(steps.size()) == count, path, "/snapshots",
           std::to_string(steps.size()) + " groups, but attribute num_snapshots is " + std::to_string(count));
   const int64_t n_own = shard.num_owned(), n_union_halo = shard.num_halo(), parts = shard.num_parts;

@@ -10,7 +10,8 @@
 // num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
 // (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
 // /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
-// csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot), read into Shard::snapshots.
+// csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot), read into
+// Shard::snapshots.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,5 +1,4 @@
 #include "partition/partition_dir.h"
-#include "partition/snapshot_shard.h"
 
 #include <chrono>
 #include <ctime>
@@ -13,6 +12,7 @@
 #include "io/graph_file.h"
 #include "io/part_file.h"
 #include "partition/halo_plan.h"
+#include "partition/snapshot_shard.h"
 
 namespace halogen::partition {
 

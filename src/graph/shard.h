@@ -18,7 +18,7 @@ struct ShardSnapshot {
   std::vector<int64_t> halo_rows;     // (n_halo_t) positions into Shard::halo_gid, ascending
   std::vector<int64_t> recv_offsets;  // (P+1) snapshot halo rows [off[q], off[q+1]) arrive from part q
   std::vector<int32_t> send_idx;      // (S_t) local owned row ids sent, grouped by destination part
-  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) go to part q, in q's snapshot halo order
+  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) go to part q, in its halo order
   std::vector<int64_t> indptr{0};     // (n_own+1) owned rows of the snapshot's global CSR
   std::vector<int32_t> indices;       // (nnz_t) compact local column ids, sorted within a row
   std::vector<float> weight;          // (nnz_t) edge weights, empty when unweighted
