@@ -1,5 +1,6 @@
 #include "partition/partition_dir.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -179,12 +180,18 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
   {
     log::Progress progress("writing shards", options.num_parts);
     double build_ms = 0, write_ms = 0;
+    std::vector<int64_t> snapshot_halo_rows;  // dynamic graphs: halo rows of all parts, per time step
     for (int32_t p = 0; p < options.num_parts; ++p) {
       graph::Shard shard;
       {
         ScopedTimer timer(&build_ms);
         shard = build_shard(graph, plan, p);
-        if (!graph.snapshots.empty()) shard.snapshots = build_shard_snapshots(graph, plan, shard);
+        if (!graph.snapshots.empty()) {
+          shard.snapshots = build_shard_snapshots(graph, plan, shard);
+          snapshot_halo_rows.resize(shard.snapshots.size(), 0);
+          for (size_t t = 0; t < shard.snapshots.size(); ++t)
+            snapshot_halo_rows[t] += shard.snapshots[t].num_halo();
+        }
       }
       {
         ScopedTimer timer(&write_ms);
@@ -194,6 +201,17 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
     }
     progress.finish();
     log::info(strformat("shards: built in %.2f s, written in %.2f s", build_ms / 1e3, write_ms / 1e3));
+    if (!snapshot_halo_rows.empty()) {
+      int64_t total = 0, largest = 0;
+      for (int64_t rows : snapshot_halo_rows) {
+        total += rows;
+        largest = std::max(largest, rows);
+      }
+      log::info(strformat("snapshots: %zu, halo rows per step (all parts) mean %.1f max %lld (union halo %lld)",
+                          snapshot_halo_rows.size(),
+                          static_cast<double>(total) / static_cast<double>(snapshot_halo_rows.size()),
+                          static_cast<long long>(largest), static_cast<long long>(result.stats.total_halo)));
+    }
   }
   phases.end();
 
