@@ -141,7 +141,9 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
   METIS_SetDefaultOptions(metis_options);
   metis_options[METIS_OPTION_OBJTYPE] =
       options.objective == Objective::cut ? METIS_OBJTYPE_CUT : METIS_OBJTYPE_VOL;
-  metis_options[METIS_OPTION_UFACTOR] = static_cast<idx_t>(std::lround(1000.0 * (options.imbalance - 1.0)));
+  // METIS rejects ufactor 0 ("Incorrect ufactor"): --imbalance 1.0 asks for the tightest balance it accepts.
+  metis_options[METIS_OPTION_UFACTOR] =
+      std::max<idx_t>(1, static_cast<idx_t>(std::lround(1000.0 * (options.imbalance - 1.0))));
   metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed % static_cast<uint64_t>(kIdxMax));
   metis_options[METIS_OPTION_NUMBERING] = 0;
   metis_options[METIS_OPTION_NITER] = options.refine_iterations;

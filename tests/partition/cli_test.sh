@@ -26,6 +26,8 @@ done
 "$bin" partition "$work/g.h5" --parts 4 -o "$work/p_train" --balance train --part-weights 1,1,2,2 \
   --objective vol --imbalance 1.05 --seed 7 >/dev/null || fail "partition with --balance train exited $?"
 "$bin" info "$work/p_train" --check >/dev/null || fail "info --check on --balance train failed"
+"$bin" partition "$work/g.h5" --parts 4 -o "$work/p_tight" --imbalance 1.0 >/dev/null ||
+  fail "partition --imbalance 1.0 (the tightest balance METIS accepts) exited $?"
 "$bin" partition "$work/g.h5" --parts 1 -o "$work/p_one" >/dev/null || fail "partition --parts 1 exited $?"
 "$bin" info "$work/p_one" --check >/dev/null || fail "info --check on P=1 failed"
 
