@@ -20,7 +20,7 @@ run() {  # name np device comm extra...
   local comm_flag=(); [ "$comm" != - ] && comm_flag=(--comm "$comm")
   timeout 180 "${MPIRUN[@]}" -np "$np" "$HALOGEN_BIN" train "$WORK/p$np" --device "$device" "${comm_flag[@]}" \
     --model gcn --layers 3 --hidden 32 --epochs 20 --dropout 0.5 --lr 0.02 --seed 9 --quiet \
-    --metrics "$WORK/$name.jsonl" "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name exited $?"; }
+    --metrics "$WORK/$name.jsonl" "$@" >"$WORK/$name.log" 2>&1 || { local status=$?; cat "$WORK/$name.log"; fail "$name exited $status"; }
 }
 same() {  # a b: loss rel 1e-4, accuracies abs 0.01, every epoch
   python3 - "$WORK/$1.jsonl" "$WORK/$2.jsonl" <<'PY' || fail "$1 vs $2"
