@@ -43,9 +43,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
   char** argv = nullptr;
   check_device_flags_before_mpi(o.device, o.comm);
   comm::MpiSession session(&argc, &argv);
-  if (o.threads > 0) omp_set_num_threads(o.threads);
-  else if (std::getenv("OMP_NUM_THREADS") == nullptr)
-    omp_set_num_threads(std::max(1, omp_get_num_procs() / std::max(1, session.local_size())));
+  set_rank_threads(o.threads, session);
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(o.device, o.comm, session, device);
   comm::Communicator& comm = *rank_comm;

@@ -45,19 +45,12 @@ struct TrainFlags {
   bool quiet = false;
 };
 
-// Threads per rank: --threads, else OMP_NUM_THREADS, else the node's cores shared among its ranks.
-void set_threads(int threads, int ranks_on_node) {
-  if (threads <= 0 && std::getenv("OMP_NUM_THREADS") != nullptr) return;
-  if (threads <= 0) threads = std::max(1, omp_get_num_procs() / std::max(1, ranks_on_node));
-  omp_set_num_threads(threads);
-}
-
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
-  set_threads(flags.threads, session.local_size());
+  set_rank_threads(flags.threads, session);
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
   comm::Communicator& comm = *rank_comm;

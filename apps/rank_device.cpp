@@ -1,7 +1,13 @@
 #include "apps/rank_device.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+
 #include "comm/mpi_comm.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/log.h"
 #include "train/collective_error.h"
 #ifdef HALOGEN_HAVE_CUDA
@@ -54,6 +60,23 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
 #endif
   device = Device::cpu;
   return std::make_unique<comm::MpiComm>();
+}
+
+void set_rank_threads(int threads, const comm::MpiSession& session) {
+  // omp_get_num_procs() counts the CPUs of this process's affinity mask.
+  const int usable_cores = std::max(1, omp_get_num_procs());
+  if (threads <= 0 && std::getenv("OMP_NUM_THREADS") != nullptr) {
+    threads = omp_get_max_threads();
+  } else {
+    if (threads <= 0) threads = std::max(1, usable_cores / std::max(1, session.local_size()));
+    omp_set_num_threads(threads);
+  }
+  if (threads > usable_cores) {
+    log::warn(strformat("%d OpenMP threads per rank, but rank 0 may run on only %d core(s): the threads will share "
+                        "them (mpirun binds ranks to cores by default; use `mpirun --bind-to none` or "
+                        "`--map-by slot:PE=%d`)",
+                        threads, usable_cores, threads));
+  }
 }
 
 }  // namespace halogen::app

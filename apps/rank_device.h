@@ -17,6 +17,11 @@
 
 namespace halogen::app {
 
+// OpenMP threads of this rank: `threads` when > 0, else OMP_NUM_THREADS when set, else the cores this process may
+// run on shared among the node's ranks. Warns (rank 0) when more threads are asked for than the process's CPU
+// affinity allows, the usual sign of `mpirun` binding each rank to one core.
+void set_rank_threads(int threads, const comm::MpiSession& session);
+
 // Flag checks that need no MPI (a build without CUDA refuses --device cuda before MPI starts).
 void check_device_flags_before_mpi(const std::string& device, const std::string& comm);
 
