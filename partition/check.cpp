@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "io/part_file.h"
 #include "partition/check_snapshots.h"
+#include "partition/halo_plan.h"
 
 namespace halogen::partition {
 
@@ -13,12 +14,6 @@ namespace {
 
 [[noreturn]] void violated(const std::string& file, const std::string& what) {
   throw UserError(file + ": invariant violated: " + what);
-}
-
-int64_t degree_without_loop(const graph::Csr& adj, int64_t v) {
-  int64_t degree = 0;
-  for (int64_t e = adj.indptr[v]; e < adj.indptr[v + 1]; ++e) degree += adj.indices[e] != v;
-  return degree;
 }
 
 // Expected local split of a part: positions in owned_gid of the split members it owns, ascending.
@@ -74,20 +69,14 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g,
     row.clear();
     for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e)
       row.emplace_back(gid_of(s.indices[e]), s.weight.empty() ? 0.0f : s.weight[e]);
-    std::sort(row.begin(), row.end());
-    bool equal = static_cast<int64_t>(row.size()) == adj.degree(u);
-    for (int64_t k = 0; equal && k < adj.degree(u); ++k) {
-      const int64_t e = adj.indptr[u] + k;
-      equal = row[k].first == adj.indices[e] && (!adj.weighted() || row[k].second == adj.weight[e]);
-    }
-    if (!equal)
+    if (!local_row_equals_global(adj, u, row))
       violated(file, "local row " + std::to_string(i) + " differs from global row " + std::to_string(u));
-    if (s.degree_owned[i] != degree_without_loop(adj, u))
+    if (s.degree_owned[i] != degree_without_self_loop(adj, u))
       violated(file, "/degree/owned[" + std::to_string(i) + "] differs from the global degree of " +
                          std::to_string(u));
   }
   for (int64_t h = 0; h < s.num_halo(); ++h)
-    if (s.degree_halo[h] != degree_without_loop(adj, s.halo_gid[h]))
+    if (s.degree_halo[h] != degree_without_self_loop(adj, s.halo_gid[h]))
       violated(file, "/degree/halo[" + std::to_string(h) + "] differs from the global degree of " +
                          std::to_string(s.halo_gid[h]));
 

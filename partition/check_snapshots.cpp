@@ -16,6 +16,17 @@ namespace {
 
 }  // namespace
 
+bool local_row_equals_global(const graph::Csr& global, int64_t u,
+                             std::vector<std::pair<int64_t, float>>& row) {
+  std::sort(row.begin(), row.end());
+  if (static_cast<int64_t>(row.size()) != global.degree(u)) return false;
+  for (int64_t k = 0; k < global.degree(u); ++k) {
+    const int64_t e = global.indptr[u] + k;
+    if (row[k].first != global.indices[e] || (global.weighted() && row[k].second != global.weight[e])) return false;
+  }
+  return true;
+}
+
 void check_shard_snapshots(const graph::Shard& s, const graph::Graph& g,
                            const std::vector<int32_t>& assignment, const std::string& file) {
   if (s.snapshots.size() != g.snapshots.size())
@@ -56,13 +67,7 @@ void check_shard_snapshots(const graph::Shard& s, const graph::Graph& g,
       row.clear();
       for (int64_t e = snap.indptr[i]; e < snap.indptr[i + 1]; ++e)
         row.emplace_back(gid_of(snap.indices[e]), snap.weight.empty() ? 0.0f : snap.weight[e]);
-      std::sort(row.begin(), row.end());
-      bool equal = static_cast<int64_t>(row.size()) == adj.degree(u);
-      for (int64_t k = 0; equal && k < adj.degree(u); ++k) {
-        const int64_t e = adj.indptr[u] + k;
-        equal = row[k].first == adj.indices[e] && (!adj.weighted() || row[k].second == adj.weight[e]);
-      }
-      if (!equal)
+      if (!local_row_equals_global(adj, u, row))
         violated(file, group,
                  "local row " + std::to_string(i) + " differs from global row " + std::to_string(u));
       if (snap.degree_owned[i] != degree_without_self_loop(adj, u))
