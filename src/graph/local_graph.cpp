@@ -67,6 +67,8 @@ LocalGraph build_local_graph(const Shard& shard, Normalization normalization) {
       float value;
       if (normalization == Normalization::gcn) {
         value = static_cast<float>(1.0 / std::sqrt((deg_r + 1.0) * (static_cast<double>(degree_of(c)) + 1.0)));
+      } else if (normalization == Normalization::chebyshev) {
+        value = static_cast<float>(-1.0 / std::sqrt(deg_r * static_cast<double>(degree_of(c))));
       } else {
         value = static_cast<float>(1.0 / static_cast<double>(neighbours));
       }

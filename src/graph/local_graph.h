@@ -9,6 +9,8 @@
 //   gcn:  Â = D^-1/2 (A + I) D^-1/2, D = deg + 1 (Kipf & Welling); Â[i,j] = 1/sqrt((deg_i+1)(deg_j+1)),
 //         Â[i,i] = 1/(deg_i+1). Edge weights are ignored (the stored degrees count edges).
 //   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are 0.
+//   chebyshev: L~ = 2L/lambda_max - I with L = I - D^-1/2 A D^-1/2 and lambda_max = 2 (PyG ChebConv's default),
+//         i.e. L~[i,j] = -1/sqrt(deg_i deg_j) for j != i, no diagonal. Edge weights are ignored.
 // A self-loop stored in the shard's CSR is skipped (gcn adds its own; mean excludes the vertex itself).
 #include <cstdint>
 #include <vector>
@@ -17,7 +19,7 @@
 
 namespace halogen::graph {
 
-enum class Normalization { gcn, mean };
+enum class Normalization { gcn, mean, chebyshev };
 
 // Host CSR with float values and int32 local columns (the kernels' CsrView layout).
 struct LocalCsr {
