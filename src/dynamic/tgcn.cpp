@@ -1,11 +1,224 @@
 #include "dynamic/tgcn.h"
 
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+
 #include "core/error.h"
+#include "dynamic/relu_linear_head.h"
+#include "kernels/ops.h"
 
 namespace halogen::dynamic {
+namespace {
 
-std::unique_ptr<TemporalModel> make_tgcn(const TemporalModelConfig&, int64_t) {
-  throw UserError("the T-GCN model is not built yet");
+// T-GCN (Zhao et al. 2019, as PyTorch Geometric Temporal's TGCN): three GCN convolutions of x_t sharing one
+// product AX = Â_t x_t, C = AX W_conv + b_conv (n, 3h) = [C_z | C_r | C_h], then a GRU whose gates are
+// linear layers on [C_g, H]:
+//   Z = sigma(C_z L_z1 + H L_z2 + c_z),  R = sigma(C_r L_r1 + H L_r2 + c_r),
+//   H~ = tanh(C_h L_h1 + (H o R) L_h2 + c_h),  H_t = Z o H + (1 - Z) o H~
+// where L_g = [L_g1; L_g2] is the (2h, h) weight of PyG's Linear(2h, h) on the concatenation. The hidden
+// state stays with its owner: one exchange per step (x_t's halo rows, width `in`).
+class Tgcn final : public TemporalModel {
+ public:
+  Tgcn(const TemporalModelConfig& config, int64_t num_owned)
+      : config_(config), n_(num_owned), h_(config.hidden), head_(init_store(), 1, config.hidden, config.out) {
+    store_.allocate(Device::cpu);
+    store_.initialize(config.seed);
+    head_.allocate(n_, config.max_window);
+    const int64_t slots = config.max_window + 1;  // the last slot serves unrecorded steps
+    ax_ = Tensor(slots * n_, config.in, Device::cpu);
+    conv_ = Tensor(slots * n_, 3 * h_, Device::cpu);
+    h_prev_ = Tensor(slots * n_, h_, Device::cpu);
+    gates_ = Tensor(slots * n_, 4 * h_, Device::cpu);  // Z | R | H~ | H o R
+    state_ = Tensor(n_, h_, Device::cpu);
+    pre_ = Tensor(n_, 3 * h_, Device::cpu);
+    grad_state_ = Tensor(n_, h_, Device::cpu);
+    grad_head_ = Tensor(n_, h_, Device::cpu);
+    grad_pre_ = Tensor(n_, 3 * h_, Device::cpu);
+    grad_conv_ = Tensor(n_, 3 * h_, Device::cpu);
+    grad_hr_ = Tensor(n_, h_, Device::cpu);
+    reset_state();
+  }
+
+  nn::ParameterStore& store() override { return store_; }
+  const TemporalModelConfig& config() const override { return config_; }
+
+  void reset_state() override {
+    std::fill(state_.data(), state_.data() + n_ * h_, 0.0f);
+    begin_window();
+  }
+  void begin_window() override {
+    recorded_ = 0;
+    std::fill(grad_state_.data(), grad_state_.data() + n_ * h_, 0.0f);
+  }
+
+  void forward(SnapshotSequence& seq, int64_t t, Matrix<const float> x, Matrix<float> y, bool record) override {
+    HALOGEN_ASSERT(x.rows == n_ && x.cols == config_.in && y.rows == n_ && y.cols == config_.out);
+    HALOGEN_ASSERT(!record || recorded_ < config_.max_window, "more recorded steps than max_window %lld",
+                   (long long)config_.max_window);
+    const int64_t slot = record ? recorded_ : config_.max_window;
+    Matrix<float> ax = slot_rows(ax_, slot), conv = slot_rows(conv_, slot), h_prev = slot_rows(h_prev_, slot),
+                  gates = slot_rows(gates_, slot);
+    seq.aggregate(t, x, ax);
+    std::memcpy(h_prev.data, state_.data(), n_ * h_ * sizeof(float));
+    if (n_ > 0) {
+      kernels::gemm(ax, false, store_.param(kConvWeight), false, conv, 1.0f, 0.0f, nullptr);
+      add_row(conv, store_.param(kConvBias));
+    }
+    // pre = [C_z L_z1 + H L_z2 | C_r L_r1 + H L_r2 | C_h L_h1] + [c_z | c_r | c_h]
+    Matrix<float> pre = pre_.matrix();
+    for (int g = 0; g < 3; ++g) {
+      Matrix<float> pre_g = columns(pre, g * h_, h_);
+      gemm(columns(conv, g * h_, h_), lin_top(g), pre_g, 0.0f);
+      if (g < 2) gemm(h_prev, lin_bottom(g), pre_g, 1.0f);
+      add_row(pre_g, store_.param(kLinBias[g]));
+    }
+    // Z, R, then H o R, H~ = tanh(pre_h + (H o R) L_h2), H_t.
+    const int64_t h = h_;
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n_; ++r) {
+      for (int64_t c = 0; c < h; ++c) {
+        const float z = sigmoid(pre(r, c)), rr = sigmoid(pre(r, h + c));
+        gates(r, c) = z;
+        gates(r, h + c) = rr;
+        gates(r, 3 * h + c) = h_prev(r, c) * rr;
+      }
+    }
+    gemm(columns(gates, 3 * h_, h_), lin_bottom(2), columns(pre, 2 * h_, h_), 1.0f);
+    Matrix<float> state = state_.matrix();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n_; ++r) {
+      for (int64_t c = 0; c < h; ++c) {
+        const float cand = std::tanh(pre(r, 2 * h + c)), z = gates(r, c);
+        gates(r, 2 * h + c) = cand;
+        state(r, c) = z * h_prev(r, c) + (1.0f - z) * cand;
+      }
+    }
+    head_.forward(state, y, record ? slot : -1);
+    if (record) ++recorded_;
+  }
+
+  void backward(SnapshotSequence& seq, int64_t t, Matrix<const float> grad_y) override {
+    (void)seq;  // x_t is not trainable: no gradient flows back through Â_t
+    (void)t;
+    HALOGEN_ASSERT(recorded_ > 0, "backward without a recorded step");
+    const int64_t slot = --recorded_;
+    Matrix<const float> ax = slot_rows(ax_, slot), conv = slot_rows(conv_, slot), h_prev = slot_rows(h_prev_, slot),
+                        gates = slot_rows(gates_, slot);
+    Matrix<float> grad_h = grad_head_.matrix(), grad_state = grad_state_.matrix(), grad_pre = grad_pre_.matrix(),
+                  grad_hr = grad_hr_.matrix(), grad_conv = grad_conv_.matrix();
+    head_.backward(slot, grad_y, grad_h);
+    const int64_t h = h_;
+    // dH_t = head + carried; dZ_pre, dH~_pre; dH_prev (direct term) replaces the carry.
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n_; ++r) {
+      for (int64_t c = 0; c < h; ++c) {
+        const float d = grad_h(r, c) + grad_state(r, c);
+        const float z = gates(r, c), cand = gates(r, 2 * h + c), prev = h_prev(r, c);
+        grad_pre(r, c) = d * (prev - cand) * z * (1.0f - z);
+        grad_pre(r, 2 * h + c) = d * (1.0f - z) * (1.0f - cand * cand);
+        grad_state(r, c) = d * z;
+      }
+    }
+    // Candidate gate: pre_h = C_h L_h1 + (H o R) L_h2 + c_h.
+    Matrix<const float> grad_pre_h = columns(grad_pre, 2 * h_, h_);
+    gemm(grad_pre_h, lin_bottom(2), grad_hr, 0.0f, false, true);
+    gemm_grad(columns(gates, 3 * h_, h_), grad_pre_h, lin_bottom_grad(2));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n_; ++r) {
+      for (int64_t c = 0; c < h; ++c) {
+        const float rr = gates(r, h + c);
+        grad_pre(r, h + c) = grad_hr(r, c) * h_prev(r, c) * rr * (1.0f - rr);
+        grad_state(r, c) += grad_hr(r, c) * rr;
+      }
+    }
+    for (int g = 0; g < 3; ++g) {
+      Matrix<const float> grad_pre_g = columns(grad_pre, g * h_, h_);
+      bias_grad(grad_pre_g, store_.grad(kLinBias[g]));
+      gemm_grad(columns(conv, g * h_, h_), grad_pre_g, lin_top_grad(g));
+      gemm(grad_pre_g, lin_top(g), columns(grad_conv, g * h_, h_), 0.0f, false, true);
+      if (g < 2) {
+        gemm_grad(h_prev, grad_pre_g, lin_bottom_grad(g));
+        gemm(grad_pre_g, lin_bottom(g), grad_state, 1.0f, false, true);
+      }
+    }
+    bias_grad(grad_conv, store_.grad(kConvBias));
+    if (n_ > 0) kernels::gemm(ax, true, grad_conv, false, store_.grad(kConvWeight), 1.0f, 1.0f, nullptr);
+  }
+
+  int64_t scratch_bytes() const override {
+    const int64_t slots = config_.max_window + 1;
+    return static_cast<int64_t>(sizeof(float)) *
+               (slots * n_ * (config_.in + 3 * h_ + h_ + 4 * h_) + n_ * (h_ * 5 + 3 * h_ * 3)) +
+           head_.scratch_bytes();
+  }
+
+ private:
+  static constexpr int kConvWeight = 0, kConvBias = 1;
+  static constexpr int kLin[3] = {2, 4, 6};
+  static constexpr int kLinBias[3] = {3, 5, 7};
+
+  nn::ParameterStore& init_store() {
+    const int64_t in = config_.in, h = config_.hidden;
+    HALOGEN_ASSERT(store_.add("tgcn.conv_weight", 0, in, 3 * h, false) == kConvWeight);  // [W_z | W_r | W_h]
+    HALOGEN_ASSERT(store_.add("tgcn.conv_bias", 0, 1, 3 * h, true) == kConvBias);
+    const char* names[3] = {"z", "r", "h"};
+    for (int g = 0; g < 3; ++g) {
+      HALOGEN_ASSERT(store_.add(std::string("tgcn.linear_") + names[g] + ".weight", 0, 2 * h, h, false) == kLin[g]);
+      HALOGEN_ASSERT(store_.add(std::string("tgcn.linear_") + names[g] + ".bias", 0, 1, h, true) == kLinBias[g]);
+    }
+    return store_;
+  }
+
+  static float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+  Matrix<float> slot_rows(Tensor& t, int64_t slot) { return t.matrix().slice_rows(slot * n_, (slot + 1) * n_); }
+  static Matrix<float> columns(Matrix<float> m, int64_t begin, int64_t count) {
+    return Matrix<float>{m.data + begin, m.rows, count, m.stride, m.device};
+  }
+  static Matrix<const float> columns(Matrix<const float> m, int64_t begin, int64_t count) {
+    return Matrix<const float>{m.data + begin, m.rows, count, m.stride, m.device};
+  }
+  Matrix<float> lin_top(int g) { return store_.param(kLin[g]).slice_rows(0, h_); }
+  Matrix<float> lin_bottom(int g) { return store_.param(kLin[g]).slice_rows(h_, 2 * h_); }
+  Matrix<float> lin_top_grad(int g) { return store_.grad(kLin[g]).slice_rows(0, h_); }
+  Matrix<float> lin_bottom_grad(int g) { return store_.grad(kLin[g]).slice_rows(h_, 2 * h_); }
+
+  // c = a op(b) + beta c (rows of a = rows of c; nothing to do without rows).
+  void gemm(Matrix<const float> a, Matrix<const float> b, Matrix<float> c, float beta, bool ta = false,
+            bool tb = false) {
+    if (c.rows == 0) return;
+    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, nullptr);
+  }
+  // grad_w += a^T g
+  void gemm_grad(Matrix<const float> a, Matrix<const float> g, Matrix<float> grad_w) {
+    if (a.rows == 0) return;
+    kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, nullptr);
+  }
+  static void add_row(Matrix<float> m, Matrix<const float> bias) {
+    for (int64_t r = 0; r < m.rows; ++r) {
+      for (int64_t c = 0; c < m.cols; ++c) m(r, c) += bias(0, c);
+    }
+  }
+  static void bias_grad(Matrix<const float> g, Matrix<float> grad_bias) {
+    for (int64_t r = 0; r < g.rows; ++r) {
+      for (int64_t c = 0; c < g.cols; ++c) grad_bias(0, c) += g(r, c);
+    }
+  }
+
+  TemporalModelConfig config_;
+  int64_t n_, h_;
+  nn::ParameterStore store_;
+  ReluLinearHead head_;
+  Tensor ax_, conv_, h_prev_, gates_;  // per slot
+  Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_conv_, grad_hr_;
+  int64_t recorded_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TemporalModel> make_tgcn(const TemporalModelConfig& config, int64_t num_owned) {
+  return std::make_unique<Tgcn>(config, num_owned);
 }
 
 }  // namespace halogen::dynamic
