@@ -10,9 +10,11 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
+#include "dynamic/temporal_trainer.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "io/part_file.h"
 #include "train/collective_error.h"
 #include "train/load.h"
 #include "train/trainer.h"
@@ -43,7 +45,78 @@ struct TrainFlags {
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
   std::string comm;    // nccl | mpi (device cuda only); empty: nccl
   bool quiet = false;
+  // temporal models (evolvegcn-o, tgcn, gconvgru)
+  std::string task = "regression";
+  int64_t window = 0;
+  int64_t lags = 4;
+  double train_fraction = 0.9;
+  int64_t negatives = 1;
+  int cheb_k = 2;
+  int64_t embedding = 0;
+  bool hidden_given = false, weight_decay_given = false, eval_every_given = false, layers_given = false;
 };
+
+bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
+
+// `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence (dynamic/).
+void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
+  train::RankInput input = train::load_rank_input(comm, flags.dir, false);
+  const io::PartitionMeta& meta = input.meta;
+  dynamic::TemporalTrainConfig config;
+  config.model.kind = dynamic::parse_temporal_kind(flags.model);
+  config.model.hidden = flags.hidden_given ? flags.hidden : 32;
+  config.model.layers = flags.layers_given ? flags.layers : 1;
+  config.model.cheb_k = flags.cheb_k;
+  config.model.seed = flags.seed;
+  config.task.kind = dynamic::parse_task_kind(flags.task);
+  config.task.lags = flags.lags;
+  config.task.train_fraction = flags.train_fraction;
+  config.task.negatives = flags.negatives;
+  config.task.seed = flags.seed;
+  config.task.source = flags.dir;
+  config.embedding = flags.embedding;
+  config.window = flags.window;
+  config.epochs = flags.epochs;
+  config.lr = flags.lr;
+  config.weight_decay = flags.weight_decay_given ? flags.weight_decay : 0.0f;
+  config.eval_every = flags.eval_every_given ? flags.eval_every : 10;
+  config.overlap = !flags.no_overlap;
+  config.metrics_path = flags.metrics;
+  config.print_epochs = !flags.quiet;
+  std::vector<int32_t> part_of;
+  if (config.task.kind == dynamic::TaskKind::link) {
+    train::run_collectively(comm, [&] {
+      part_of = io::read_assignment(io::assignment_path(flags.dir), comm.size(), meta.num_nodes);
+    });
+  }
+  log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank",
+                      meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
+                      meta.method.c_str(), omp_get_max_threads()));
+  std::unique_ptr<dynamic::TemporalTrainer> trainer;
+  train::run_collectively(comm, [&] {
+    trainer = std::make_unique<dynamic::TemporalTrainer>(comm, input.shard, config,
+                                                          part_of.empty() ? nullptr : &part_of);
+  });
+  const dynamic::TemporalTrainConfig& used = trainer->config();
+  log::info(strformat("model %s (hidden %lld%s) | task %s: %lld training steps, %lld test steps, window %lld | adam "
+                      "lr %g, weight decay %g | %lld epochs, seed %llu",
+                      flags.model.c_str(), (long long)used.model.hidden,
+                      used.model.kind == dynamic::TemporalKind::evolvegcn_o
+                          ? strformat(", %d layers", used.model.layers).c_str()
+                          : used.model.kind == dynamic::TemporalKind::gconvgru
+                                ? strformat(", K %d", used.model.cheb_k).c_str() : "",
+                      flags.task.c_str(), (long long)trainer->task().train_steps(),
+                      (long long)(trainer->task().num_steps() - trainer->task().train_steps()),
+                      (long long)used.model.max_window, used.lr, used.weight_decay, (long long)used.epochs,
+                      (unsigned long long)flags.seed));
+  input.shard = graph::Shard{};
+  const dynamic::TemporalResult result = trainer->run();
+  std::string figures;
+  for (const auto& [name, value] : result.final_metrics) figures += strformat(" %s %.4f", name.c_str(), value);
+  for (const auto& [name, value] : result.baselines) figures += strformat(" %s %.4f", name.c_str(), value);
+  log::info(strformat("done:%s | mean epoch %.2f ms, %.1f snapshots/s, exposed communication %.1f%%", figures.c_str(),
+                      result.mean_epoch_ms, result.snapshots_per_s, 100.0 * result.exposed_comm_share));
+}
 
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
@@ -55,6 +128,18 @@ void run_train(const TrainFlags& flags) {
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
   comm::Communicator& comm = *rank_comm;
   try {
+    if (is_temporal(flags.model)) {
+      HALOGEN_USER_CHECK(device == Device::cpu || flags.device.empty(),
+                         "--model %s runs on the CPU only for now (no CUDA kernels for the recurrent cells yet); "
+                         "use --device cpu", flags.model.c_str());
+      if (device != Device::cpu) {
+        rank_comm = make_rank_comm("cpu", "", session, device);
+      }
+      run_temporal(*rank_comm, flags);
+      return;
+    }
+    HALOGEN_USER_CHECK(flags.task == "node" || flags.task == "regression",
+                       "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
     train::TrainConfig config;
     config.model.kind = flags.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
     config.model.layers = flags.layers;
@@ -120,8 +205,9 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a GNN on a partition directory (run under mpirun/srun, one rank per part)");
   cmd->add_option("dir", flags->dir, "Partition directory made by `halogen partition`")->required();
-  cmd->add_option("--model", flags->model, "gcn (Kipf & Welling) or sage (GraphSAGE-mean)")
-      ->check(CLI::IsMember({"gcn", "sage"}))->capture_default_str();
+  cmd->add_option("--model", flags->model,
+                  "gcn (Kipf & Welling), sage (GraphSAGE-mean); on dynamic graphs evolvegcn-o, tgcn or gconvgru")
+      ->check(CLI::IsMember({"gcn", "sage", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
   cmd->add_option("--layers", flags->layers, "Number of graph convolution layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", flags->hidden, "Hidden width")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--epochs", flags->epochs, "Training epochs (full-batch steps)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
@@ -156,7 +242,30 @@ void add_train_command(CLI::App& app) {
                   "a GPU)")
       ->check(CLI::IsMember({"nccl", "mpi"}));
   cmd->add_flag("--quiet", flags->quiet, "Do not print one line per evaluated epoch");
-  cmd->callback([flags] { run_train(*flags); });
+  cmd->add_option("--task", flags->task,
+                  "Temporal models: regression (node series, lags as features), link (predict snapshot t+1's edges) "
+                  "or node (classes)")
+      ->check(CLI::IsMember({"regression", "link", "node"}))->capture_default_str();
+  cmd->add_option("--window", flags->window,
+                  "Temporal models: steps per BPTT window (truncated between windows); 0 = the whole training span")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--lags", flags->lags, "Temporal regression: past values per input row")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  cmd->add_option("--train-fraction", flags->train_fraction,
+                  "Temporal regression/link: the first fraction of the steps trains, the rest tests")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--negatives", flags->negatives, "Link prediction: sampled negative pairs per positive pair")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
+  cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
+  cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->callback([flags, cmd] {
+    flags->hidden_given = cmd->count("--hidden") > 0;
+    flags->layers_given = cmd->count("--layers") > 0;
+    flags->weight_decay_given = cmd->count("--weight-decay") > 0;
+    flags->eval_every_given = cmd->count("--eval-every") > 0;
+    run_train(*flags);
+  });
 }
 
 }  // namespace halogen::app

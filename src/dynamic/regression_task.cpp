@@ -1,0 +1,127 @@
+#include "dynamic/regression_task.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/format.h"
+
+namespace halogen::dynamic {
+namespace {
+
+class RegressionTask final : public TemporalTask {
+ public:
+  RegressionTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config)
+      : comm_(comm), n_(shard.num_owned()), lags_(config.lags), total_nodes_(shard.global_num_nodes) {
+    const int64_t periods = shard.target_steps;
+    HALOGEN_USER_CHECK(!shard.targets.empty() && periods >= 1,
+                       "%s: the graph has no regression series (/node/label float [T, N]) for --task regression",
+                       config.source.c_str());
+    HALOGEN_USER_CHECK(periods == static_cast<int64_t>(shard.snapshots.size()),
+                       "%s: %lld target rows but %zu snapshots", config.source.c_str(), (long long)periods,
+                       shard.snapshots.size());
+    HALOGEN_USER_CHECK(lags_ >= 1 && lags_ < periods,
+                       "%s: --lags %lld needs more than %lld time steps, the series has %lld", config.source.c_str(),
+                       (long long)lags_, (long long)lags_, (long long)periods);
+    series_ = shard.targets;
+    targets_ = series_.data();
+    steps_ = periods - lags_;
+    train_ = static_cast<int64_t>(std::floor(config.train_fraction * static_cast<double>(steps_)));
+    HALOGEN_USER_CHECK(train_ >= 1 && train_ < steps_,
+                       "%s: --train-fraction %g of %lld steps (T %lld - lags %lld) leaves no training or no test step",
+                       config.source.c_str(), config.train_fraction, (long long)steps_, (long long)periods,
+                       (long long)lags_);
+    for (int64_t i = 0; i < periods * n_; ++i) {
+      HALOGEN_USER_CHECK(std::isfinite(targets_[i]), "%s: /node/target has a non-finite value (step %lld)",
+                         config.source.c_str(), (long long)(i / std::max<int64_t>(n_, 1)));
+    }
+    inputs_ = Tensor(steps_ * n_, lags_, Device::cpu);
+    for (int64_t s = 0; s < steps_; ++s) {
+      for (int64_t v = 0; v < n_; ++v) {
+        for (int64_t l = 0; l < lags_; ++l) inputs_.data()[(s * n_ + v) * lags_ + l] = target(s + l, v);
+      }
+    }
+    // Per-vertex mean of the training targets (steps [0, train_) predict t = lags .. lags + train_ - 1).
+    mean_.assign(n_, 0.0);
+    for (int64_t s = 0; s < train_; ++s) {
+      for (int64_t v = 0; v < n_; ++v) mean_[v] += target(s + lags_, v);
+    }
+    for (double& m : mean_) m /= static_cast<double>(train_);
+  }
+
+  TaskKind kind() const override { return TaskKind::regression; }
+  int64_t input_width() const override { return lags_; }
+  int64_t num_steps() const override { return steps_; }
+  int64_t train_steps() const override { return train_; }
+  int64_t snapshot_of(int64_t step) const override { return step + lags_ - 1; }
+  Matrix<const float> input(int64_t step) override {
+    return Matrix<const float>(inputs_.matrix().slice_rows(step * n_, (step + 1) * n_));
+  }
+
+  double loss(int64_t step, Matrix<const float> y, float scale, Matrix<float> grad_y) override {
+    HALOGEN_ASSERT(y.cols == 1 && grad_y.cols == 1);
+    const int64_t t = step + lags_;
+    const double inv_n = 1.0 / static_cast<double>(total_nodes_);
+    double sum = 0;
+    for (int64_t v = 0; v < n_; ++v) {
+      const double e = static_cast<double>(y(v, 0)) - target(t, v);
+      sum += e * e;
+      grad_y(v, 0) = static_cast<float>(2.0 * e * inv_n * scale);
+    }
+    return sum * inv_n;
+  }
+
+  void observe(int64_t step, Matrix<const float> y) override {
+    const int64_t t = step + lags_;
+    for (int64_t v = 0; v < n_; ++v) {
+      const double e = static_cast<double>(y(v, 0)) - target(t, v);
+      sums_[0] += e * e;
+    }
+    sums_[1] += 1;
+  }
+
+  Metrics metrics() override {
+    double sums[2] = {sums_[0], 0};
+    comm_.allreduce_sum(sums, 1);
+    const double steps = sums_[1];
+    sums_[0] = sums_[1] = 0;
+    return {{"test_mse", steps > 0 ? sums[0] / (steps * static_cast<double>(total_nodes_)) : 0.0}};
+  }
+
+  Metrics baselines() override {
+    double sums[2] = {0, 0};  // last value, training mean
+    for (int64_t s = train_; s < steps_; ++s) {
+      const int64_t t = s + lags_;
+      for (int64_t v = 0; v < n_; ++v) {
+        const double y = target(t, v);
+        sums[0] += (target(t - 1, v) - y) * (target(t - 1, v) - y);
+        sums[1] += (mean_[v] - y) * (mean_[v] - y);
+      }
+    }
+    comm_.allreduce_sum(sums, 2);
+    const double count = static_cast<double>(steps_ - train_) * static_cast<double>(total_nodes_);
+    return {{"baseline_last_mse", sums[0] / count}, {"baseline_mean_mse", sums[1] / count}};
+  }
+
+  int64_t bytes() const override { return steps_ * n_ * lags_ * static_cast<int64_t>(sizeof(float)); }
+
+ private:
+  double target(int64_t t, int64_t v) const { return static_cast<double>(targets_[t * n_ + v]); }
+
+  comm::Communicator& comm_;
+  int64_t n_, lags_, total_nodes_;
+  int64_t steps_ = 0, train_ = 0;
+  std::vector<float> series_;       // (T, n_own)
+  const float* targets_ = nullptr;
+  Tensor inputs_;                   // (steps * n, lags)
+  std::vector<double> mean_;
+  double sums_[2] = {0, 0};
+};
+
+}  // namespace
+
+std::unique_ptr<TemporalTask> make_regression_task(comm::Communicator& comm, const graph::Shard& shard,
+                                                   const TaskConfig& config) {
+  return std::make_unique<RegressionTask>(comm, shard, config);
+}
+
+}  // namespace halogen::dynamic

@@ -1,0 +1,79 @@
+#pragma once
+// TemporalTask: what is learned from a snapshot sequence on one rank of P: the input of each model step, the
+// loss of a step's output (with its gradient) and the metrics. The model's steps are numbered 0..num_steps()-1;
+// step s reads snapshot snapshot_of(s).
+//
+//   regression  node series y (T, N) (the graph file's /node/label float [T, N]); step s predicts y_t,
+//               t = s + lags, from x = [y_{t-lags} .. y_{t-1}] (oldest first) on snapshot t-1 (the last
+//               observed graph). Steps [0, train_steps) train; the rest are the test weeks. Loss: mean squared
+//               error over all N vertices, averaged over the window's steps. Baselines on the test steps:
+//               last observed value (y_{t-1}) and the per-vertex mean of the training targets.
+//   link        embeddings y_s = model output on snapshot s score the pairs of snapshot s+1: every stored edge
+//               (u, v) of G_{s+1} with u owned (positive) and `negatives` pairs (u, w) per positive, w drawn
+//               uniformly (Philox, seeded, independent of P) among the vertices that are not u's neighbours in
+//               G_{s+1}. Score <y_u, y_v>; loss: binary cross-entropy with logits, mean over all pairs. Rows of
+//               non-owned v, w are fetched from their owners (a plan per step, built once). Metrics on the test
+//               steps: MAP and MRR over sources u (candidates: u's positives and negatives), and the same with
+//               random scores (random_map, random_mrr).
+//   node        static features every step; labels = /node/label int (classes at the last step); loss: softmax
+//               cross-entropy over the training vertices at every step, averaged over the window's steps; metrics
+//               (accuracy, macro F1) from the last step's output.
+// Every call that moves rows is collective.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/buffer.h"
+#include "graph/shard.h"
+
+namespace halogen::dynamic {
+
+enum class TaskKind { regression, link, node };
+TaskKind parse_task_kind(const std::string& name);  // "regression" | "link" | "node"; UserError otherwise
+const char* task_kind_name(TaskKind kind);
+
+struct TaskConfig {
+  TaskKind kind = TaskKind::regression;
+  int64_t lags = 4;              // regression: past values per input row
+  double train_fraction = 0.9;   // regression, link: the first fraction of the steps trains (floor, >= 1 step)
+  int64_t negatives = 1;         // link: sampled negatives per positive pair
+  uint64_t seed = 0;             // link: negative sampling
+  std::string source;            // the partition directory, for error messages
+};
+
+// Metrics of one evaluation, by name (test_mse, baseline_last_mse, test_map, test_acc, ...).
+using Metrics = std::map<std::string, double>;
+
+class TemporalTask {
+ public:
+  virtual ~TemporalTask() = default;
+  virtual TaskKind kind() const = 0;
+  virtual int64_t input_width() const = 0;
+  virtual int64_t num_steps() const = 0;
+  virtual int64_t train_steps() const = 0;   // regression/link: the first train_steps() steps; node: all
+  virtual int64_t snapshot_of(int64_t step) const = 0;
+  virtual Matrix<const float> input(int64_t step) = 0;  // (n_own, input_width)
+  // Loss terms of step `step` for output y (n_own, out): returns this rank's share of the step's mean loss
+  // (sum over ranks = the global mean) and writes grad_y "=" scale * d(step mean loss)/dy.
+  virtual double loss(int64_t step, Matrix<const float> y, float scale, Matrix<float> grad_y) = 0;
+  // Evaluation: called for every step after reset (node) or for every test step in order (regression,
+  // link), with the model's output; then metrics() (collective) returns the global figures and clears.
+  virtual void observe(int64_t step, Matrix<const float> y) = 0;
+  virtual Metrics metrics() = 0;
+  // Figures that do not depend on the model (regression baselines), collective; empty by default.
+  virtual Metrics baselines() { return {}; }
+  // Host bytes the task holds (inputs, plans, pair lists).
+  virtual int64_t bytes() const = 0;
+};
+
+// Builds the task from the rank's shard; `part_of` (the owner part of every global vertex, assignment.h5) is
+// needed by the link task only. Checks the shard has what the task needs (UserError naming `config.source`).
+// Collective.
+std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const graph::Shard& shard,
+                                                 const TaskConfig& config, const std::vector<int32_t>* part_of,
+                                                 int64_t embedding_width);
+
+}  // namespace halogen::dynamic
