@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Temporal training end to end through `halogen train --model M --task T` under mpirun:
+#  - Chickenpox (../shared/data/temporal, lags 4, first 90% of the weeks train), 2 ranks: every model's test MSE
+#    is below both naive forecasts (last value, training mean) printed in the same metrics file;
+#  - link prediction on a generated temporal SBM, 2 ranks: MAP clearly above random ranking;
+#  - bad input: a window longer than the training sequence, lags longer than the series, a task the graph has
+#    no labels for, a static graph: exit 2 with one line.
+set -u
+bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
+data="${HALOGEN_SHARED_DATA:-}/temporal/chickenpox.json"
+models="${HALOGEN_TEMPORAL_MODELS:-tgcn evolvegcn-o gconvgru}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run2() { mpirun -np 2 --oversubscribe --bind-to none "$bin" train "$@" --threads 1; }
+final() {  # final() FILE KEY: the value of KEY in the final metrics object
+  python3 -c "import json,sys; d=[json.loads(l) for l in open(sys.argv[1])][-1]; assert d.get('final'); print(d[sys.argv[2]])" "$1" "$2"
+}
+less_than() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2"; }
+
+# Link prediction on a generated temporal SBM.
+"$bin" generate temporal-sbm --nodes 1500 --steps 8 --churn 0.2 --drift 0.02 --features 8 --classes 4 --seed 3 \
+  -o "$work/ts.h5" >/dev/null || fail "generate temporal-sbm"
+"$bin" partition "$work/ts.h5" -k 2 -o "$work/ts.p2" >/dev/null || fail "partition temporal-sbm"
+run2 "$work/ts.p2" --model tgcn --task link --negatives 5 --epochs 30 --eval-every 30 --quiet \
+  --metrics "$work/link.json" >"$work/link.log" 2>&1 || { cat "$work/link.log"; fail "link training"; }
+map=$(final "$work/link.json" test_map) || fail "no test_map"
+random=$(final "$work/link.json" random_map) || fail "no random_map"
+echo "link prediction (tgcn, 2 ranks): test_map $map, random ranking $random"
+less_than "$(python3 -c "print($random + 0.15)")" "$map" || fail "link MAP $map is not well above random $random"
+
+# Bad input: one line, exit 2.
+expect_error() {  # expect_error PATTERN ARGS...
+  local pattern="$1"
+  shift
+  local out
+  out=$(run2 "$@" 2>&1)
+  local code=$?
+  [ "$code" -ne 0 ] || fail "expected a failure: $*"
+  grep -q -- "$pattern" <<<"$out" || fail "expected '$pattern' from: $*; got: $out"
+}
+expect_error "window 50 is longer than the training sequence" "$work/ts.p2" --model tgcn --task link --window 50
+expect_error "no regression series" "$work/ts.p2" --model tgcn --task regression
+"$bin" generate sbm --nodes 200 --features 4 -o "$work/static.h5" >/dev/null || fail "generate sbm"
+"$bin" partition "$work/static.h5" -k 2 -o "$work/static.p2" >/dev/null || fail "partition sbm"
+expect_error "not a dynamic graph" "$work/static.p2" --model tgcn --task node
+
+if [ ! -f "$data" ]; then
+  echo "chickenpox.json not found under HALOGEN_SHARED_DATA: skipping the Chickenpox part"
+  exit 77
+fi
+"$bin" convert --format pgt-json "$data" -o "$work/cp.h5" >/dev/null || fail "convert chickenpox"
+"$bin" partition "$work/cp.h5" -k 2 -o "$work/cp.p2" >/dev/null || fail "partition chickenpox"
+expect_error "needs integer class labels" "$work/cp.p2" --model tgcn --task node
+expect_error "lags 600 needs more than 600 time steps" "$work/cp.p2" --model tgcn --lags 600
+for model in $models; do
+  run2 "$work/cp.p2" --model "$model" --task regression --lags 4 --train-fraction 0.9 --epochs 100 --eval-every 100 \
+    --quiet --metrics "$work/$model.json" >"$work/$model.log" 2>&1 || { cat "$work/$model.log"; fail "$model training"; }
+  mse=$(final "$work/$model.json" test_mse) || fail "$model: no test_mse"
+  last=$(final "$work/$model.json" baseline_last_mse)
+  mean=$(final "$work/$model.json" baseline_mean_mse)
+  echo "chickenpox $model (2 ranks, 100 epochs): test_mse $mse | baselines: last value $last, training mean $mean"
+  less_than "$mse" "$last" || fail "$model: test MSE $mse is not below the last-value forecast $last"
+  less_than "$mse" "$mean" || fail "$model: test MSE $mse is not below the training-mean forecast $mean"
+done
