@@ -56,9 +56,9 @@ SnapshotSequence::SnapshotSequence(comm::Communicator& comm, const graph::Shard&
                         comm::HaloExchange::buffer_bytes(step->halo->num_send(), max_width);
     steps_.push_back(std::move(step));
   }
-  x_scratch_ = Tensor(num_owned_ + max_halo_, max_width, Device::cpu);
+  x_scratch_ = Tensor(2 * (num_owned_ + max_halo_), max_width, Device::cpu);
   partial_ = Tensor(max_halo_, max_width, Device::cpu);
-  allocated_bytes_ += (num_owned_ + 2 * max_halo_) * max_width * static_cast<int64_t>(sizeof(float));
+  allocated_bytes_ += (2 * num_owned_ + 3 * max_halo_) * max_width * static_cast<int64_t>(sizeof(float));
 }
 
 SnapshotSequence::~SnapshotSequence() = default;
@@ -109,6 +109,45 @@ void SnapshotSequence::aggregate(int64_t t, Matrix<const float> x, Matrix<float>
   }
   timer.end_total();
   spmm(step.adjacency.halo, ext.slice_rows(n, n + h), out, true);
+}
+
+void SnapshotSequence::aggregate_many(const std::vector<int64_t>& t, const std::vector<Matrix<const float>>& x,
+                                      const std::vector<Matrix<float>>& out) {
+  const size_t m = t.size();
+  HALOGEN_ASSERT(x.size() == m && out.size() == m);
+  if (!overlap_ || m == 1) {
+    for (size_t i = 0; i < m; ++i) aggregate(t[i], x[i], out[i]);
+    return;
+  }
+  const int64_t n = num_owned_;
+  std::vector<Matrix<float>> ext(m);
+  auto start = [&](size_t i) {
+    HALOGEN_ASSERT(t[i] >= 0 && t[i] < steps());
+    HALOGEN_ASSERT(i == 0 || t[i] != t[i - 1], "consecutive steps must differ");
+    const int64_t f = x[i].cols;
+    HALOGEN_ASSERT(x[i].rows == n && out[i].rows == n && out[i].cols == f && f <= max_width_);
+    Step& step = *steps_[t[i]];
+    float* buffer = x_scratch_.data() + static_cast<int64_t>(i % 2) * (n + max_halo_) * max_width_;
+    ext[i] = Matrix<float>{buffer, n + step.num_halo, f, f, Device::cpu};
+    for (int64_t r = 0; r < n; ++r) std::memcpy(ext[i].row(r), x[i].row(r), f * sizeof(float));
+    HaloTimer timer{clock_, step.halo->num_send() > 0 || step.num_halo > 0};
+    timer.begin_exposed();
+    step.halo->start_forward(ext[i], nullptr);
+    timer.end_exposed();
+  };
+  if (clock_ != nullptr) clock_->begin(nn::Phase::halo_total, nullptr);
+  start(0);
+  for (size_t i = 0; i < m; ++i) {
+    if (i + 1 < m) start(i + 1);
+    Step& step = *steps_[t[i]];
+    spmm(step.adjacency.own, ext[i].slice_rows(0, n), out[i], false);
+    HaloTimer timer{clock_, true};
+    timer.begin_exposed();
+    step.halo->finish_forward(nullptr);
+    timer.end_exposed();
+    spmm(step.adjacency.halo, ext[i].slice_rows(n, n + step.num_halo), out[i], true);
+  }
+  if (clock_ != nullptr) clock_->end(nn::Phase::halo_total, nullptr);
 }
 
 void SnapshotSequence::aggregate_transpose(int64_t t, Matrix<const float> g, Matrix<float> out) {

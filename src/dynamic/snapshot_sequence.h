@@ -36,6 +36,11 @@ class SnapshotSequence {
 
   void aggregate(int64_t t, Matrix<const float> x, Matrix<float> out);
   void aggregate_transpose(int64_t t, Matrix<const float> g, Matrix<float> out);
+  // out[i] "=" S_{t[i]} x[i] for several steps in one pass (inputs known in advance, e.g. a window's features):
+  // the exchange of step i+1 is in flight while step i's owned product runs (two scratch buffers), so only
+  // the first exchange can be exposed. Consecutive steps must differ.
+  void aggregate_many(const std::vector<int64_t>& t, const std::vector<Matrix<const float>>& x,
+                      const std::vector<Matrix<float>>& out);
 
   // Timing (spmm, halo_total, halo_exposed) goes to `clock` when set; overlap off waits for the exchange
   // before the local product (for comparison).
@@ -54,7 +59,7 @@ class SnapshotSequence {
   graph::Normalization normalization_;
   int64_t num_owned_ = 0, max_halo_ = 0, max_width_ = 0;
   std::vector<std::unique_ptr<Step>> steps_;
-  Tensor x_scratch_;  // (n + max_halo, max_width)
+  Tensor x_scratch_;  // 2 x (n + max_halo, max_width): aggregate uses the first; aggregate_many both
   Tensor partial_;    // (max_halo, max_width)
   nn::PhaseClock* clock_ = nullptr;
   bool overlap_ = true;

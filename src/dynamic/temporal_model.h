@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/buffer.h"
 #include "dynamic/snapshot_sequence.h"
@@ -64,6 +65,14 @@ class TemporalModel {
   // x (n_own, in), y (n_own, out). record: keep what backward needs (at most max_window steps per window).
   virtual void forward(SnapshotSequence& sequence, int64_t t, Matrix<const float> x, Matrix<float> y,
                        bool record) = 0;
+  // Optional, right after begin_window(): the inputs of the window's next recorded steps (snapshots[i], x[i])
+  // are known in advance, so a model may aggregate them in one pass (SnapshotSequence::aggregate_many: the
+  // exchange of step i+1 overlaps the product of step i). The following recorded forward() calls must then be
+  // exactly these steps with these inputs. Default: nothing.
+  virtual void prefetch(SnapshotSequence& sequence, const std::vector<int64_t>& snapshots,
+                        const std::vector<Matrix<const float>>& x) {
+    (void)sequence, (void)snapshots, (void)x;
+  }
   // The most recent recorded step not yet backpropagated, which must be step t; grad_y (n_own, out) =
   // dLoss/dy_t (only the loss terms of this step: the model adds what flows back from later steps).
   virtual void backward(SnapshotSequence& sequence, int64_t t, Matrix<const float> grad_y) = 0;

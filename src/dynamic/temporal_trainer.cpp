@@ -56,6 +56,8 @@ TemporalTrainer::TemporalTrainer(comm::Communicator& comm, const graph::Shard& s
   adam.lr = config.lr;
   adam.weight_decay_per_layer.assign(64, config.weight_decay);
   adam_ = std::make_unique<nn::Adam>(model_->store(), adam);
+  prefetch_snapshots_.reserve(window_);
+  prefetch_inputs_.reserve(window_);
   outputs_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
   grads_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
 }
@@ -71,6 +73,13 @@ double TemporalTrainer::train_epoch(TemporalEpoch& record) {
     const int64_t k = std::min(window_, train - w0);
     model_->begin_window();
     store.zero_grads();
+    prefetch_snapshots_.clear();
+    prefetch_inputs_.clear();
+    for (int64_t j = 0; j < k; ++j) {
+      prefetch_snapshots_.push_back(task_->snapshot_of(w0 + j));
+      prefetch_inputs_.push_back(task_->input(w0 + j));
+    }
+    model_->prefetch(*sequence_, prefetch_snapshots_, prefetch_inputs_);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t s = w0 + j;
       Matrix<float> y = outputs_.matrix().slice_rows(j * n, (j + 1) * n);

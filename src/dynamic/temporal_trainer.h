@@ -77,6 +77,8 @@ class TemporalTrainer {
   std::unique_ptr<nn::PhaseClock> clock_;
   Tensor outputs_, grads_;  // (window * n, out)
   int64_t window_ = 0, num_owned_ = 0;
+  std::vector<int64_t> prefetch_snapshots_;  // capacity reserved once (window)
+  std::vector<Matrix<const float>> prefetch_inputs_;
 };
 
 }  // namespace halogen::dynamic

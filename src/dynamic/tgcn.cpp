@@ -50,6 +50,7 @@ class Tgcn final : public TemporalModel {
   }
   void begin_window() override {
     recorded_ = 0;
+    prefetched_.clear();
     std::fill(grad_state_.data(), grad_state_.data() + n_ * h_, 0.0f);
   }
 
@@ -60,7 +61,11 @@ class Tgcn final : public TemporalModel {
     const int64_t slot = record ? recorded_ : config_.max_window;
     Matrix<float> ax = slot_rows(ax_, slot), conv = slot_rows(conv_, slot), h_prev = slot_rows(h_prev_, slot),
                   gates = slot_rows(gates_, slot);
-    seq.aggregate(t, x, ax);
+    if (record && recorded_ < static_cast<int64_t>(prefetched_.size())) {
+      HALOGEN_ASSERT(prefetched_[recorded_] == t, "step %lld was not the prefetched one", (long long)t);
+    } else {
+      seq.aggregate(t, x, ax);
+    }
     std::memcpy(h_prev.data, state_.data(), n_ * h_ * sizeof(float));
     if (n_ > 0) {
       kernels::gemm(ax, false, store_.param(kConvWeight), false, conv, 1.0f, 0.0f, nullptr);
@@ -97,6 +102,15 @@ class Tgcn final : public TemporalModel {
     }
     head_.forward(state, y, record ? slot : -1);
     if (record) ++recorded_;
+  }
+
+  void prefetch(SnapshotSequence& seq, const std::vector<int64_t>& snapshots,
+                const std::vector<Matrix<const float>>& x) override {
+    HALOGEN_ASSERT(recorded_ == 0 && static_cast<int64_t>(snapshots.size()) <= config_.max_window);
+    std::vector<Matrix<float>> out;
+    for (size_t i = 0; i < snapshots.size(); ++i) out.push_back(slot_rows(ax_, static_cast<int64_t>(i)));
+    seq.aggregate_many(snapshots, x, out);
+    prefetched_ = snapshots;
   }
 
   void backward(SnapshotSequence& seq, int64_t t, Matrix<const float> grad_y) override {
@@ -213,6 +227,7 @@ class Tgcn final : public TemporalModel {
   Tensor ax_, conv_, h_prev_, gates_;  // per slot
   Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_conv_, grad_hr_;
   int64_t recorded_ = 0;
+  std::vector<int64_t> prefetched_;  // snapshots whose Â_t x_t are already in slots 0..
 };
 
 }  // namespace

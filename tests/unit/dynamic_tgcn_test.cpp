@@ -68,6 +68,28 @@ TEST(SnapshotSequence, AggregateAndTransposeMatchDenseOperators) {
   }
 }
 
+TEST(SnapshotSequence, AggregateManyEqualsOneAtATime) {
+  const graph::Graph g = testing::small_temporal_graph(30, 4, 3);
+  const graph::Shard shard = testing::temporal_shard(g, 1, 0);
+  comm::SelfComm comm;
+  SnapshotSequence seq(comm, shard, graph::Normalization::gcn, 4);
+  const int64_t n = g.num_nodes, f = 4;
+  std::vector<std::vector<float>> xs, many(3, std::vector<float>(n * f)), single(3, std::vector<float>(n * f));
+  std::vector<Matrix<const float>> in;
+  std::vector<Matrix<float>> out;
+  const std::vector<int64_t> steps = {2, 0, 3};
+  for (int i = 0; i < 3; ++i) xs.push_back(random_values(n * f, 60 + i));
+  for (int i = 0; i < 3; ++i) {
+    in.push_back(Matrix<const float>{xs[i].data(), n, f, f});
+    out.push_back(Matrix<float>{many[i].data(), n, f, f});
+  }
+  seq.aggregate_many(steps, in, out);
+  for (int i = 0; i < 3; ++i) {
+    seq.aggregate(steps[i], in[i], Matrix<float>{single[i].data(), n, f, f});
+    for (int64_t k = 0; k < n * f; ++k) ASSERT_EQ(many[i][k], single[i][k]) << "step " << steps[i];
+  }
+}
+
 // An independent double T-GCN over the global graph with the model's parameters (read from its store).
 struct TgcnReference {
   int64_t n, in, h, out;
