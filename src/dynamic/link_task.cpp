@@ -20,6 +20,9 @@ struct StepPairs {
   std::vector<int32_t> target;             // row of the other endpoint: < n owned, else n + fetched row
   std::vector<int64_t> target_gid;
   std::vector<uint8_t> label;              // 1 positive, 0 negative
+  std::vector<int32_t> pair_source;        // (pairs) the source row of each pair
+  std::vector<int64_t> by_target_offsets;  // (n + fetched + 1) pairs of target row r: by_target[off[r] ..)
+  std::vector<int64_t> by_target;
   std::unique_ptr<comm::HaloExchange> fetch;
   int64_t fetched = 0;
   double global_pairs = 0;
@@ -51,11 +54,13 @@ class LinkTask final : public TemporalTask {
     if (shard.num_features > 0) std::copy(shard.features.begin(), shard.features.end(), features_.data());
     else std::fill(features_.data(), features_.data() + n_, 1.0f);
 
-    int64_t max_fetched = 0;
+    int64_t max_fetched = 0, max_pairs = 0;
     for (int64_t s = 0; s < steps_; ++s) {
       steps_pairs_.push_back(build_pairs(shard, s, config.negatives, part_of));
       max_fetched = std::max(max_fetched, steps_pairs_.back().fetched);
+      max_pairs = std::max(max_pairs, static_cast<int64_t>(steps_pairs_.back().label.size()));
     }
+    pair_grad_ = Tensor(max_pairs, 1, Device::cpu);
     ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
     grad_ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
   }
@@ -73,23 +78,35 @@ class LinkTask final : public TemporalTask {
     Matrix<float> grad_ext{grad_ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
     std::fill(grad_ext.data, grad_ext.data + grad_ext.rows * width_, 0.0f);
     const double inv = 1.0 / p.global_pairs;
+    const int64_t sources = static_cast<int64_t>(p.sources.size());
+    float* pair_grad = pair_grad_.data();
     double sum = 0;
-    for (size_t i = 0; i + 1 < p.source_offsets.size(); ++i) {
+    // Per source (one thread owns a source's row): scores, loss, d loss / d score, and the source's gradient.
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : sum)
+    for (int64_t i = 0; i < sources; ++i) {
       const int32_t u = p.sources[i];
+      float* gu = grad_ext.row(u);
+      const float* eu = ext.row(u);
       for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) {
-        const int32_t v = p.target[k];
-        const double score = dot(ext.row(u), ext.row(v));
+        const float* ev = ext.row(p.target[k]);
+        const double score = dot(eu, ev);
         // softplus(score) - label * score, stably
         sum += std::max(score, 0.0) + std::log1p(std::exp(-std::fabs(score))) - (p.label[k] ? score : 0.0);
         const float d = static_cast<float>((logistic(score) - static_cast<double>(p.label[k])) * inv * scale);
-        float* gu = grad_ext.row(u);
-        float* gv = grad_ext.row(v);
-        const float* eu = ext.row(u);
-        const float* ev = ext.row(v);
-        for (int64_t c = 0; c < width_; ++c) {
-          gu[c] += d * ev[c];
-          gv[c] += d * eu[c];
-        }
+        pair_grad[k] = d;
+        for (int64_t c = 0; c < width_; ++c) gu[c] += d * ev[c];
+      }
+    }
+    // Per target row (one thread owns it): the targets' gradient, in pair order.
+    const int64_t rows = n_ + p.fetched;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* gv = grad_ext.row(r);
+      for (int64_t j = p.by_target_offsets[r]; j < p.by_target_offsets[r + 1]; ++j) {
+        const int64_t k = p.by_target[j];
+        const float d = pair_grad[k];
+        const float* eu = ext.row(p.pair_source[k]);
+        for (int64_t c = 0; c < width_; ++c) gv[c] += d * eu[c];
       }
     }
     for (int64_t r = 0; r < n_; ++r) std::memcpy(grad_y.row(r), grad_ext.row(r), width_ * sizeof(float));
@@ -131,7 +148,8 @@ class LinkTask final : public TemporalTask {
   int64_t bytes() const override {
     int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size()) * static_cast<int64_t>(sizeof(float));
     for (const StepPairs& p : steps_pairs_) {
-      bytes += static_cast<int64_t>(p.target.size()) * (4 + 8 + 1) +
+      bytes += static_cast<int64_t>(p.target.size()) * (4 + 8 + 1 + 4 + 8) +
+               static_cast<int64_t>(p.by_target_offsets.size()) * 8 +
                static_cast<int64_t>(p.sources.size()) * (4 + 8 + 8) +
                comm::HaloExchange::buffer_bytes(p.fetch->num_send(), width_);
     }
@@ -264,9 +282,21 @@ class LinkTask final : public TemporalTask {
       plan.send_idx.push_back(static_cast<int32_t>(it - shard.owned_gid.begin()));
     }
     p.fetch = std::make_unique<comm::HaloExchange>(comm_, plan, width_);
-    double pairs = static_cast<double>(p.label.size());
-    comm_.allreduce_sum(&pairs, 1);
-    p.global_pairs = std::max(pairs, 1.0);
+    // Pairs grouped by target row (counting sort, pair order kept), for the targets' gradient.
+    const int64_t pairs = static_cast<int64_t>(p.target.size());
+    p.pair_source.resize(pairs);
+    for (size_t i = 0; i + 1 < p.source_offsets.size(); ++i) {
+      for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) p.pair_source[k] = p.sources[i];
+    }
+    p.by_target_offsets.assign(static_cast<size_t>(n_ + p.fetched + 1), 0);
+    for (int32_t row : p.target) p.by_target_offsets[row + 1] += 1;
+    for (int64_t r = 0; r < n_ + p.fetched; ++r) p.by_target_offsets[r + 1] += p.by_target_offsets[r];
+    p.by_target.resize(pairs);
+    std::vector<int64_t> fill_at(p.by_target_offsets.begin(), p.by_target_offsets.end() - 1);
+    for (int64_t k = 0; k < pairs; ++k) p.by_target[fill_at[p.target[k]]++] = k;
+    double global_pairs = static_cast<double>(pairs);
+    comm_.allreduce_sum(&global_pairs, 1);
+    p.global_pairs = std::max(global_pairs, 1.0);
     return p;
   }
 
@@ -275,6 +305,7 @@ class LinkTask final : public TemporalTask {
   uint64_t seed_;
   int64_t steps_ = 0, train_ = 0;
   Tensor features_, ext_, grad_ext_;
+  Tensor pair_grad_;  // (max pairs of a step) d loss / d score
   std::vector<StepPairs> steps_pairs_;
   double sums_[5] = {0, 0, 0, 0, 0};  // AP, RR, random AP, random RR, sources
 };
