@@ -29,8 +29,10 @@ void ReluLinearHead::forward(Matrix<const float> h, Matrix<float> y, int64_t slo
   HALOGEN_ASSERT(h.rows == n && h.cols == hidden_ && y.rows == n && y.cols == out_);
   const int64_t index = slot < 0 ? slots_ : slot;
   Matrix<float> a = activations_.matrix().slice_rows(index * n, (index + 1) * n);
+  const int64_t width = hidden_;
+#pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < hidden_; ++c) a(r, c) = std::max(h(r, c), 0.0f);
+    for (int64_t c = 0; c < width; ++c) a(r, c) = std::max(h(r, c), 0.0f);
   }
   if (n == 0) return;
   kernels::gemm(a, false, store_.param(weight_), false, y, 1.0f, 0.0f, nullptr);
@@ -48,8 +50,10 @@ void ReluLinearHead::backward(int64_t slot, Matrix<const float> grad_y, Matrix<f
   Matrix<float> grad_bias = store_.grad(bias_);
   kernels::bias_backward(grad_y, Span<float>{grad_bias.data, out_, Device::cpu}, nullptr);
   kernels::gemm(grad_y, false, store_.param(weight_), true, grad_h, 1.0f, 0.0f, nullptr);
+  const int64_t width = hidden_;
+#pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < hidden_; ++c) {
+    for (int64_t c = 0; c < width; ++c) {
       if (a(r, c) <= 0.0f) grad_h(r, c) = 0.0f;
     }
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "dynamic/gate_math.h"
 #include "dynamic/relu_linear_head.h"
 #include "kernels/ops.h"
 
@@ -13,12 +14,17 @@ namespace halogen::dynamic {
 namespace {
 
 // T-GCN (Zhao et al. 2019, as PyTorch Geometric Temporal's TGCN): three GCN convolutions of x_t sharing one
-// product AX = Â_t x_t, C = AX W_conv + b_conv (n, 3h) = [C_z | C_r | C_h], then a GRU whose gates are
-// linear layers on [C_g, H]:
+// product AX = Â_t x_t, C_g = AX W_g + b_g (g in z, r, h), then a GRU whose gates are linear layers on [C_g, H]:
 //   Z = sigma(C_z L_z1 + H L_z2 + c_z),  R = sigma(C_r L_r1 + H L_r2 + c_r),
 //   H~ = tanh(C_h L_h1 + (H o R) L_h2 + c_h),  H_t = Z o H + (1 - Z) o H~
 // where L_g = [L_g1; L_g2] is the (2h, h) weight of PyG's Linear(2h, h) on the concatenation. The hidden
 // state stays with its owner: one exchange per step (x_t's halo rows, width `in`).
+//
+// Computed with the convolution folded into the gate (same function, fewer and wider products):
+//   M_g = W_g L_g1 (in, h), e_g = b_g L_g1 + c_g, so C_g L_g1 + c_g = AX M_g + e_g; per step over the n rows:
+//   forward  pre = AX [M_z|M_r|M_h] + e, pre_zr += H [L_z2|L_r2], pre_h += (H o R) L_h2     (3 GEMMs)
+//   backward dM = AX^T dpre, dH += dpre_zr [L_z2|L_r2]^T, d[L_z2|L_r2] = H^T dpre_zr, d(HoR), dL_h2 (5 GEMMs)
+// and the chain rule to W_g, b_g, L_g1, c_g on the small matrices once per step.
 class Tgcn final : public TemporalModel {
  public:
   Tgcn(const TemporalModelConfig& config, int64_t num_owned)
@@ -27,17 +33,22 @@ class Tgcn final : public TemporalModel {
     store_.initialize(config.seed);
     head_.allocate(n_, config.max_window);
     const int64_t slots = config.max_window + 1;  // the last slot serves unrecorded steps
-    ax_ = Tensor(slots * n_, config.in, Device::cpu);
-    conv_ = Tensor(slots * n_, 3 * h_, Device::cpu);
-    h_prev_ = Tensor(slots * n_, h_, Device::cpu);
-    gates_ = Tensor(slots * n_, 4 * h_, Device::cpu);  // Z | R | H~ | H o R
-    state_ = Tensor(n_, h_, Device::cpu);
-    pre_ = Tensor(n_, 3 * h_, Device::cpu);
-    grad_state_ = Tensor(n_, h_, Device::cpu);
-    grad_head_ = Tensor(n_, h_, Device::cpu);
-    grad_pre_ = Tensor(n_, 3 * h_, Device::cpu);
-    grad_conv_ = Tensor(n_, 3 * h_, Device::cpu);
-    grad_hr_ = Tensor(n_, h_, Device::cpu);
+    const int64_t in = config.in, h = h_;
+    ax_ = Tensor(slots * n_, in, Device::cpu);
+    h_prev_ = Tensor(slots * n_, h, Device::cpu);
+    gates_ = Tensor(slots * n_, 4 * h, Device::cpu);  // Z | R | H~ | H o R
+    state_ = Tensor(n_, h, Device::cpu);
+    pre_ = Tensor(n_, 3 * h, Device::cpu);
+    grad_state_ = Tensor(n_, h, Device::cpu);
+    grad_head_ = Tensor(n_, h, Device::cpu);
+    grad_pre_ = Tensor(n_, 3 * h, Device::cpu);
+    grad_hr_ = Tensor(n_, h, Device::cpu);
+    folded_ = Tensor(in, 3 * h, Device::cpu);
+    folded_bias_ = Tensor(1, 3 * h, Device::cpu);
+    bottom_zr_ = Tensor(h, 2 * h, Device::cpu);
+    grad_folded_ = Tensor(in, 3 * h, Device::cpu);
+    grad_folded_bias_ = Tensor(1, 3 * h, Device::cpu);
+    grad_bottom_zr_ = Tensor(h, 2 * h, Device::cpu);
     reset_state();
   }
 
@@ -59,45 +70,32 @@ class Tgcn final : public TemporalModel {
     HALOGEN_ASSERT(!record || recorded_ < config_.max_window, "more recorded steps than max_window %lld",
                    (long long)config_.max_window);
     const int64_t slot = record ? recorded_ : config_.max_window;
-    Matrix<float> ax = slot_rows(ax_, slot), conv = slot_rows(conv_, slot), h_prev = slot_rows(h_prev_, slot),
-                  gates = slot_rows(gates_, slot);
+    Matrix<float> ax = slot_rows(ax_, slot), h_prev = slot_rows(h_prev_, slot), gates = slot_rows(gates_, slot);
     if (record && recorded_ < static_cast<int64_t>(prefetched_.size())) {
       HALOGEN_ASSERT(prefetched_[recorded_] == t, "step %lld was not the prefetched one", (long long)t);
     } else {
       seq.aggregate(t, x, ax);
     }
     std::memcpy(h_prev.data, state_.data(), n_ * h_ * sizeof(float));
-    if (n_ > 0) {
-      kernels::gemm(ax, false, store_.param(kConvWeight), false, conv, 1.0f, 0.0f, nullptr);
-      add_row(conv, store_.param(kConvBias));
-    }
-    // pre = [C_z L_z1 + H L_z2 | C_r L_r1 + H L_r2 | C_h L_h1] + [c_z | c_r | c_h]
+    fold_parameters();
     Matrix<float> pre = pre_.matrix();
-    for (int g = 0; g < 3; ++g) {
-      Matrix<float> pre_g = columns(pre, g * h_, h_);
-      gemm(columns(conv, g * h_, h_), lin_top(g), pre_g, 0.0f);
-      if (g < 2) gemm(h_prev, lin_bottom(g), pre_g, 1.0f);
-      add_row(pre_g, store_.param(kLinBias[g]));
-    }
-    // Z, R, then H o R, H~ = tanh(pre_h + (H o R) L_h2), H_t.
     const int64_t h = h_;
+    gemm(ax, folded_.matrix(), pre, 0.0f);
+    add_row(pre, folded_bias_.matrix());
+    gemm(h_prev, bottom_zr_.matrix(), columns(pre, 0, 2 * h), 1.0f);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n_; ++r) {
-      for (int64_t c = 0; c < h; ++c) {
-        const float z = sigmoid(pre(r, c)), rr = sigmoid(pre(r, h + c));
-        gates(r, c) = z;
-        gates(r, h + c) = rr;
-        gates(r, 3 * h + c) = h_prev(r, c) * rr;
-      }
+      sigmoid_run(pre.row(r), gates.row(r), 2 * h);  // Z | R
+      for (int64_t c = 0; c < h; ++c) gates(r, 3 * h + c) = h_prev(r, c) * gates(r, h + c);
     }
-    gemm(columns(gates, 3 * h_, h_), lin_bottom(2), columns(pre, 2 * h_, h_), 1.0f);
+    gemm(columns(gates, 3 * h, h), lin_bottom(2), columns(pre, 2 * h, h), 1.0f);
     Matrix<float> state = state_.matrix();
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n_; ++r) {
+      tanh_run(pre.row(r) + 2 * h, gates.row(r) + 2 * h, h);  // H~
       for (int64_t c = 0; c < h; ++c) {
-        const float cand = std::tanh(pre(r, 2 * h + c)), z = gates(r, c);
-        gates(r, 2 * h + c) = cand;
-        state(r, c) = z * h_prev(r, c) + (1.0f - z) * cand;
+        const float z = gates(r, c);
+        state(r, c) = z * h_prev(r, c) + (1.0f - z) * gates(r, 2 * h + c);
       }
     }
     head_.forward(state, y, record ? slot : -1);
@@ -118,10 +116,9 @@ class Tgcn final : public TemporalModel {
     (void)t;
     HALOGEN_ASSERT(recorded_ > 0, "backward without a recorded step");
     const int64_t slot = --recorded_;
-    Matrix<const float> ax = slot_rows(ax_, slot), conv = slot_rows(conv_, slot), h_prev = slot_rows(h_prev_, slot),
-                        gates = slot_rows(gates_, slot);
+    Matrix<const float> ax = slot_rows(ax_, slot), h_prev = slot_rows(h_prev_, slot), gates = slot_rows(gates_, slot);
     Matrix<float> grad_h = grad_head_.matrix(), grad_state = grad_state_.matrix(), grad_pre = grad_pre_.matrix(),
-                  grad_hr = grad_hr_.matrix(), grad_conv = grad_conv_.matrix();
+                  grad_hr = grad_hr_.matrix();
     head_.backward(slot, grad_y, grad_h);
     const int64_t h = h_;
     // dH_t = head + carried; dZ_pre, dH~_pre; dH_prev (direct term) replaces the carry.
@@ -135,10 +132,10 @@ class Tgcn final : public TemporalModel {
         grad_state(r, c) = d * z;
       }
     }
-    // Candidate gate: pre_h = C_h L_h1 + (H o R) L_h2 + c_h.
-    Matrix<const float> grad_pre_h = columns(grad_pre, 2 * h_, h_);
+    // Candidate: pre_h += (H o R) L_h2.
+    Matrix<const float> grad_pre_h = columns(grad_pre, 2 * h, h);
     gemm(grad_pre_h, lin_bottom(2), grad_hr, 0.0f, false, true);
-    gemm_grad(columns(gates, 3 * h_, h_), grad_pre_h, lin_bottom_grad(2));
+    gemm_grad(columns(gates, 3 * h, h), grad_pre_h, lin_bottom_grad(2));
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n_; ++r) {
       for (int64_t c = 0; c < h; ++c) {
@@ -147,24 +144,23 @@ class Tgcn final : public TemporalModel {
         grad_state(r, c) += grad_hr(r, c) * rr;
       }
     }
-    for (int g = 0; g < 3; ++g) {
-      Matrix<const float> grad_pre_g = columns(grad_pre, g * h_, h_);
-      bias_grad(grad_pre_g, store_.grad(kLinBias[g]));
-      gemm_grad(columns(conv, g * h_, h_), grad_pre_g, lin_top_grad(g));
-      gemm(grad_pre_g, lin_top(g), columns(grad_conv, g * h_, h_), 0.0f, false, true);
-      if (g < 2) {
-        gemm_grad(h_prev, grad_pre_g, lin_bottom_grad(g));
-        gemm(grad_pre_g, lin_bottom(g), grad_state, 1.0f, false, true);
-      }
-    }
-    bias_grad(grad_conv, store_.grad(kConvBias));
-    if (n_ > 0) kernels::gemm(ax, true, grad_conv, false, store_.grad(kConvWeight), 1.0f, 1.0f, nullptr);
+    // pre_zr += H [L_z2 | L_r2]: to the state and to the two bottoms.
+    Matrix<const float> grad_pre_zr = columns(grad_pre, 0, 2 * h);
+    gemm(grad_pre_zr, bottom_zr_.matrix(), grad_state, 1.0f, false, true);
+    std::fill(grad_bottom_zr_.data(), grad_bottom_zr_.data() + h * 2 * h, 0.0f);
+    gemm_grad(h_prev, grad_pre_zr, grad_bottom_zr_.matrix());
+    // pre = AX M + e.
+    std::fill(grad_folded_.data(), grad_folded_.data() + grad_folded_.size(), 0.0f);
+    std::fill(grad_folded_bias_.data(), grad_folded_bias_.data() + grad_folded_bias_.size(), 0.0f);
+    gemm_grad(ax, grad_pre, grad_folded_.matrix());
+    bias_grad(grad_pre, grad_folded_bias_.matrix());
+    unfold_gradients();
   }
 
   int64_t scratch_bytes() const override {
     const int64_t slots = config_.max_window + 1;
     return static_cast<int64_t>(sizeof(float)) *
-               (slots * n_ * (config_.in + 3 * h_ + h_ + 4 * h_) + n_ * (h_ * 5 + 3 * h_ * 3)) +
+               (slots * n_ * (config_.in + h_ + 4 * h_) + n_ * (h_ * 4 + 3 * h_ * 2)) +
            head_.scratch_bytes();
   }
 
@@ -185,7 +181,47 @@ class Tgcn final : public TemporalModel {
     return store_;
   }
 
-  static float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+  // M_g = W_g L_g1, e_g = b_g L_g1 + c_g, [L_z2 | L_r2] (small, once per step).
+  void fold_parameters() {
+    const int64_t h = h_;
+    Matrix<float> w = store_.param(kConvWeight), b = store_.param(kConvBias);
+    Matrix<float> folded = folded_.matrix(), folded_bias = folded_bias_.matrix(), bottom = bottom_zr_.matrix();
+    for (int g = 0; g < 3; ++g) {
+      kernels::gemm(columns(w, g * h, h), false, lin_top(g), false, columns(folded, g * h, h), 1.0f, 0.0f, nullptr);
+      Matrix<float> e = columns(folded_bias, g * h, h);
+      kernels::gemm(columns(b, g * h, h), false, lin_top(g), false, e, 1.0f, 0.0f, nullptr);
+      Matrix<float> c = store_.param(kLinBias[g]);
+      for (int64_t k = 0; k < h; ++k) e(0, k) += c(0, k);
+    }
+    for (int g = 0; g < 2; ++g) {
+      Matrix<float> l2 = lin_bottom(g);
+      for (int64_t r = 0; r < h; ++r) std::memcpy(bottom.row(r) + g * h, l2.row(r), h * sizeof(float));
+    }
+  }
+
+  // dW_g += dM_g L_g1^T, dL_g1 += W_g^T dM_g + b_g^T de_g, db_g += de_g L_g1^T, dc_g += de_g, d[L_z2|L_r2].
+  void unfold_gradients() {
+    const int64_t h = h_;
+    Matrix<float> w = store_.param(kConvWeight), b = store_.param(kConvBias);
+    Matrix<float> gw = store_.grad(kConvWeight), gb = store_.grad(kConvBias);
+    Matrix<float> dm = grad_folded_.matrix(), de = grad_folded_bias_.matrix(), dbottom = grad_bottom_zr_.matrix();
+    for (int g = 0; g < 3; ++g) {
+      Matrix<float> dm_g = columns(dm, g * h, h), de_g = columns(de, g * h, h);
+      kernels::gemm(dm_g, false, lin_top(g), true, columns(gw, g * h, h), 1.0f, 1.0f, nullptr);
+      kernels::gemm(columns(w, g * h, h), true, dm_g, false, lin_top_grad(g), 1.0f, 1.0f, nullptr);
+      kernels::gemm(columns(b, g * h, h), true, de_g, false, lin_top_grad(g), 1.0f, 1.0f, nullptr);
+      kernels::gemm(de_g, false, lin_top(g), true, columns(gb, g * h, h), 1.0f, 1.0f, nullptr);
+      Matrix<float> dc = store_.grad(kLinBias[g]);
+      for (int64_t k = 0; k < h; ++k) dc(0, k) += de_g(0, k);
+    }
+    for (int g = 0; g < 2; ++g) {
+      Matrix<float> dl2 = lin_bottom_grad(g);
+      for (int64_t r = 0; r < h; ++r) {
+        for (int64_t k = 0; k < h; ++k) dl2(r, k) += dbottom(r, g * h + k);
+      }
+    }
+  }
+
   Matrix<float> slot_rows(Tensor& t, int64_t slot) { return t.matrix().slice_rows(slot * n_, (slot + 1) * n_); }
   static Matrix<float> columns(Matrix<float> m, int64_t begin, int64_t count) {
     return Matrix<float>{m.data + begin, m.rows, count, m.stride, m.device};
@@ -198,7 +234,7 @@ class Tgcn final : public TemporalModel {
   Matrix<float> lin_top_grad(int g) { return store_.grad(kLin[g]).slice_rows(0, h_); }
   Matrix<float> lin_bottom_grad(int g) { return store_.grad(kLin[g]).slice_rows(h_, 2 * h_); }
 
-  // c = a op(b) + beta c (rows of a = rows of c; nothing to do without rows).
+  // c = op(a) op(b) + beta c over the n rows (nothing to do without rows).
   void gemm(Matrix<const float> a, Matrix<const float> b, Matrix<float> c, float beta, bool ta = false,
             bool tb = false) {
     if (c.rows == 0) return;
@@ -210,22 +246,19 @@ class Tgcn final : public TemporalModel {
     kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, nullptr);
   }
   static void add_row(Matrix<float> m, Matrix<const float> bias) {
-    for (int64_t r = 0; r < m.rows; ++r) {
-      for (int64_t c = 0; c < m.cols; ++c) m(r, c) += bias(0, c);
-    }
+    if (m.rows > 0) kernels::add_bias(m, Span<const float>{bias.data, bias.cols, Device::cpu}, nullptr);
   }
   static void bias_grad(Matrix<const float> g, Matrix<float> grad_bias) {
-    for (int64_t r = 0; r < g.rows; ++r) {
-      for (int64_t c = 0; c < g.cols; ++c) grad_bias(0, c) += g(r, c);
-    }
+    if (g.rows > 0) kernels::bias_backward(g, Span<float>{grad_bias.data, grad_bias.cols, Device::cpu}, nullptr);
   }
 
   TemporalModelConfig config_;
   int64_t n_, h_;
   nn::ParameterStore store_;
   ReluLinearHead head_;
-  Tensor ax_, conv_, h_prev_, gates_;  // per slot
-  Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_conv_, grad_hr_;
+  Tensor ax_, h_prev_, gates_;  // per slot
+  Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_hr_;
+  Tensor folded_, folded_bias_, bottom_zr_, grad_folded_, grad_folded_bias_, grad_bottom_zr_;
   int64_t recorded_ = 0;
   std::vector<int64_t> prefetched_;  // snapshots whose Â_t x_t are already in slots 0..
 };
