@@ -37,8 +37,9 @@ void check_offsets(const std::vector<int64_t>& offsets, int64_t parts, int64_t t
   require(static_cast<int64_t>(offsets.size()) == parts + 1, file, dataset,
           "expected " + std::to_string(parts + 1) + " entries, found " + std::to_string(offsets.size()));
   require(offsets.front() == 0, file, dataset, "must start at 0");
-  for (size_t i = 1; i < offsets.size(); ++i)
-    require(offsets[i] >= offsets[i - 1], file, dataset, "not monotone at index " + std::to_string(i));
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i] < offsets[i - 1]) require(false, file, dataset, "not monotone at index " + std::to_string(i));
+  }
   require(offsets.back() == total, file, dataset,
           "ends at " + std::to_string(offsets.back()) + ", expected " + std::to_string(total));
 }
@@ -46,12 +47,15 @@ void check_offsets(const std::vector<int64_t>& offsets, int64_t parts, int64_t t
 template <typename T>
 void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, int64_t lo, int64_t hi,
                         const std::string& file, const std::string& dataset) {
-  for (int64_t i = begin; i < end; ++i) {
-    require(ids[i] >= lo && ids[i] < hi, file, dataset,
-            "value " + std::to_string(ids[i]) + " at index " + std::to_string(i) + " outside [" +
-                std::to_string(lo) + "," + std::to_string(hi) + ")");
-    require(i == begin || ids[i] > ids[i - 1], file, dataset,
-            "not strictly ascending at index " + std::to_string(i));
+  for (int64_t i = begin; i < end; ++i) {  // messages are built only on failure (this runs per element)
+    if (!(ids[i] >= lo && ids[i] < hi)) {
+      require(false, file, dataset,
+              "value " + std::to_string(ids[i]) + " at index " + std::to_string(i) + " outside [" +
+                  std::to_string(lo) + "," + std::to_string(hi) + ")");
+    }
+    if (!(i == begin || ids[i] > ids[i - 1])) {
+      require(false, file, dataset, "not strictly ascending at index " + std::to_string(i));
+    }
   }
 }
 
@@ -109,15 +113,15 @@ void read_shard_snapshots(const h5::File& file, const std::string& path, graph::
                   group + "/send/offsets");
     require(s.send_offsets[part] == s.send_offsets[part + 1], path, group + "/send/offsets",
             "rows sent to self");
+    const std::string send_idx_name = group + "/send/idx";
     for (int64_t q = 0; q < parts; ++q)
-      check_ascending_in(s.send_idx, s.send_offsets[q], s.send_offsets[q + 1], 0, n_own, path,
-                         group + "/send/idx");
+      check_ascending_in(s.send_idx, s.send_offsets[q], s.send_offsets[q + 1], 0, n_own, path, send_idx_name);
     s.indptr = file.read<int64_t>(group + "/csr/indptr");
     s.indices = file.read<int32_t>(group + "/csr/indices");
     check_offsets(s.indptr, n_own, s.nnz(), path, group + "/csr/indptr");
+    const std::string indices_name = group + "/csr/indices";
     for (int64_t r = 0; r < n_own; ++r)
-      check_ascending_in(s.indices, s.indptr[r], s.indptr[r + 1], 0, n_own + n_halo, path,
-                         group + "/csr/indices");
+      check_ascending_in(s.indices, s.indptr[r], s.indptr[r + 1], 0, n_own + n_halo, path, indices_name);
     if (file.exists(group + "/csr/weight")) {
       s.weight = file.read<float>(group + "/csr/weight");
       require(static_cast<int64_t>(s.weight.size()) == s.nnz(), path, group + "/csr/weight",
