@@ -1,4 +1,5 @@
-// PyTorch-Geometric-Temporal JSON (static edge set + node series) -> dynamic graph (io/temporal.h).
+// PyTorch-Geometric-Temporal JSON (static edge set + node series) -> dynamic graph (io/temporal.h); the
+// per-period layout is in convert_pgt_periods.cpp.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -6,11 +7,12 @@
 
 #include "core/error.h"
 #include "graph/build.h"
+#include "io/pgt_json.h"
 #include "io/temporal.h"
 
 namespace halogen::io {
 
-namespace {
+namespace pgt {
 
 using nlohmann::json;
 
@@ -26,7 +28,42 @@ double number_at(const json& value, const std::string& where) {
   return value.get<double>();
 }
 
-}  // namespace
+int64_t node_count(const json& doc, const json& series, const std::string& series_key,
+                   const std::string& path) {
+  if (doc.contains("node_ids")) {
+    HALOGEN_USER_CHECK(doc["node_ids"].is_object() || doc["node_ids"].is_array(),
+                       "%s: \"node_ids\": expected an object {name: id}", path.c_str());
+    return static_cast<int64_t>(doc["node_ids"].size());
+  }
+  HALOGEN_USER_CHECK(series[0].is_array(), "%s: \"%s\"[0]: expected a list of node values", path.c_str(),
+                     series_key.c_str());
+  return static_cast<int64_t>(series[0].size());
+}
+
+std::vector<float> read_series(const json& series, const std::string& series_key, int64_t n,
+                               const std::string& path) {
+  const int64_t steps = static_cast<int64_t>(series.size());
+  std::vector<float> values(static_cast<size_t>(steps * n));
+  for (int64_t t = 0; t < steps; ++t) {
+    const json& row = series[t];
+    HALOGEN_USER_CHECK(row.is_array() && static_cast<int64_t>(row.size()) == n,
+                       "%s: \"%s\"[%lld]: expected a list of %lld node values, found %s", path.c_str(),
+                       series_key.c_str(), static_cast<long long>(t), static_cast<long long>(n),
+                       row.is_array() ? std::to_string(row.size()).c_str() : "no list");
+    for (int64_t v = 0; v < n; ++v) {
+      values[t * n + v] = static_cast<float>(
+          number_at(row[v], strformat("%s: \"%s\"[%lld][%lld]: ", path.c_str(), series_key.c_str(),
+                                      static_cast<long long>(t), static_cast<long long>(v))));
+    }
+  }
+  return values;
+}
+
+}  // namespace pgt
+
+using nlohmann::json;
+using pgt::integer_at;
+using pgt::number_at;
 
 graph::Graph convert_pgt_json(const ConvertOptions& options) {
   const std::string& path = options.input;
@@ -39,6 +76,7 @@ graph::Graph convert_pgt_json(const ConvertOptions& options) {
     throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
   }
   HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
+  if (doc.contains("edge_mapping")) return pgt::convert_periods(doc, options);  // England COVID layout
   HALOGEN_USER_CHECK(doc.contains("edges") && doc["edges"].is_array(), "%s: \"edges\": missing or not a list",
                      path.c_str());
   const char* series_key = doc.contains("FX") ? "FX" : "X";
@@ -51,33 +89,13 @@ graph::Graph convert_pgt_json(const ConvertOptions& options) {
   graph::Graph g;
   g.name = options.name.empty() ? std::filesystem::path(path).stem().string() : options.name;
   g.directed = options.directed;
-  if (doc.contains("node_ids")) {
-    HALOGEN_USER_CHECK(doc["node_ids"].is_object() || doc["node_ids"].is_array(),
-                       "%s: \"node_ids\": expected an object {name: id}", path.c_str());
-    g.num_nodes = static_cast<int64_t>(doc["node_ids"].size());
-  } else {
-    HALOGEN_USER_CHECK(series[0].is_array(), "%s: \"%s\"[0]: expected a list of node values", path.c_str(),
-                       series_key);
-    g.num_nodes = static_cast<int64_t>(series[0].size());
-  }
+  g.num_nodes = pgt::node_count(doc, series, series_key, path);
   const int64_t n = g.num_nodes;
 
   // The series: T rows of exactly N values.
   const int64_t steps = static_cast<int64_t>(series.size());
   g.target_steps = steps;
-  g.targets.resize(static_cast<size_t>(steps * n));
-  for (int64_t t = 0; t < steps; ++t) {
-    const json& row = series[t];
-    HALOGEN_USER_CHECK(row.is_array() && static_cast<int64_t>(row.size()) == n,
-                       "%s: \"%s\"[%lld]: expected a list of %lld node values, found %s", path.c_str(),
-                       series_key, static_cast<long long>(t), static_cast<long long>(n),
-                       row.is_array() ? std::to_string(row.size()).c_str() : "no list");
-    for (int64_t v = 0; v < n; ++v) {
-      g.targets[t * n + v] = static_cast<float>(
-          number_at(row[v], strformat("%s: \"%s\"[%lld][%lld]: ", path.c_str(), series_key,
-                                      static_cast<long long>(t), static_cast<long long>(v))));
-    }
-  }
+  g.targets = pgt::read_series(series, series_key, n, path);
 
   HALOGEN_USER_CHECK(!edge_list.empty(), "%s: \"edges\" is empty: every snapshot would have no edges",
                      path.c_str());

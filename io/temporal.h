@@ -19,6 +19,16 @@ namespace halogen::io {
 // options.directed the edges are symmetrised (a pair given both ways with different weights keeps the
 // larger). Result: T snapshots, each equal to the union CSR; targets = the series [T, N]; no features, no
 // splits (the temporal train/test split is a training option).
+// Per-period layout (england_covid.json; chosen when the document has "edge_mapping"):
+//   "time_periods": T                 optional; when present it must equal the rows of "y"
+//   "edge_mapping": {"edge_index": {"0": [[src, dst], ...], ..., "T-1": [...]},
+//                    "edge_weight": {"0": [w, ...], ...}}   edge_weight optional; one list per period each
+//   "y": [[v_0 .. v_{N-1}], ...]       T rows: the regression target, stored raw (PGT standardises it per
+//                                      node in its loader; Halogen does not)
+//   "node_ids"                         optional, as above
+// Snapshot t = period t's edges (self-loops dropped, symmetrised unless options.directed, duplicates keep the
+// larger weight); /csr = the union of the snapshots (unweighted). A period without edges gives an empty
+// snapshot; all periods empty is a UserError.
 graph::Graph convert_pgt_json(const ConvertOptions& options);
 
 // SNAP temporal signed networks (soc-sign-bitcoinotc.csv, soc-sign-bitcoinalpha.csv): comma-separated
