@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/format.h"
@@ -23,6 +25,31 @@ std::string locate_graph_file(const io::PartitionMeta& meta, const std::string& 
   if (fs::is_regular_file(meta.graph_file, ec)) return meta.graph_file;
   throw UserError((fs::path(dir) / "meta.json").string() + ": graph file " + meta.graph_file_absolute +
                   " not found (moved?); --check needs the graph the partition was made from");
+}
+
+// One line on the per-step halo of a dynamic graph, from meta.json "statistics"/"snapshot_halo_rows"
+// (written by `halogen partition`); nothing for a static graph or a directory made before it was recorded.
+void print_snapshot_halo(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "meta.json");
+  const nlohmann::json meta = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!meta.is_object() || !meta.contains("statistics") || !meta["statistics"].is_object()) return;
+  const nlohmann::json& stats = meta["statistics"];
+  if (!stats.contains("snapshot_halo_rows")) return;
+  const nlohmann::json& rows = stats["snapshot_halo_rows"];
+  const bool well_formed = rows.is_object() && rows.value("mean", nlohmann::json()).is_number() &&
+                           rows.value("max", nlohmann::json()).is_number_integer() &&
+                           rows.value("per_step_total", nlohmann::json()).is_array();
+  HALOGEN_USER_CHECK(well_formed,
+                     "%s: \"statistics\"/\"snapshot_halo_rows\": expected {\"mean\", \"max\", "
+                     "\"per_step_total\"}",
+                     (fs::path(dir) / "meta.json").string().c_str());
+  const int64_t union_halo = stats.value("halo_rows_total", int64_t{0});
+  const double mean = rows["mean"].get<double>();
+  std::printf("snapshot halo rows (all parts, per step): mean %.1f, max %lld over %zu steps (%.0f%% of the union "
+              "halo %lld on average)\n",
+              mean, static_cast<long long>(rows["max"].get<int64_t>()), rows["per_step_total"].size(),
+              union_halo > 0 ? 100.0 * mean / static_cast<double>(union_halo) : 0.0,
+              static_cast<long long>(union_halo));
 }
 
 }  // namespace
@@ -52,6 +79,7 @@ void describe_partition_dir(const std::string& dir, bool check) {
   }
   std::printf("halo rows: total %lld, max %lld\n", static_cast<long long>(total_halo),
               static_cast<long long>(max_halo));
+  print_snapshot_halo(dir);
   if (!check) return;
 
   const std::string graph_path = locate_graph_file(meta, dir);

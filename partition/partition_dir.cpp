@@ -94,6 +94,15 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                         {"balance_train", stats.train_balance},
                         {"empty_parts", stats.empty_parts},
                         {"rows_sent", rows_sent}};
+  if (!stats.snapshot_halo_rows.empty()) {
+    const std::vector<int64_t>& per_step = stats.snapshot_halo_rows;
+    int64_t total = 0;
+    for (int64_t rows : per_step) total += rows;
+    meta["statistics"]["snapshot_halo_rows"] = {
+        {"mean", static_cast<double>(total) / static_cast<double>(per_step.size())},
+        {"max", *std::max_element(per_step.begin(), per_step.end())},
+        {"per_step_total", per_step}};
+  }
   json parts = json::array();
   for (int32_t p = 0; p < stats.num_parts; ++p)
     parts.push_back({{"part", p},
@@ -180,7 +189,7 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
   {
     log::Progress progress("writing shards", options.num_parts);
     double build_ms = 0, write_ms = 0;
-    std::vector<int64_t> snapshot_halo_rows;  // dynamic graphs: halo rows of all parts, per time step
+    std::vector<int64_t>& snapshot_halo_rows = result.stats.snapshot_halo_rows;  // dynamic graphs only
     for (int32_t p = 0; p < options.num_parts; ++p) {
       graph::Shard shard;
       {

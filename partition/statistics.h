@@ -20,6 +20,9 @@ struct PartitionStats {
   int64_t total_halo = 0, max_halo = 0;
   double vertex_balance = 1, edge_balance = 1, train_balance = 1;  // max / mean (1 = perfect)
   int32_t empty_parts = 0;
+  // Dynamic graphs: halo rows of all parts together at each time step (the rows one exchange of snapshot t
+  // moves); empty for a static graph. Filled by write_partition as it builds the snapshot shards.
+  std::vector<int64_t> snapshot_halo_rows;
 };
 
 PartitionStats compute_statistics(const graph::Graph& graph, const HaloPlan& plan);
