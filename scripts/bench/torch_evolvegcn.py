@@ -16,8 +16,8 @@ every step), /node/label int [N] (classes), /split/train. The model is the one o
       H_t^l = relu(A_hat_t H_t^{l-1} W_t^l)  ((A_hat H) W when hidden >= d_in, else A_hat (H W), as Halogen)
   y_t = relu(H_t^L) W_head + b_head; loss = mean over the T steps of the cross-entropy over the training
   vertices (static labels); the whole sequence is one BPTT window: one Adam step (lr 0.01) per epoch.
-Glorot-uniform weights, zero biases (Halogen's init rule; its random streams differ, which does not matter for
-speed). snapshots_per_s = epochs * T / (time of all training epochs: forward + backward + Adam; loading and
+Glorot-uniform weights, zero biases (Halogen's init rule); with --init halogen the very numbers of
+`halogen train --seed SEED` (its Philox streams), so the losses of the two can be compared epoch by epoch. snapshots_per_s = epochs * T / (time of all training epochs: forward + backward + Adam; loading and
 building A_hat excluded), as Halogen's "snapshots_per_s". Prints one JSON line.
 Needs torch and h5py: Debian's /usr/bin/python3 (python3-torch 1.13, python3-h5py) has both; a pyenv python
 may lack torch. A benchmark, not part of the test suite.
@@ -70,6 +70,47 @@ def load(path, layout):
         raise SystemExit(f"{path}: /node/label is not one class per vertex (a regression series?)")
     train = train[label[train] >= 0]
     return snapshots, edges, feat, label, train
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 (src/core/rng.h) on numpy uint64 arrays holding 32-bit words."""
+    mask = np.uint64(0xFFFFFFFF)
+    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) & mask for c in (c0, c1, c2, c3))
+    k0, k1 = np.uint64(k0) & mask, np.uint64(k1) & mask
+    for _ in range(10):
+        p0 = np.uint64(0xD2511F53) * c0
+        p1 = np.uint64(0xCD9E8D57) * c2
+        hi0, lo0, hi1, lo1 = p0 >> np.uint64(32), p0 & mask, p1 >> np.uint64(32), p1 & mask
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & mask, (k1 + np.uint64(0xBB67AE85)) & mask
+    return c0, c1, c2, c3
+
+
+def halogen_glorot(seed, index, rows, cols):
+    """Tensor number `index` of a Halogen ParameterStore, as ParameterStore::initialize(seed) fills it:
+    (2u - 1) * sqrt(6 / (rows + cols)), u = rng::uniform(seed, stream_id(kWeightInit = 1, index), element)."""
+    s = philox4x32(1, index, 0, 0, 0x48414C4F, 0x47454E31)
+    stream = int(s[0]) | (int(s[1]) << 32)
+    element = np.arange(rows * cols, dtype=np.uint64)
+    words = philox4x32(element, element >> np.uint64(32), stream & 0xFFFFFFFF, stream >> 32,
+                       seed & 0xFFFFFFFF, seed >> 32)
+    u = (words[0] >> np.uint64(8)).astype(np.float64) / 16777216.0
+    bound = np.sqrt(6.0 / (rows + cols))
+    return torch.from_numpy(((2.0 * u - 1.0) * bound).astype(np.float32).reshape(rows, cols))
+
+
+def copy_halogen_init(model, seed):
+    """Overwrites every weight with the value Halogen's EvolveGCN-O starts from (registration order: per layer
+    W_0 then w_z u_z b_z w_r u_r b_r w_h u_h b_h, then head.weight, head.bias; biases zero), so the two runs
+    can be compared number for number."""
+    index = 0
+    with torch.no_grad():
+        for w0, gru in zip(model.w0, model.gru):
+            for tensor in [w0, gru.w_z, gru.u_z, gru.b_z, gru.w_r, gru.u_r, gru.b_r, gru.w_h, gru.u_h, gru.b_h]:
+                if tensor is not gru.b_z and tensor is not gru.b_r and tensor is not gru.b_h:
+                    tensor.copy_(halogen_glorot(seed, index, *tensor.shape))
+                index += 1
+        model.head_w.copy_(halogen_glorot(seed, index, *model.head_w.shape))
 
 
 class MatrixGRU(torch.nn.Module):
@@ -128,6 +169,9 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init", choices=["torch", "halogen"], default="torch",
+                        help="halogen: the exact initial weights of `halogen train --seed SEED` (Philox, slow for "
+                             "wide layers), to compare losses epoch by epoch")
     parser.add_argument("--adjacency", choices=["csr", "coo"], default="csr",
                         help="torch sparse layout of A_hat (csr: beta in torch 1.13; coo: torch.sparse.mm's older path)")
     args = parser.parse_args()
@@ -139,6 +183,8 @@ def main():
     snapshots, edges, feat, label, train = load(args.graph, args.adjacency)
     classes = int(label.max()) + 1
     model = EvolveGCNO(feat.shape[1], args.hidden, args.layers, classes)
+    if args.init == "halogen":
+        copy_halogen_init(model, args.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     setup_s = time.perf_counter() - setup_start
 
@@ -156,7 +202,7 @@ def main():
     total_s = sum(epoch_ms) / 1e3
     print(json.dumps({"framework": "torch", "torch": torch.__version__, "model": "evolvegcn-o", "task": "node",
                       "threads": args.threads, "adjacency": args.adjacency, "nodes": int(feat.shape[0]), "features": int(feat.shape[1]),
-                      "snapshots": steps, "edges_per_snapshot": edges / steps, "layers": args.layers,
+                      "snapshots": steps, "edges_per_snapshot": edges / steps, "init": args.init, "layers": args.layers,
                       "hidden": args.hidden, "epochs": args.epochs, "setup_s": round(setup_s, 3),
                       "epoch_ms": [round(t, 1) for t in epoch_ms], "losses": [round(v, 5) for v in losses],
                       "snapshots_per_s": args.epochs * steps / total_s}))
