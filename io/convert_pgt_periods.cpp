@@ -25,7 +25,8 @@ using nlohmann::json;
 // The object at edge_mapping[key]: exactly the keys "0".."T-1" (decimal, no leading zeros), each a list.
 const json& period_object(const json& mapping, const char* key, int64_t periods, const std::string& path) {
   HALOGEN_USER_CHECK(mapping.contains(key) && mapping[key].is_object(),
-                     "%s: \"edge_mapping\"/\"%s\": missing or not an object {period: list}", path.c_str(), key);
+                     "%s: \"edge_mapping\"/\"%s\": missing or not an object {period: list}", path.c_str(),
+                     key);
   const json& object = mapping[key];
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string& name = it.key();
@@ -35,14 +36,15 @@ const json& period_object(const json& mapping, const char* key, int64_t periods,
                        "%s: \"edge_mapping\"/\"%s\"/\"%s\": not a period in [0, %lld) (time_periods %lld)",
                        path.c_str(), key, name.c_str(), static_cast<long long>(periods),
                        static_cast<long long>(periods));
-    HALOGEN_USER_CHECK(it.value().is_array(), "%s: \"edge_mapping\"/\"%s\"/\"%s\": expected a list", path.c_str(),
-                       key, name.c_str());
+    HALOGEN_USER_CHECK(it.value().is_array(), "%s: \"edge_mapping\"/\"%s\"/\"%s\": expected a list",
+                       path.c_str(), key, name.c_str());
   }
   for (int64_t t = 0; t < periods; ++t) {
-    HALOGEN_USER_CHECK(object.contains(std::to_string(t)),
-                       "%s: \"edge_mapping\"/\"%s\": no list for period \"%lld\" (one is needed for every period "
-                       "0..%lld)",
-                       path.c_str(), key, static_cast<long long>(t), static_cast<long long>(periods - 1));
+    HALOGEN_USER_CHECK(
+        object.contains(std::to_string(t)),
+        "%s: \"edge_mapping\"/\"%s\": no list for period \"%lld\" (one is needed for every period "
+        "0..%lld)",
+        path.c_str(), key, static_cast<long long>(t), static_cast<long long>(periods - 1));
   }
   return object;
 }
@@ -51,16 +53,18 @@ const json& period_object(const json& mapping, const char* key, int64_t periods,
 
 graph::Graph convert_periods(const json& doc, const ConvertOptions& options) {
   const std::string& path = options.input;
-  HALOGEN_USER_CHECK(doc.contains("y") && doc["y"].is_array() && !doc["y"].empty(),
-                     "%s: \"y\" (the node series, one row of N values per period) is missing or not a non-empty "
-                     "list",
-                     path.c_str());
+  HALOGEN_USER_CHECK(
+      doc.contains("y") && doc["y"].is_array() && !doc["y"].empty(),
+      "%s: \"y\" (the node series, one row of N values per period) is missing or not a non-empty "
+      "list",
+      path.c_str());
   const json& series = doc["y"];
   const int64_t periods = static_cast<int64_t>(series.size());
   if (doc.contains("time_periods")) {
     const int64_t declared = integer_at(doc["time_periods"], path + ": \"time_periods\": ");
-    HALOGEN_USER_CHECK(declared == periods, "%s: \"time_periods\" is %lld, but \"y\" has %lld rows (one per period)",
-                       path.c_str(), static_cast<long long>(declared), static_cast<long long>(periods));
+    HALOGEN_USER_CHECK(declared == periods,
+                       "%s: \"time_periods\" is %lld, but \"y\" has %lld rows (one per period)", path.c_str(),
+                       static_cast<long long>(declared), static_cast<long long>(periods));
   }
 
   graph::Graph g;
@@ -110,17 +114,18 @@ graph::Graph convert_periods(const json& doc, const ConvertOptions& options) {
       edges.dst.push_back(dst);
       if (weighted) {
         edges.weight.push_back(static_cast<float>(number_at(
-            (*edge_weight)[period][i],
-            strformat("%s: \"edge_mapping\"/\"edge_weight\"/\"%s\"[%zu]: ", path.c_str(), period.c_str(), i))));
+            (*edge_weight)[period][i], strformat("%s: \"edge_mapping\"/\"edge_weight\"/\"%s\"[%zu]: ",
+                                                 path.c_str(), period.c_str(), i))));
       }
     }
     g.snapshots[t] = graph::build_csr(n, std::move(edges), build);
     stored += g.snapshots[t].nnz();
   }
-  HALOGEN_USER_CHECK(stored > 0,
-                     "%s: \"edge_mapping\"/\"edge_index\": no period has an edge (self-loops aside), so every "
-                     "snapshot would be empty",
-                     path.c_str());
+  HALOGEN_USER_CHECK(
+      stored > 0,
+      "%s: \"edge_mapping\"/\"edge_index\": no period has an edge (self-loops aside), so every "
+      "snapshot would be empty",
+      path.c_str());
   g.adjacency = snapshot_union(n, g.snapshots);
   return g;
 }

@@ -45,11 +45,12 @@ void print_snapshot_halo(const std::string& dir) {
                      (fs::path(dir) / "meta.json").string().c_str());
   const int64_t union_halo = stats.value("halo_rows_total", int64_t{0});
   const double mean = rows["mean"].get<double>();
-  std::printf("snapshot halo rows (all parts, per step): mean %.1f, max %lld over %zu steps (%.0f%% of the union "
-              "halo %lld on average)\n",
-              mean, static_cast<long long>(rows["max"].get<int64_t>()), rows["per_step_total"].size(),
-              union_halo > 0 ? 100.0 * mean / static_cast<double>(union_halo) : 0.0,
-              static_cast<long long>(union_halo));
+  std::printf(
+      "snapshot halo rows (all parts, per step): mean %.1f, max %lld over %zu steps (%.0f%% of the union "
+      "halo %lld on average)\n",
+      mean, static_cast<long long>(rows["max"].get<int64_t>()), rows["per_step_total"].size(),
+      union_halo > 0 ? 100.0 * mean / static_cast<double>(union_halo) : 0.0,
+      static_cast<long long>(union_halo));
 }
 
 }  // namespace

@@ -159,21 +159,25 @@ TEST(PgtJsonPeriods, BadInputsNameFileKeyPathAndIndex) {
                "\"edge_mapping\"/\"edge_index\": missing or not an object");
   expect_error(R"({"edge_mapping": [], )" + y + "}", "\"edge_mapping\": expected an object");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1], [1, 2]], "1": []},
-                   "edge_weight": {"0": [1.0], "1": []}}, )" + y + "}",
+                   "edge_weight": {"0": [1.0], "1": []}}, )" +
+                   y + "}",
                "\"edge_mapping\"/\"edge_weight\"/\"0\": expected 2 numbers (one per edge of "
                "\"edge_index\"/\"0\"), found 1");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1], [1, 2]], "1": []},
-                   "edge_weight": {"0": [1.0, "a"], "1": []}}, )" + y + "}",
+                   "edge_weight": {"0": [1.0, "a"], "1": []}}, )" +
+                   y + "}",
                "\"edge_mapping\"/\"edge_weight\"/\"0\"[1]: not a finite number");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1]], "1": []},
-                   "edge_weight": {"0": [1.0]}}, )" + y + "}",
+                   "edge_weight": {"0": [1.0]}}, )" +
+                   y + "}",
                "\"edge_mapping\"/\"edge_weight\": no list for period \"1\"");
   expect_error(R"({"time_periods": 3, "edge_mapping": {"edge_index": {"0": [[0, 1]], "1": []}}, )" + y + "}",
                "\"time_periods\" is 3, but \"y\" has 2 rows");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1]], "1": []}}, "y": [[1, 2, 3], [4, 5]]})",
                "\"y\"[1]: expected a list of 3 node values, found 2");
-  expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1]], "1": []}}, "y": [[1, 2, 3], [4, 5, null]]})",
-               "\"y\"[1][2]: not a finite number");
+  expect_error(
+      R"({"edge_mapping": {"edge_index": {"0": [[0, 1]], "1": []}}, "y": [[1, 2, 3], [4, 5, null]]})",
+      "\"y\"[1][2]: not a finite number");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[0, 1]]}}})", "\"y\" (the node series");
   expect_error(R"({"edge_mapping": {"edge_index": {"0": [[1, 1]], "1": []}}, )" + y + "}",
                "no period has an edge (self-loops aside)");

@@ -78,9 +78,10 @@ TEST(SnapshotHaloStats, PathInTwoPartsIsExact) {
   EXPECT_EQ(rows["max"].get<int64_t>(), 2);
   EXPECT_DOUBLE_EQ(rows["mean"].get<double>(), 2.0 / 3.0);
   // The union halo is 2 rows as well (1 and 2), so one step needs a third of it on average.
-  EXPECT_NE(info_output(dir).find("snapshot halo rows (all parts, per step): mean 0.7, max 2 over 3 steps (33% "
-                                  "of the union halo 2 on average)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      info_output(dir).find("snapshot halo rows (all parts, per step): mean 0.7, max 2 over 3 steps (33% "
+                            "of the union halo 2 on average)\n"),
+      std::string::npos)
       << info_output(dir);
 }
 
