@@ -122,6 +122,17 @@ Metrics TemporalTrainer::evaluate() {
 
 TemporalResult TemporalTrainer::run() {
   TemporalResult result;
+  double before[2] = {static_cast<double>(detail::bytes_in_use(Device::cpu)),
+                      static_cast<double>(detail::peak_bytes(Device::cpu))};
+  comm_.allreduce_max(before, 2);
+  result.bytes_before_training = static_cast<int64_t>(before[0]);
+  if (comm_.rank() == 0) {
+    log::info(strformat("memory: %.1f MiB of cpu buffers per rank (max over ranks; sequence %.1f MiB, model %.1f "
+                        "MiB, task %.1f MiB on rank 0), all allocated before epoch 1",
+                        before[0] / 1048576.0, sequence_->allocated_bytes() / 1048576.0,
+                        (model_->scratch_bytes() + 4.0 * model_->store().total_size() * 2) / 1048576.0,
+                        task_->bytes() / 1048576.0));
+  }
   result.baselines = task_->baselines();
   FILE* metrics_file = nullptr;
   if (!config_.metrics_path.empty() && comm_.rank() == 0) {
@@ -176,6 +187,10 @@ TemporalResult TemporalTrainer::run() {
   double allocated = static_cast<double>(detail::peak_bytes(Device::cpu));
   comm_.allreduce_max(&allocated, 1);
   result.allocated_bytes = static_cast<int64_t>(allocated);
+  if (comm_.rank() == 0 && result.allocated_bytes > std::max<int64_t>(result.bytes_before_training,
+                                                                       static_cast<int64_t>(before[1]))) {
+    log::info(strformat("warning: buffers grew during training, to %.1f MiB", allocated / 1048576.0));
+  }
   nlohmann::json final_line = {{"final", true},
                                {"model", temporal_kind_name(config_.model.kind)},
                                {"task", task_kind_name(config_.task.kind)},
@@ -189,6 +204,7 @@ TemporalResult TemporalTrainer::run() {
                                {"exposed_comm_share", result.exposed_comm_share},
                                {"halo_bytes_sent", sequence_->bytes_sent()},
                                {"allocated_bytes", result.allocated_bytes},
+                               {"bytes_before_training", result.bytes_before_training},
                                {"final_loss", result.epochs.back().loss}};
   for (const auto& [name, value] : result.final_metrics) final_line[name] = value;
   for (const auto& [name, value] : result.baselines) final_line[name] = value;

@@ -51,7 +51,8 @@ struct TemporalResult {
   double mean_epoch_ms = 0;
   double snapshots_per_s = 0; // trained steps (forward + backward) per second, over all epochs
   double exposed_comm_share = 0;  // (halo exposed + allreduce) / epoch time
-  int64_t allocated_bytes = 0;    // max over ranks of Buffer bytes held during training
+  int64_t allocated_bytes = 0;    // max over ranks of the peak Buffer bytes (process lifetime) after training
+  int64_t bytes_before_training = 0;  // max over ranks of Buffer bytes in use before epoch 1
 };
 
 class TemporalTrainer {

@@ -2,7 +2,8 @@
 # Temporal training end to end through `halogen train --model M --task T` under mpirun:
 #  - Chickenpox (../shared/data/temporal, lags 4, first 90% of the weeks train), 2 ranks: every model's test MSE
 #    is below both naive forecasts (last value, training mean) printed in the same metrics file;
-#  - link prediction on a generated temporal SBM, 2 ranks: MAP clearly above random ranking;
+#  - link prediction on a generated temporal SBM, 2 ranks: MAP clearly above random ranking, and no buffer
+#    allocated after the trainer's constructor (peak = bytes in use before epoch 1);
 #  - bad input: a window longer than the training sequence, lags longer than the series, a task the graph has
 #    no labels for, a static graph: exit 2 with one line.
 set -u
@@ -28,6 +29,9 @@ map=$(final "$work/link.json" test_map) || fail "no test_map"
 random=$(final "$work/link.json" random_map) || fail "no random_map"
 echo "link prediction (tgcn, 2 ranks): test_map $map, random ranking $random"
 less_than "$(python3 -c "print($random + 0.15)")" "$map" || fail "link MAP $map is not well above random $random"
+# Memory is sized once: no buffer is allocated after the trainer's constructor.
+[ "$(final "$work/link.json" allocated_bytes)" = "$(final "$work/link.json" bytes_before_training)" ] ||
+  fail "buffers grew during training: $(tail -1 "$work/link.json")"
 
 # Bad input: one line, exit 2.
 expect_error() {  # expect_error PATTERN ARGS...
