@@ -268,7 +268,9 @@ void write_graph(const std::string& path, const graph::Graph& g) {
   output.commit();
 }
 
-graph::Graph read_graph(const std::string& path) {
+namespace {
+
+graph::Graph read_graph_file(const std::string& path, bool with_features) {
   h5::File file(path, h5::Mode::read);
   HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
                      "%s: not a Halogen graph file (root attribute format is not \"%s\")", path.c_str(),
@@ -295,7 +297,14 @@ graph::Graph read_graph(const std::string& path) {
                      static_cast<long long>(num_edges), static_cast<long long>(g.adjacency.nnz()));
 
   std::vector<int64_t> dims;
-  if (file.exists("/node/feat")) {
+  if (file.exists("/node/feat") && !with_features) {
+    dims = file.shape("/node/feat");
+    HALOGEN_USER_CHECK(dims.size() == 2 && dims[0] == g.num_nodes, "%s: /node/feat: expected shape [%lld, F]",
+                       path.c_str(), static_cast<long long>(g.num_nodes));
+    HALOGEN_USER_CHECK(file.is_floating("/node/feat"), "%s: /node/feat: expected float32, found %s",
+                       path.c_str(), file.element_type("/node/feat").c_str());
+    g.num_features = dims[1];
+  } else if (file.exists("/node/feat")) {
     g.features = file.read<float>("/node/feat", &dims);
     HALOGEN_USER_CHECK(dims.size() == 2 && dims[0] == g.num_nodes, "%s: /node/feat: expected shape [%lld, F]",
                        path.c_str(), static_cast<long long>(g.num_nodes));
@@ -333,8 +342,25 @@ graph::Graph read_graph(const std::string& path) {
       g.snapshots.push_back(read_csr(file, snapshot_group(t), g.num_nodes));
     }
   }
-  validate_graph(g, path);
+  if (with_features) {
+    validate_graph(g, path);
+  } else {  // validate_graph expects features of N x num_features values: check the rest without them
+    const int64_t num_features = g.num_features;
+    g.num_features = 0;
+    validate_graph(g, path);
+    g.num_features = num_features;
+  }
   return g;
+}
+
+}  // namespace
+
+graph::Graph read_graph(const std::string& path) {
+  return read_graph_file(path, true);
+}
+
+graph::Graph read_graph_without_features(const std::string& path) {
+  return read_graph_file(path, false);
 }
 
 }  // namespace halogen::io

@@ -11,6 +11,11 @@ namespace halogen::io {
 // Any violation is a UserError naming the file, the dataset path and the first bad index.
 graph::Graph read_graph(const std::string& path);
 
+// read_graph without /node/feat: num_features is set from the dataset's shape [N, F] (checked), `features`
+// stays empty and the feature values are neither read nor validated (the caller streams them, e.g. with
+// h5::File::read_rows / read_selected_rows). Everything else is read and validated as by read_graph.
+graph::Graph read_graph_without_features(const std::string& path);
+
 // Writes atomically (a temporary file in the same directory, renamed on success; removed on failure).
 void write_graph(const std::string& path, const graph::Graph& graph);
 

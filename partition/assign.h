@@ -2,6 +2,7 @@
 // Vertex -> part assignment: METIS k-way (the default), and the random and contiguous baselines.
 // Every method is deterministic for a given seed (METIS: METIS_OPTION_SEED; random: counter-based RNG).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,29 @@ std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOption
 // METIS_PartGraphKway on the symmetrised graph without self-loops. UserError when the graph exceeds METIS's
 // 32-bit idx_t (names the limit and suggests --method contiguous|random).
 std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions& options);
+
+// What assign_metis_within did (logged and stored in meta.json by `halogen partition`).
+struct MetisMemoryReport {
+  bool sparsified = false;      // METIS partitioned a sparsified graph, refined on the full one
+  double keep_degree = 0;       // k of partition/metis_memory.h's sparsify
+  int64_t entries = 0;          // symmetric adjacency entries of the graph
+  int64_t metis_entries = 0;    // entries METIS was given
+  int64_t estimated_bytes = 0;  // estimate_metis_bytes of METIS's input
+  int64_t cut_before_refinement = 0, cut_after_refinement = 0;  // cut weight (sparsified only)
+};
+
+// assign_metis for a peak memory of `budget_bytes` (<= 0: unlimited) for the whole process. METIS is given
+// only its 32-bit input: graph.adjacency is released while METIS runs and restored from reread_adjacency()
+// (which must return the same CSR, e.g. read again from the graph file). When METIS's estimated peak
+// (partition/metis_memory.h) does not fit the budget less what else is resident (modelled from the sizes of
+// the graph's arrays plus 48 MiB for the process, not measured, so results do not depend on the
+// allocator), METIS partitions a
+// sparsified graph that fits and a greedy refinement on the full graph follows. Same result as
+// assign_metis when nothing is sparsified; deterministic per seed either way.
+std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOptions& options,
+                                         int64_t budget_bytes,
+                                         const std::function<graph::Csr()>& reread_adjacency,
+                                         MetisMemoryReport* report = nullptr);
 
 // UserError unless a graph of `num_nodes` vertices and `num_entries` adjacency entries (both directions of
 // every edge) fits METIS's idx_t. Called by assign_metis; exposed for tests.

@@ -179,8 +179,8 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
   for (int64_t h = 0; h < n_halo; ++h) s.degree_halo[h] = degree_without_self_loop(adj, s.halo_gid[h]);
 
   const int64_t f = graph.num_features;
-  s.features.resize(static_cast<size_t>(n_own) * f);
-  if (f > 0) {
+  if (f > 0 && !graph.features.empty()) {  // a graph read without its features: the caller fills them
+    s.features.resize(static_cast<size_t>(n_own) * f);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n_own; ++i)
       std::copy_n(graph.features.begin() + s.owned_gid[i] * f, f, s.features.begin() + i * f);

@@ -34,7 +34,9 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
 
 // Builds part p's shard: owned rows' CSR in local ids (columns sorted), halo and send plan, global degrees
 // (row length without self-loop), owned features/labels/targets and splits (local ids). Row loops run in
-// parallel. Dynamic-graph snapshots are not included.
+// parallel. Dynamic-graph snapshots are not included. A graph held without its feature values
+// (num_features > 0, features empty: io::read_graph_without_features) gives a shard with empty features,
+// for the caller to fill (rows owned_gid of /node/feat).
 graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_t part);
 
 // Global degree of v without its self-loop (row length minus one when (v, v) is stored).

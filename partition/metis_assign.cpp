@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "partition/assign.h"
+#include "partition/metis_memory.h"
 #include "partition/snapshot_weight.h"
 
 namespace halogen::partition {
@@ -24,15 +25,13 @@ constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
                 what.c_str(), static_cast<long long>(value), static_cast<long long>(kIdxMax)));
 }
 
-// METIS's input: the graph made undirected (A + A^T, deduplicated) without self-loops.
-struct MetisGraph {
-  std::vector<idx_t> xadj, adjncy;
-};
+static_assert(sizeof(idx_t) == sizeof(int32_t), "SymmetricGraph holds METIS's 32-bit idx_t");
 
-MetisGraph metis_input(const graph::Graph& graph) {
+// METIS's input: the graph made undirected (A + A^T, deduplicated) without self-loops.
+SymmetricGraph metis_input(const graph::Graph& graph) {
   const graph::Csr& adj = graph.adjacency;
   const int64_t n = graph.num_nodes;
-  MetisGraph out;
+  SymmetricGraph out;
   out.xadj.assign(n + 1, 0);
   // An undirected Graph stores every edge both ways (graph.h's contract, checked by io::read_graph), so its
   // adjacency is METIS's input as it is, less self-loops; a directed one is merged with its transpose.
@@ -95,6 +94,27 @@ MetisGraph metis_input(const graph::Graph& graph) {
   return out;
 }
 
+idx_t metis_ufactor(const AssignOptions& options) {
+  return std::max<idx_t>(1, static_cast<idx_t>(std::lround(1000.0 * (options.imbalance - 1.0))));
+}
+
+constexpr int32_t kRefinementPasses = 8;
+
+// The process without the graph: code, libraries, HDF5's caches, thread stacks (about 20 MiB measured).
+constexpr int64_t kProcessBaseBytes = int64_t{48} << 20;
+
+// Bytes the graph's arrays hold (capacity is what is resident; sizes are what a given file determines).
+int64_t resident_bytes(const graph::Graph& g) {
+  auto csr_bytes = [](const graph::Csr& c) {
+    return (c.indptr.size() + c.indices.size()) * sizeof(int64_t) + c.weight.size() * sizeof(float);
+  };
+  size_t bytes = csr_bytes(g.adjacency) + g.features.size() * sizeof(float) +
+                 g.labels.size() * sizeof(int32_t) + g.targets.size() * sizeof(float) +
+                 (g.train.size() + g.valid.size() + g.test.size() + g.orig_id.size()) * sizeof(int64_t);
+  for (const graph::Csr& snapshot : g.snapshots) bytes += csr_bytes(snapshot);
+  return static_cast<int64_t>(bytes);
+}
+
 }  // namespace
 
 void check_metis_limits(int64_t num_nodes, int64_t num_entries) {
@@ -102,62 +122,61 @@ void check_metis_limits(int64_t num_nodes, int64_t num_entries) {
   if (num_entries > kIdxMax) too_large("adjacency entry count", num_entries);
 }
 
-std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions& options) {
-  validate_options(graph, options);
+namespace {
+
+// Vertex weights (ncon per vertex) and target part fractions as METIS takes them.
+struct MetisWeights {
+  idx_t ncon = 1;
+  std::vector<idx_t> vwgt;     // empty: every vertex weighs 1
+  std::vector<real_t> tpwgts;  // empty: equal parts
+};
+
+MetisWeights metis_weights(const graph::Graph& graph, const AssignOptions& options) {
   const int64_t n = graph.num_nodes;
-  check_metis_limits(n, 0);
-  std::vector<int32_t> part_of(n, 0);
-  if (options.num_parts == 1) return part_of;  // METIS is not needed (and 5.1 mishandles nparts=1)
-
-  MetisGraph input = metis_input(graph);
-
+  MetisWeights w;
   Balance balance = options.balance;
   if (balance == Balance::train && graph.train.empty()) {
     log::warn("--balance train: the graph has no training vertices; balancing edges only");
     balance = Balance::edges;
   }
-  idx_t ncon = balance == Balance::train ? 2 : 1;
-  std::vector<idx_t> vwgt;
+  w.ncon = balance == Balance::train ? 2 : 1;
   if (balance != Balance::vertices) {
     // Work of a vertex = 1 + its row length; the sum must fit idx_t too.
     const int64_t total = n + graph.adjacency.nnz();
     if (total > kIdxMax) too_large("total vertex weight (vertices + edges) for --balance edges|train", total);
-    vwgt.resize(static_cast<size_t>(n) * ncon, 0);
-    for (int64_t v = 0; v < n; ++v) vwgt[v * ncon] = static_cast<idx_t>(1 + graph.adjacency.degree(v));
-    if (ncon == 2)
-      for (int64_t v : graph.train) vwgt[v * 2 + 1] = 1;
+    w.vwgt.resize(static_cast<size_t>(n) * w.ncon, 0);
+    for (int64_t v = 0; v < n; ++v) w.vwgt[v * w.ncon] = static_cast<idx_t>(1 + graph.adjacency.degree(v));
+    if (w.ncon == 2)
+      for (int64_t v : graph.train) w.vwgt[v * 2 + 1] = 1;
   }
-
-  std::vector<real_t> tpwgts;
   if (!options.part_weights.empty()) {
     const double total = std::accumulate(options.part_weights.begin(), options.part_weights.end(), 0.0);
-    tpwgts.resize(static_cast<size_t>(options.num_parts) * ncon);
+    w.tpwgts.resize(static_cast<size_t>(options.num_parts) * w.ncon);
     for (int32_t p = 0; p < options.num_parts; ++p)
-      for (idx_t c = 0; c < ncon; ++c)
-        tpwgts[p * ncon + c] = static_cast<real_t>(options.part_weights[p] / total);
+      for (idx_t c = 0; c < w.ncon; ++c)
+        w.tpwgts[p * w.ncon + c] = static_cast<real_t>(options.part_weights[p] / total);
   }
+  return w;
+}
 
+std::vector<int32_t> run_metis(SymmetricGraph& input, MetisWeights& w, const AssignOptions& options) {
   idx_t metis_options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(metis_options);
   metis_options[METIS_OPTION_OBJTYPE] =
       options.objective == Objective::cut ? METIS_OBJTYPE_CUT : METIS_OBJTYPE_VOL;
   // METIS rejects ufactor 0 ("Incorrect ufactor"): --imbalance 1.0 asks for the tightest balance it accepts.
-  metis_options[METIS_OPTION_UFACTOR] =
-      std::max<idx_t>(1, static_cast<idx_t>(std::lround(1000.0 * (options.imbalance - 1.0))));
+  metis_options[METIS_OPTION_UFACTOR] = metis_ufactor(options);
   metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed % static_cast<uint64_t>(kIdxMax));
   metis_options[METIS_OPTION_NUMBERING] = 0;
   metis_options[METIS_OPTION_NITER] = options.refine_iterations;
 
-  // Dynamic graphs: cutting an edge costs the number of snapshots holding it (partition/snapshot_weight.h).
-  static_assert(sizeof(idx_t) == sizeof(int32_t), "snapshot_edge_counts produces 32-bit weights");
-  std::vector<int32_t> adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
-
+  const int64_t n = input.num_nodes();
   idx_t nvtxs = static_cast<idx_t>(n), nparts = options.num_parts, objval = 0;
   std::vector<idx_t> part(n);
-  const int status = METIS_PartGraphKway(&nvtxs, &ncon, input.xadj.data(), input.adjncy.data(),
-                                         vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
-                                         adjwgt.empty() ? nullptr : adjwgt.data(), &nparts,
-                                         tpwgts.empty() ? nullptr : tpwgts.data(),
+  const int status = METIS_PartGraphKway(&nvtxs, &w.ncon, input.xadj.data(), input.adjncy.data(),
+                                         w.vwgt.empty() ? nullptr : w.vwgt.data(), /*vsize=*/nullptr,
+                                         input.adjwgt.empty() ? nullptr : input.adjwgt.data(), &nparts,
+                                         w.tpwgts.empty() ? nullptr : w.tpwgts.data(),
                                          /*ubvec=*/nullptr, metis_options, &objval, part.data());
   if (status == METIS_ERROR_MEMORY) throw std::bad_alloc();
   if (status != METIS_OK)
@@ -165,7 +184,91 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
         strformat("--method metis: METIS_PartGraphKway failed (status %d) on this graph; try "
                   "--method contiguous or --method random",
                   status));
-  for (int64_t v = 0; v < n; ++v) part_of[v] = static_cast<int32_t>(part[v]);
+  return std::vector<int32_t>(part.begin(), part.end());
+}
+
+}  // namespace
+
+std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions& options) {
+  validate_options(graph, options);
+  const int64_t n = graph.num_nodes;
+  check_metis_limits(n, 0);
+  if (options.num_parts == 1) return std::vector<int32_t>(n, 0);  // METIS 5.1 mishandles nparts=1
+
+  SymmetricGraph input = metis_input(graph);
+  MetisWeights weights = metis_weights(graph, options);
+  // Dynamic graphs: cutting an edge costs the number of snapshots holding it (partition/snapshot_weight.h).
+  input.adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
+  return run_metis(input, weights, options);
+}
+
+std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOptions& options,
+                                         int64_t budget_bytes,
+                                         const std::function<graph::Csr()>& reread_adjacency,
+                                         MetisMemoryReport* report) {
+  validate_options(graph, options);
+  const int64_t n = graph.num_nodes;
+  check_metis_limits(n, 0);
+  MetisMemoryReport local;
+  MetisMemoryReport& r = report ? *report : local;
+  r = MetisMemoryReport{};
+  if (options.num_parts == 1) return std::vector<int32_t>(n, 0);
+
+  SymmetricGraph input = metis_input(graph);
+  MetisWeights weights = metis_weights(graph, options);
+  input.adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
+  graph.adjacency = graph::Csr{};  // METIS needs only its input; the CSR is read again afterwards
+  r.entries = r.metis_entries = input.num_entries();
+
+  // What METIS may use: the budget less everything else resident (its input counts as METIS's). Modelled
+  // from the sizes held, not measured, so the same graph and budget always give the same partition.
+  const int64_t other =
+      kProcessBaseBytes + resident_bytes(graph) + static_cast<int64_t>(weights.vwgt.size() * sizeof(idx_t));
+  const int64_t allowed = budget_bytes - other;
+  r.estimated_bytes = estimate_metis_bytes(n, input.num_entries(), options.num_parts);
+  std::vector<int32_t> part_of;
+  if (budget_bytes <= 0 || r.estimated_bytes <= allowed) {
+    part_of = run_metis(input, weights, options);
+    input = SymmetricGraph{};
+    graph.adjacency = reread_adjacency();
+    return part_of;
+  }
+
+  // Too large: METIS partitions a sparsified graph whose estimate fits; refinement on the full graph follows.
+  const int64_t levels = metis_levels(n, options.num_parts);
+  // 5% margin: the kept count is random around its expectation and METIS's levels vary.
+  const int64_t target = std::max<int64_t>(n, (allowed * 95 / 100 - 64 * n) / (8 * levels));
+  {
+    SymmetricGraph sparse = sparsify(input, target, options.seed, &r.keep_degree);
+    input = SymmetricGraph{};
+    r.sparsified = true;
+    r.metis_entries = sparse.num_entries();
+    r.estimated_bytes = estimate_metis_bytes(n, sparse.num_entries(), options.num_parts);
+    part_of = run_metis(sparse, weights, options);
+  }
+  graph.adjacency = reread_adjacency();
+  SymmetricGraph full = metis_input(graph);
+  full.adjwgt = snapshot_edge_counts(graph, full.xadj, full.adjncy);
+  r.cut_before_refinement = cut_weight(full, part_of);
+
+  // Loads allowed to a part: METIS's own bound, imbalance x target fraction x total, per constraint.
+  const int32_t ncon = weights.ncon, parts = options.num_parts;
+  std::vector<double> fraction(parts, 1.0 / parts);
+  if (!options.part_weights.empty()) {
+    const double total = std::accumulate(options.part_weights.begin(), options.part_weights.end(), 0.0);
+    for (int32_t p = 0; p < parts; ++p) fraction[p] = options.part_weights[p] / total;
+  }
+  std::vector<int64_t> total(ncon, 0);
+  for (int64_t v = 0; v < n; ++v)
+    for (int32_t c = 0; c < ncon; ++c) total[c] += weights.vwgt.empty() ? 1 : weights.vwgt[v * ncon + c];
+  const double ubfactor = 1.0 + metis_ufactor(options) / 1000.0;
+  std::vector<int64_t> max_load(static_cast<size_t>(parts) * ncon);
+  for (int32_t p = 0; p < parts; ++p)
+    for (int32_t c = 0; c < ncon; ++c)
+      max_load[p * ncon + c] = static_cast<int64_t>(ubfactor * fraction[p] * static_cast<double>(total[c]));
+  std::vector<int32_t> vwgt(weights.vwgt.begin(), weights.vwgt.end());
+  refine_greedy(full, vwgt, ncon, max_load, parts, part_of, kRefinementPasses);
+  r.cut_after_refinement = cut_weight(full, part_of);
   return part_of;
 }
 

@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/graph_file.h"
+#include "io/h5.h"
 #include "io/part_file.h"
 #include "partition/halo_plan.h"
+#include "partition/metis_memory.h"
 #include "partition/snapshot_shard.h"
 
 namespace halogen::partition {
@@ -52,7 +56,8 @@ std::string utc_now() {
 }
 
 json meta_json(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
-               const PartitionStats& stats, const std::vector<PhaseRecord>& phases, int64_t process_peak) {
+               const PartitionStats& stats, const std::vector<PhaseRecord>& phases, int64_t process_peak,
+               const json& memory) {
   const AssignOptions& o = request.options;
   json meta;
   meta["format"] = "halogen.partition";
@@ -120,6 +125,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                           {"peak_rss_mib", static_cast<double>(phase.peak_rss_bytes) / (1 << 20)}});
   meta["phases"] = phase_list;
   meta["peak_rss_mib"] = static_cast<double>(process_peak) / (1 << 20);  // whole process, up to writing meta
+  if (!memory.is_null()) meta["memory"] = memory;
   return meta;
 }
 
@@ -166,14 +172,78 @@ void prepare_output_dir(const std::string& dir, bool force) {
   }
 }
 
-PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
-                                const PartitionRequest& request, PhaseLog& phases) {
+namespace {
+
+// Rows [begin, end) of /node/feat at a time, about 16 MiB.
+int64_t feature_block_rows(int64_t num_features) {
+  return std::max<int64_t>(1, (int64_t{16} << 20) / (4 * std::max<int64_t>(num_features, 1)));
+}
+
+// The finiteness check read_graph applies to /node/feat, streamed in blocks of rows.
+void validate_features_streaming(const h5::File& file, const graph::Graph& graph) {
+  const int64_t f = graph.num_features, block = feature_block_rows(f);
+  if (f == 0) return;
+  for (int64_t begin = 0; begin < graph.num_nodes; begin += block) {
+    const int64_t end = std::min(graph.num_nodes, begin + block);
+    const std::vector<float> rows = file.read_rows<float>("/node/feat", begin, end);
+    const int64_t size = static_cast<int64_t>(rows.size());
+    int64_t bad = size;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+    for (int64_t i = 0; i < size; ++i)
+      if (!std::isfinite(rows[i])) bad = std::min(bad, i);
+    HALOGEN_USER_CHECK(bad == size, "%s: /node/feat: row %lld, column %lld: not finite", file.path().c_str(),
+                       static_cast<long long>(begin + bad / f), static_cast<long long>(bad % f));
+  }
+}
+
+// Rows owned_gid (ascending) of /node/feat, read in blocks of whole rows (skipping blocks without an owned
+// row) and gathered: HDF5 selections of many scattered rows are far slower than reading them all.
+std::vector<float> read_owned_features(const h5::File& file, const std::vector<int64_t>& owned_gid,
+                                       int64_t num_features) {
+  const int64_t f = num_features, block = feature_block_rows(f);
+  std::vector<float> out(owned_gid.size() * static_cast<size_t>(f));
+  size_t i = 0;
+  while (i < owned_gid.size()) {
+    const int64_t begin = owned_gid[i], end = begin + block;
+    size_t j = i;
+    while (j < owned_gid.size() && owned_gid[j] < end) ++j;
+    const int64_t last = owned_gid[j - 1] + 1;  // read [begin, last): no row past the last owned one
+    const std::vector<float> rows = file.read_rows<float>("/node/feat", begin, last);
+#pragma omp parallel for schedule(static)
+    for (size_t k = i; k < j; ++k)
+      std::copy_n(rows.begin() + (owned_gid[k] - begin) * f, f, out.begin() + k * f);
+    i = j;
+  }
+  return out;
+}
+
+// /csr of the graph file again (read and validated before); its size must not have changed.
+graph::Csr reread_adjacency(const std::string& path, int64_t num_nodes, int64_t num_entries) {
+  h5::File file(path, h5::Mode::read);
+  graph::Csr csr;
+  csr.num_rows = csr.num_cols = num_nodes;
+  csr.indptr = file.read<int64_t>("/csr/indptr");
+  csr.indices = file.read<int64_t>("/csr/indices");
+  if (file.exists("/csr/weight")) csr.weight = file.read<float>("/csr/weight");
+  HALOGEN_USER_CHECK(static_cast<int64_t>(csr.indptr.size()) == num_nodes + 1 && csr.nnz() == num_entries &&
+                         csr.indptr.back() == num_entries,
+                     "%s: /csr: changed while it was being partitioned", path.c_str());
+  return csr;
+}
+
+// Partition, halo plan, shards, meta.json. `assign` computes the assignment (it may release and restore
+// graph.adjacency); `features` is the graph file when `graph` holds no feature values (each shard then
+// reads its owned rows of /node/feat); `memory` goes to meta.json["memory"] when not null.
+PartitionResult write_partition_directory(const graph::Graph& graph, const SourceFile& source,
+                                          const PartitionRequest& request, PhaseLog& phases,
+                                          const std::function<std::vector<int32_t>()>& assign,
+                                          const h5::File* features, json* memory) {
   const AssignOptions& options = request.options;
   validate_options(graph, options);
   prepare_output_dir(request.output_dir, request.force);
 
   phases.begin("partition");
-  std::vector<int32_t> part_of = assign_parts(graph, options);
+  std::vector<int32_t> part_of = assign();
   phases.end();
   log::info(strformat("partition: %s into %d parts in %.2f s", method_name(options.method), options.num_parts,
                       phases.phases().back().seconds));
@@ -195,6 +265,8 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
       {
         ScopedTimer timer(&build_ms);
         shard = build_shard(graph, plan, p);
+        if (features && graph.num_features > 0)
+          shard.features = read_owned_features(*features, shard.owned_gid, graph.num_features);
         if (!graph.snapshots.empty()) {
           shard.snapshots = build_shard_snapshots(graph, plan, shard);
           snapshot_halo_rows.resize(shard.snapshots.size(), 0);
@@ -216,20 +288,34 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
         total += rows;
         largest = std::max(largest, rows);
       }
-      log::info(strformat("snapshots: %zu, halo rows per step (all parts) mean %.1f max %lld (union halo %lld)",
-                          snapshot_halo_rows.size(),
-                          static_cast<double>(total) / static_cast<double>(snapshot_halo_rows.size()),
-                          static_cast<long long>(largest), static_cast<long long>(result.stats.total_halo)));
+      log::info(
+          strformat("snapshots: %zu, halo rows per step (all parts) mean %.1f max %lld (union halo %lld)",
+                    snapshot_halo_rows.size(),
+                    static_cast<double>(total) / static_cast<double>(snapshot_halo_rows.size()),
+                    static_cast<long long>(largest), static_cast<long long>(result.stats.total_halo)));
     }
   }
   phases.end();
 
   result.phases = phases.phases();
   result.process_peak_rss_bytes = peak_rss_bytes();
-  write_json_atomically(
-      (fs::path(request.output_dir) / "meta.json").string(),
-      meta_json(graph, source, request, result.stats, result.phases, result.process_peak_rss_bytes));
+  write_json_atomically((fs::path(request.output_dir) / "meta.json").string(),
+                        meta_json(graph, source, request, result.stats, result.phases,
+                                  result.process_peak_rss_bytes, memory ? *memory : json()));
   return result;
+}
+
+}  // namespace
+
+PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
+                                const PartitionRequest& request, PhaseLog& phases) {
+  return write_partition_directory(
+      graph, source, request, phases, [&] { return assign_parts(graph, request.options); }, nullptr, nullptr);
+}
+
+int64_t memory_budget_bytes(const PartitionRequest& request, int64_t file_size_bytes) {
+  if (request.memory_limit_bytes > 0) return request.memory_limit_bytes;
+  return std::max<int64_t>(3 * file_size_bytes, kMinimumMemoryBudgetBytes);
 }
 
 PartitionResult partition_graph_file(const PartitionRequest& request) {
@@ -239,13 +325,46 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
   PhaseLog phases;
   phases.begin("read graph");
   SourceFile source = describe_source_file(request.graph_path);
-  graph::Graph graph = io::read_graph(request.graph_path);
+  // Everything but the feature values, which are checked here in blocks and read per shard later.
+  graph::Graph graph = io::read_graph_without_features(request.graph_path);
+  const h5::File features(request.graph_path, h5::Mode::read);
+  validate_features_streaming(features, graph);
   phases.end();
   validate_options(graph, request.options);  // before any output, so a rejected run prints one line
   log::info(strformat("read %s: %lld vertices, %lld edges in %.2f s", request.graph_path.c_str(),
                       static_cast<long long>(graph.num_nodes), static_cast<long long>(graph.num_edges()),
                       phases.phases().back().seconds));
-  return write_partition(graph, source, request, phases);
+
+  const int64_t budget = memory_budget_bytes(request, source.size_bytes);
+  json memory = {{"budget_mib", static_cast<double>(budget) / (1 << 20)}};
+  auto assign = [&]() -> std::vector<int32_t> {
+    if (request.options.method != Method::metis) return assign_parts(graph, request.options);
+    MetisMemoryReport report;
+    const int64_t n = graph.num_nodes, entries = graph.num_edges();
+    std::vector<int32_t> part_of = assign_metis_within(
+        graph, request.options, budget, [&] { return reread_adjacency(request.graph_path, n, entries); },
+        &report);
+    memory["metis_estimated_mib"] = static_cast<double>(report.estimated_bytes) / (1 << 20);
+    memory["metis_sparsified"] = report.sparsified;
+    if (report.sparsified) {
+      memory["metis_keep_degree"] = report.keep_degree;
+      memory["metis_entries"] = report.metis_entries;
+      memory["entries"] = report.entries;
+      memory["cut_weight_before_refinement"] = report.cut_before_refinement;
+      memory["cut_weight_after_refinement"] = report.cut_after_refinement;
+      log::info(strformat(
+          "partition: METIS on the whole graph would need about %.0f MiB, more than the %.0f MiB memory "
+          "budget leaves it; METIS partitioned a sparsified graph (%lld of %lld entries, keep degree "
+          "%.1f), refined on the full graph: cut weight %lld -> %lld",
+          static_cast<double>(estimate_metis_bytes(n, report.entries, request.options.num_parts)) / (1 << 20),
+          static_cast<double>(budget) / (1 << 20), static_cast<long long>(report.metis_entries),
+          static_cast<long long>(report.entries), report.keep_degree,
+          static_cast<long long>(report.cut_before_refinement),
+          static_cast<long long>(report.cut_after_refinement)));
+    }
+    return part_of;
+  };
+  return write_partition_directory(graph, source, request, phases, assign, &features, &memory);
 }
 
 }  // namespace halogen::partition

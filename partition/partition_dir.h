@@ -1,7 +1,7 @@
 #pragma once
 // `halogen partition`: graph file -> partition directory (meta.json, assignment.h5, part-%05d.h5).
 // Shards are built one at a time (each build is OpenMP-parallel over rows) and written as soon as built, so
-// peak memory is the graph plus the halo plan plus about one shard.
+// peak memory is the graph's topology plus the halo plan plus about one shard; features are read per shard.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +26,10 @@ struct PartitionRequest {
   std::string graph_path;
   std::string output_dir;
   AssignOptions options;
-  bool force = false;   // reuse a non-empty output directory (its partition files are replaced)
+  bool force = false;  // reuse a non-empty output directory (its partition files are replaced)
+  // Peak memory partition_graph_file aims at (bytes); 0: 3x the graph file's size, at least
+  // kMinimumMemoryBudgetBytes. Only METIS adapts to it (partition/metis_memory.h).
+  int64_t memory_limit_bytes = 0;
   std::string command;  // the creation command, stored in meta.json
 };
 
@@ -35,6 +38,12 @@ struct PartitionResult {
   std::vector<PhaseRecord> phases;
   int64_t process_peak_rss_bytes = 0;  // VmHWM when the directory was complete
 };
+
+// Below this, a budget of 3x the file would not even hold the process's libraries: small graphs get full
+// METIS.
+constexpr int64_t kMinimumMemoryBudgetBytes = int64_t{256} << 20;
+// request.memory_limit_bytes, or 3x the graph file (at least kMinimumMemoryBudgetBytes).
+int64_t memory_budget_bytes(const PartitionRequest& request, int64_t file_size_bytes);
 
 // UserError unless `dir` is absent, an empty directory, or (force) a directory. Changes nothing.
 void check_output_dir(const std::string& dir, bool force);
@@ -47,7 +56,9 @@ void prepare_output_dir(const std::string& dir, bool force);
 PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
                                 const PartitionRequest& request, PhaseLog& phases);
 
-// The whole command: check the directory, read and validate the graph file, partition, write.
+// The whole command: check the directory, read and validate the graph file, partition, write. Streams: the
+// feature values are never held whole (validated in blocks, then read per shard by owned rows), and METIS
+// runs with only its 32-bit input resident and within memory_budget_bytes (assign_metis_within).
 PartitionResult partition_graph_file(const PartitionRequest& request);
 
 }  // namespace halogen::partition
