@@ -174,14 +174,14 @@ void prepare_output_dir(const std::string& dir, bool force) {
 
 namespace {
 
-// Rows [begin, end) of /node/feat at a time, about 16 MiB.
-int64_t feature_block_rows(int64_t num_features) {
-  return std::max<int64_t>(1, (int64_t{16} << 20) / (4 * std::max<int64_t>(num_features, 1)));
+// Rows of /node/feat read at a time: about `block_bytes`.
+int64_t feature_block_rows(int64_t num_features, int64_t block_bytes) {
+  return std::max<int64_t>(1, block_bytes / (4 * std::max<int64_t>(num_features, 1)));
 }
 
 // The finiteness check read_graph applies to /node/feat, streamed in blocks of rows.
-void validate_features_streaming(const h5::File& file, const graph::Graph& graph) {
-  const int64_t f = graph.num_features, block = feature_block_rows(f);
+void validate_features_streaming(const h5::File& file, const graph::Graph& graph, int64_t block_bytes) {
+  const int64_t f = graph.num_features, block = feature_block_rows(f, block_bytes);
   if (f == 0) return;
   for (int64_t begin = 0; begin < graph.num_nodes; begin += block) {
     const int64_t end = std::min(graph.num_nodes, begin + block);
@@ -199,8 +199,8 @@ void validate_features_streaming(const h5::File& file, const graph::Graph& graph
 // Rows owned_gid (ascending) of /node/feat, read in blocks of whole rows (skipping blocks without an owned
 // row) and gathered: HDF5 selections of many scattered rows are far slower than reading them all.
 std::vector<float> read_owned_features(const h5::File& file, const std::vector<int64_t>& owned_gid,
-                                       int64_t num_features) {
-  const int64_t f = num_features, block = feature_block_rows(f);
+                                       int64_t num_features, int64_t block_bytes) {
+  const int64_t f = num_features, block = feature_block_rows(f, block_bytes);
   std::vector<float> out(owned_gid.size() * static_cast<size_t>(f));
   size_t i = 0;
   while (i < owned_gid.size()) {
@@ -266,7 +266,8 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
         ScopedTimer timer(&build_ms);
         shard = build_shard(graph, plan, p);
         if (features && graph.num_features > 0)
-          shard.features = read_owned_features(*features, shard.owned_gid, graph.num_features);
+          shard.features = read_owned_features(*features, shard.owned_gid, graph.num_features,
+                                               request.feature_block_bytes);
         if (!graph.snapshots.empty()) {
           shard.snapshots = build_shard_snapshots(graph, plan, shard);
           snapshot_halo_rows.resize(shard.snapshots.size(), 0);
@@ -328,7 +329,7 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
   // Everything but the feature values, which are checked here in blocks and read per shard later.
   graph::Graph graph = io::read_graph_without_features(request.graph_path);
   const h5::File features(request.graph_path, h5::Mode::read);
-  validate_features_streaming(features, graph);
+  validate_features_streaming(features, graph, request.feature_block_bytes);
   phases.end();
   validate_options(graph, request.options);  // before any output, so a rejected run prints one line
   log::info(strformat("read %s: %lld vertices, %lld edges in %.2f s", request.graph_path.c_str(),

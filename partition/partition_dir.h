@@ -30,6 +30,8 @@ struct PartitionRequest {
   // Peak memory partition_graph_file aims at (bytes); 0: 3x the graph file's size, at least
   // kMinimumMemoryBudgetBytes. Only METIS adapts to it (partition/metis_memory.h).
   int64_t memory_limit_bytes = 0;
+  // partition_graph_file reads /node/feat in blocks of about this many bytes (tests use tiny blocks).
+  int64_t feature_block_bytes = int64_t{16} << 20;
   std::string command;  // the creation command, stored in meta.json
 };
 

@@ -5,12 +5,16 @@
 // partition with METIS-class halo on a community graph; the directories pass every invariant.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "io/generate.h"
 #include "io/graph_file.h"
+#include "io/h5.h"
 #include "partition/assign.h"
 #include "partition/check.h"
 #include "partition/halo_plan.h"
@@ -212,6 +216,7 @@ TEST(PartitionGraphFile, StreamedFeaturesPassEveryInvariantWithAndWithoutSparsif
     request.output_dir = dir.sub(tight ? "tight" : "default");
     request.options = metis_options(4);
     request.memory_limit_bytes = tight ? 1 : 0;
+    request.feature_block_bytes = tight ? 40 : int64_t{16} << 20;  // 3 rows of 3 features per block
     request.command = "test";
     partition_graph_file(request);
     EXPECT_NO_THROW(check_partition_dir(request.output_dir, g));
@@ -225,4 +230,45 @@ TEST(PartitionGraphFile, StreamedFeaturesPassEveryInvariantWithAndWithoutSparsif
       EXPECT_EQ(meta["statistics"]["halo_rows_total"].get<int64_t>(), stats.total_halo);
     }
   }
+}
+
+// Features are validated while streamed: a non-finite value is one clear error naming the row and column,
+// before any output exists.
+TEST(PartitionGraphFile, NonFiniteFeatureIsRejectedBeforeAnyOutput) {
+  TempDir dir("nan");
+  graph::Graph g = community_graph(50, 2, 0, 9);
+  g.features[7 * g.num_features + 2] = std::numeric_limits<float>::quiet_NaN();
+  const std::string path = dir.sub("nan.h5");
+  {  // write_graph refuses such a graph, so the file is written dataset by dataset
+    h5::File file(path, h5::Mode::create);
+    file.set_attr("format", std::string("halogen.graph"));
+    file.set_attr("version", int64_t{1});
+    file.set_attr("name", g.name);
+    file.set_attr("num_nodes", g.num_nodes);
+    file.set_attr("num_edges", g.num_edges());
+    file.set_attr("directed", int64_t{0});
+    file.set_attr("num_classes", static_cast<int64_t>(g.num_classes));
+    file.set_attr("num_features", g.num_features);
+    file.write("/csr/indptr", g.adjacency.indptr);
+    file.write("/csr/indices", g.adjacency.indices);
+    file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features});
+    file.write("/node/label", g.labels);
+    file.write("/split/train", g.train);
+    file.write("/split/valid", g.valid);
+    file.write("/split/test", g.test);
+  }
+  EXPECT_NO_THROW(io::read_graph_without_features(path));
+  PartitionRequest request;
+  request.graph_path = path;
+  request.output_dir = dir.sub("out");
+  request.options = metis_options(2);
+  request.feature_block_bytes = 64;  // 5 rows per block: the NaN row is in the second
+  try {
+    partition_graph_file(request);
+    FAIL() << "a NaN feature was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("/node/feat: row 7, column 2: not finite"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(request.output_dir));
 }
