@@ -1,7 +1,6 @@
 #include "nn/evolve_gcn.h"
 
 #include <cmath>
-#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -21,14 +20,119 @@ Buffer<float> matrix_buffer(int64_t rows, int64_t cols) {
   return b;
 }
 
-// out = a x + b y (+ out when accumulate): the two left products of one gate, through kernels::gemm.
-void left_products(const Buffer<float>& a, Matrix<const float> x, const Buffer<float>& b,
-                   Matrix<const float> y, Matrix<float> out) {
-  kernels::gemm(a.matrix(), false, x, false, out, 1.0f, 0.0f);
-  kernels::gemm(b.matrix(), false, y, false, out, 1.0f, 1.0f);
+void require_shape(Matrix<const float> m, int64_t rows, int64_t cols, const char* what) {
+  HALOGEN_ASSERT(m.rows == rows && m.cols == cols && m.device == Device::cpu, "%s is (%lld, %lld), expected (%lld, %lld)",
+                 what, (long long)m.rows, (long long)m.cols, (long long)rows, (long long)cols);
+}
+
+// out = a x + b y: the two left products of one gate, through kernels::gemm.
+void left_products(Matrix<const float> a, Matrix<const float> x, Matrix<const float> b, Matrix<const float> y,
+                   Matrix<float> out) {
+  kernels::gemm(a, false, x, false, out, 1.0f, 0.0f);
+  kernels::gemm(b, false, y, false, out, 1.0f, 1.0f);
+}
+
+// dst += src, element by element (views may be strided).
+void add_into(Matrix<float> dst, Matrix<const float> src) {
+  for (int64_t i = 0; i < dst.rows; ++i)
+    for (int64_t j = 0; j < dst.cols; ++j) dst(i, j) += src(i, j);
 }
 
 }  // namespace
+
+// ---- MatrixGruStep ----------------------------------------------------------------------------------------
+
+MatrixGruStep::MatrixGruStep(int64_t d_in, int64_t d_out)
+    : d_in_(d_in),
+      d_out_(d_out),
+      rq_(matrix_buffer(d_in, d_out)),
+      d_rq_(matrix_buffer(d_in, d_out)),
+      da_z_(matrix_buffer(d_in, d_out)),
+      da_r_(matrix_buffer(d_in, d_out)),
+      da_h_(matrix_buffer(d_in, d_out)) {
+  HALOGEN_ASSERT(d_in > 0 && d_out > 0, "d_in %lld d_out %lld", (long long)d_in, (long long)d_out);
+}
+
+int64_t MatrixGruStep::workspace_bytes() const {
+  return 5 * d_in_ * d_out_ * static_cast<int64_t>(sizeof(float));
+}
+
+void MatrixGruStep::forward(const MatrixGruParams& gru, Matrix<const float> q, const MatrixGruGates& gates,
+                            Matrix<float> next) {
+  const int64_t m = d_in_, n = d_out_;
+  require_shape(q, m, n, "q");
+  require_shape(next, m, n, "next");
+  HALOGEN_ASSERT(next.data != q.data, "next must not alias q");
+  const Matrix<float> z = gates.z, r = gates.r, h = gates.h_candidate;
+  Matrix<float> rq = rq_.matrix();
+  // X = Q in the -O variant.
+  left_products(gru.w_z, q, gru.u_z, q, z);
+  left_products(gru.w_r, q, gru.u_r, q, r);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      z(i, j) = sigmoid(z(i, j) + gru.b_z(i, j));
+      r(i, j) = sigmoid(r(i, j) + gru.b_r(i, j));
+      rq(i, j) = r(i, j) * q(i, j);
+    }
+  }
+  left_products(gru.w_h, q, gru.u_h, rq, h);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      h(i, j) = std::tanh(h(i, j) + gru.b_h(i, j));
+      next(i, j) = (1.0f - z(i, j)) * q(i, j) + z(i, j) * h(i, j);
+    }
+  }
+}
+
+void MatrixGruStep::backward(const MatrixGruParams& gru, Matrix<const float> q, const MatrixGruGates& gates,
+                             Matrix<const float> grad_next, const MatrixGruGrads& grad, Matrix<float> grad_q) {
+  const int64_t m = d_in_, n = d_out_;
+  require_shape(q, m, n, "q");
+  require_shape(grad_next, m, n, "grad_next");
+  require_shape(grad_q, m, n, "grad_q");
+  HALOGEN_ASSERT(grad_q.data != grad_next.data, "grad_q must not alias grad_next");
+  const Matrix<const float> z = gates.z, r = gates.r, h = gates.h_candidate;
+  Matrix<float> rq = rq_.matrix(), d_rq = d_rq_.matrix(), da_z = da_z_.matrix(), da_r = da_r_.matrix(),
+                da_h = da_h_.matrix();
+  // Q' = (1 - Z) o Q + Z o H~.
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float g = grad_next(i, j), zz = z(i, j), hh = h(i, j);
+      grad_q(i, j) = g * (1.0f - zz);
+      da_z(i, j) = g * (hh - q(i, j)) * zz * (1.0f - zz);
+      da_h(i, j) = g * zz * (1.0f - hh * hh);
+      rq(i, j) = r(i, j) * q(i, j);
+    }
+  }
+  // H~ = tanh(W_H Q + U_H (R o Q) + B_H).
+  kernels::gemm(da_h, false, q, true, grad.w_h, 1.0f, 1.0f);
+  kernels::gemm(da_h, false, rq, true, grad.u_h, 1.0f, 1.0f);
+  add_into(grad.b_h, da_h);
+  kernels::gemm(gru.w_h, true, da_h, false, grad_q, 1.0f, 1.0f);
+  kernels::gemm(gru.u_h, true, da_h, false, d_rq, 1.0f, 0.0f);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float rr = r(i, j);
+      grad_q(i, j) += d_rq(i, j) * rr;
+      da_r(i, j) = d_rq(i, j) * q(i, j) * rr * (1.0f - rr);
+    }
+  }
+  // Z and R: sigmoid(W X + U Q + B) with X = Q.
+  const struct {
+    Matrix<const float> da, w, u;
+    Matrix<float> dw, du, db;
+  } gate_terms[2] = {{da_z, gru.w_z, gru.u_z, grad.w_z, grad.u_z, grad.b_z},
+                     {da_r, gru.w_r, gru.u_r, grad.w_r, grad.u_r, grad.b_r}};
+  for (const auto& gate : gate_terms) {
+    kernels::gemm(gate.da, false, q, true, gate.dw, 1.0f, 1.0f);
+    kernels::gemm(gate.da, false, q, true, gate.du, 1.0f, 1.0f);
+    add_into(gate.db, gate.da);
+    kernels::gemm(gate.w, true, gate.da, false, grad_q, 1.0f, 1.0f);
+    kernels::gemm(gate.u, true, gate.da, false, grad_q, 1.0f, 1.0f);
+  }
+}
+
+// ---- MatrixGruTensors -------------------------------------------------------------------------------------
 
 MatrixGruTensors::MatrixGruTensors(int64_t d_in, int64_t d_out)
     : w_z(matrix_buffer(d_in, d_in)),
@@ -49,15 +153,24 @@ void MatrixGruTensors::zero() {
   for (Buffer<float>* b : all()) b->zero();
 }
 
-EvolveGcnWeights::EvolveGcnWeights(int64_t d_in, int64_t d_out)
-    : d_in_(d_in), d_out_(d_out), gru_(d_in, d_out), gru_grad_(d_in, d_out) {
-  HALOGEN_ASSERT(d_in > 0 && d_out > 0, "d_in %lld d_out %lld", static_cast<long long>(d_in),
-                 static_cast<long long>(d_out));
+MatrixGruParams MatrixGruTensors::view() const {
+  return {w_z.matrix(), u_z.matrix(), b_z.matrix(), w_r.matrix(), u_r.matrix(),
+          b_r.matrix(), w_h.matrix(), u_h.matrix(), b_h.matrix()};
 }
 
+MatrixGruGrads MatrixGruTensors::mutable_view() {
+  return {w_z.matrix(), u_z.matrix(), b_z.matrix(), w_r.matrix(), u_r.matrix(),
+          b_r.matrix(), w_h.matrix(), u_h.matrix(), b_h.matrix()};
+}
+
+// ---- EvolveGcnWeights -------------------------------------------------------------------------------------
+
+EvolveGcnWeights::EvolveGcnWeights(int64_t d_in, int64_t d_out)
+    : d_in_(d_in), d_out_(d_out), gru_(d_in, d_out), gru_grad_(d_in, d_out), step_(d_in, d_out) {}
+
 void EvolveGcnWeights::forward(Matrix<const float> w0, int64_t steps) {
-  HALOGEN_ASSERT(w0.rows == d_in_ && w0.cols == d_out_ && w0.device == Device::cpu && steps >= 0);
-  const int64_t size = d_in_ * d_out_;
+  require_shape(w0, d_in_, d_out_, "w0");
+  HALOGEN_ASSERT(steps >= 0);
   q_.clear();
   z_.clear();
   r_.clear();
@@ -65,79 +178,30 @@ void EvolveGcnWeights::forward(Matrix<const float> w0, int64_t steps) {
   q_.push_back(matrix_buffer(d_in_, d_out_));
   for (int64_t i = 0; i < d_in_; ++i)
     for (int64_t j = 0; j < d_out_; ++j) q_[0][i * d_out_ + j] = w0(i, j);
-  Buffer<float> rq = matrix_buffer(d_in_, d_out_);
   for (int64_t t = 0; t < steps; ++t) {
-    const Matrix<const float> q = q_[t].matrix();  // X = Q = W_t in the -O variant
-    Buffer<float> z = matrix_buffer(d_in_, d_out_), r = matrix_buffer(d_in_, d_out_),
-                  h = matrix_buffer(d_in_, d_out_), next = matrix_buffer(d_in_, d_out_);
-    left_products(gru_.w_z, q, gru_.u_z, q, z.matrix());
-    left_products(gru_.w_r, q, gru_.u_r, q, r.matrix());
-    for (int64_t i = 0; i < size; ++i) {
-      z[i] = sigmoid(z[i] + gru_.b_z[i]);
-      r[i] = sigmoid(r[i] + gru_.b_r[i]);
-      rq[i] = r[i] * q_[t][i];
-    }
-    left_products(gru_.w_h, q, gru_.u_h, rq.matrix(), h.matrix());
-    for (int64_t i = 0; i < size; ++i) {
-      h[i] = std::tanh(h[i] + gru_.b_h[i]);
-      next[i] = (1.0f - z[i]) * q_[t][i] + z[i] * h[i];
-    }
-    z_.push_back(std::move(z));
-    r_.push_back(std::move(r));
-    h_candidate_.push_back(std::move(h));
+    z_.push_back(matrix_buffer(d_in_, d_out_));
+    r_.push_back(matrix_buffer(d_in_, d_out_));
+    h_candidate_.push_back(matrix_buffer(d_in_, d_out_));
+    Buffer<float> next = matrix_buffer(d_in_, d_out_);
+    step_.forward(gru_.view(), q_[t].matrix(), {z_[t].matrix(), r_[t].matrix(), h_candidate_[t].matrix()},
+                  next.matrix());
     q_.push_back(std::move(next));
   }
 }
 
 void EvolveGcnWeights::backward(const std::vector<Matrix<const float>>& grad_w, Matrix<float> grad_w0) {
-  const int64_t steps = this->steps(), size = d_in_ * d_out_;
+  const int64_t steps = this->steps();
   HALOGEN_ASSERT(static_cast<int64_t>(grad_w.size()) == steps, "%zu gradients for %lld steps", grad_w.size(),
                  static_cast<long long>(steps));
-  HALOGEN_ASSERT(grad_w0.rows == d_in_ && grad_w0.cols == d_out_ && grad_w0.device == Device::cpu);
-  // g: dLoss/dQ' of the step being undone (starts with dLoss/dW_T); g_prev collects dLoss/dQ.
+  require_shape(grad_w0, d_in_, d_out_, "grad_w0");
+  // g: dLoss/dQ' of the step being undone (starts with dLoss/dW_T); g_prev receives dLoss/dQ.
   Buffer<float> g = matrix_buffer(d_in_, d_out_), g_prev = matrix_buffer(d_in_, d_out_);
-  Buffer<float> da_z = matrix_buffer(d_in_, d_out_), da_r = matrix_buffer(d_in_, d_out_),
-                da_h = matrix_buffer(d_in_, d_out_), rq = matrix_buffer(d_in_, d_out_),
-                d_rq = matrix_buffer(d_in_, d_out_);
-  MatrixGruTensors& dg = gru_grad_;
   for (int64_t t = steps - 1; t >= 0; --t) {
     // g += dLoss/dW_{t+1} through step t+1's own graph products.
-    const Matrix<const float> direct = grad_w[t];
-    HALOGEN_ASSERT(direct.rows == d_in_ && direct.cols == d_out_);
-    for (int64_t i = 0; i < d_in_; ++i)
-      for (int64_t j = 0; j < d_out_; ++j) g[i * d_out_ + j] += direct(i, j);
-    const Buffer<float>&q = q_[t], &z = z_[t], &r = r_[t], &h = h_candidate_[t];
-    const Matrix<const float> qm = q.matrix();
-    // Q' = (1 - Z) o Q + Z o H~.
-    for (int64_t i = 0; i < size; ++i) {
-      const float d_z = g[i] * (h[i] - q[i]);
-      const float d_h = g[i] * z[i];
-      g_prev[i] = g[i] * (1.0f - z[i]);
-      da_z[i] = d_z * z[i] * (1.0f - z[i]);
-      da_h[i] = d_h * (1.0f - h[i] * h[i]);
-      rq[i] = r[i] * q[i];
-    }
-    // H~ = tanh(W_H Q + U_H (R o Q) + B_H).
-    kernels::gemm(da_h.matrix(), false, qm, true, dg.w_h.matrix(), 1.0f, 1.0f);
-    kernels::gemm(da_h.matrix(), false, rq.matrix(), true, dg.u_h.matrix(), 1.0f, 1.0f);
-    kernels::axpy(1.0f, std::as_const(da_h).span(), dg.b_h.span());
-    kernels::gemm(gru_.w_h.matrix(), true, da_h.matrix(), false, g_prev.matrix(), 1.0f, 1.0f);
-    kernels::gemm(gru_.u_h.matrix(), true, da_h.matrix(), false, d_rq.matrix(), 1.0f, 0.0f);
-    for (int64_t i = 0; i < size; ++i) {
-      g_prev[i] += d_rq[i] * r[i];
-      const float d_r = d_rq[i] * q[i];
-      da_r[i] = d_r * r[i] * (1.0f - r[i]);
-    }
-    // Z and R: sigmoid(W X + U Q + B) with X = Q.
-    for (auto [da, w, u, dw, du, db] :
-         {std::make_tuple(&da_z, &gru_.w_z, &gru_.u_z, &dg.w_z, &dg.u_z, &dg.b_z),
-          std::make_tuple(&da_r, &gru_.w_r, &gru_.u_r, &dg.w_r, &dg.u_r, &dg.b_r)}) {
-      kernels::gemm(da->matrix(), false, qm, true, dw->matrix(), 1.0f, 1.0f);
-      kernels::gemm(da->matrix(), false, qm, true, du->matrix(), 1.0f, 1.0f);
-      kernels::axpy(1.0f, std::as_const(*da).span(), db->span());
-      kernels::gemm(w->matrix(), true, da->matrix(), false, g_prev.matrix(), 1.0f, 1.0f);
-      kernels::gemm(u->matrix(), true, da->matrix(), false, g_prev.matrix(), 1.0f, 1.0f);
-    }
+    require_shape(grad_w[t], d_in_, d_out_, "grad_w[t]");
+    add_into(g.matrix(), grad_w[t]);
+    step_.backward(gru_.view(), q_[t].matrix(), {z_[t].matrix(), r_[t].matrix(), h_candidate_[t].matrix()},
+                   g.matrix(), gru_grad_.mutable_view(), g_prev.matrix());
     std::swap(g, g_prev);
   }
   for (int64_t i = 0; i < d_in_; ++i)

@@ -7,18 +7,56 @@
 //   H~ = tanh   (W_H X + U_H (R o Q) + B_H)
 //   W_t = Q' = (1 - Z) o Q + Z o H~
 // W_*, U_*: (d_in, d_in) applied from the left; B_*: (d_in, d_out); o = elementwise product. The layer then
-// computes H_t = act(Â_t H_t W_t); since W_t does not depend on the graph, the T weights are computed first
+// computes H_t = act(Â_t H_t W_t); since W_t does not depend on the graph, the T weights can be computed first
 // (on every rank identically: weights are replicated) and the T graph products are independent.
 //
-// This file is the weight recurrence only: forward over T steps, and backward through time given dLoss/dW_t
-// for every step. Host (CPU) buffers; products go through kernels::gemm, elementwise gate math is a host loop
-// (a device kernel is still to be written for GPU runs).
+// Two levels:
+//   MatrixGruStep     one step forward / one step backward on VIEWS (the nine tensors may live in a model's
+//                     ParameterStore; the caller keeps each step's gates). Used by dynamic/evolvegcn_o.cpp.
+//   EvolveGcnWeights  owns the nine tensors and runs T steps forward and BPTT over them (a self-contained
+//                     recurrence, built on MatrixGruStep; its test checks the step functions too).
+// Host (CPU) buffers; products go through kernels::gemm, elementwise gate math is a host loop (a device kernel
+// is still to be written for GPU runs).
 #include <cstdint>
 #include <vector>
 
 #include "core/buffer.h"
 
 namespace halogen::nn {
+
+// Views of the nine tensors of one layer: T = const float for parameters, float for gradients.
+// W_*, U_*: (d_in, d_in); B_*: (d_in, d_out). Order of MatrixGruTensors::all().
+template <typename T>
+struct MatrixGruViews {
+  Matrix<T> w_z, u_z, b_z, w_r, u_r, b_r, w_h, u_h, b_h;
+};
+using MatrixGruParams = MatrixGruViews<const float>;
+using MatrixGruGrads = MatrixGruViews<float>;
+
+// What one step keeps for its backward: the gates of the step computing Q' from Q, each (d_in, d_out).
+struct MatrixGruGates {
+  Matrix<float> z, r, h_candidate;
+};
+
+// One step of the recurrence on views. Owns only a (d_in, d_out) workspace: no allocation per call.
+class MatrixGruStep {
+ public:
+  MatrixGruStep(int64_t d_in, int64_t d_out);
+  int64_t d_in() const { return d_in_; }
+  int64_t d_out() const { return d_out_; }
+
+  // next "=" GRU(q) (d_in, d_out); the gates "=" into `gates`. next must not alias q.
+  void forward(const MatrixGruParams& gru, Matrix<const float> q, const MatrixGruGates& gates, Matrix<float> next);
+  // Backward of that step: grad_next = dLoss/dQ'. The nine gradients "+=" into `grad`; grad_q "=" dLoss/dQ
+  // (must not alias grad_next). q and gates are those of the forward.
+  void backward(const MatrixGruParams& gru, Matrix<const float> q, const MatrixGruGates& gates,
+                Matrix<const float> grad_next, const MatrixGruGrads& grad, Matrix<float> grad_q);
+  int64_t workspace_bytes() const;
+
+ private:
+  int64_t d_in_, d_out_;
+  Tensor rq_, d_rq_, da_z_, da_r_, da_h_;  // (d_in, d_out) each
+};
 
 // The nine GRU tensors of one layer, or their gradients (same shapes).
 struct MatrixGruTensors {
@@ -31,6 +69,8 @@ struct MatrixGruTensors {
   // tests.
   std::vector<Buffer<float>*> all();
   void zero();
+  MatrixGruParams view() const;
+  MatrixGruGrads mutable_view();
 };
 
 class EvolveGcnWeights {
@@ -57,6 +97,7 @@ class EvolveGcnWeights {
  private:
   int64_t d_in_, d_out_;
   MatrixGruTensors gru_, gru_grad_;
+  MatrixGruStep step_;
   std::vector<Buffer<float>> q_;                    // [steps + 1] W_0..W_T
   std::vector<Buffer<float>> z_, r_, h_candidate_;  // [steps] gates of the step producing W_{t+1}
 };
