@@ -17,6 +17,7 @@ struct PartitionFlags {
   double imbalance = 1.03;
   uint64_t seed = 1;
   bool force = false;
+  int64_t memory_limit_mib = 0;
 };
 
 // The command as it can be re-run, every option spelled out.
@@ -28,6 +29,7 @@ std::string creation_command(const PartitionFlags& f) {
       static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations);
   if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
   if (f.force) command += " --force";
+  if (f.memory_limit_mib > 0) command += strformat(" --memory-limit %lld", (long long)f.memory_limit_mib);
   return command;
 }
 
@@ -43,6 +45,7 @@ void run_partition(const PartitionFlags& f) {
   request.options.imbalance = f.imbalance;
   request.options.seed = f.seed;
   request.options.refine_iterations = f.refine_iterations;
+  request.memory_limit_bytes = f.memory_limit_mib << 20;
   if (f.parts < 1) throw UserError(strformat("--parts: %d parts requested; at least 1 is needed", f.parts));
   if (!f.part_weights.empty())
     request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
@@ -86,6 +89,10 @@ void add_partition_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--part-weights", flags->part_weights,
                   "Relative part sizes for ranks of unequal speed, e.g. 1,1,2,2 (one per part)");
+  cmd->add_option("--memory-limit", flags->memory_limit_mib,
+                  "Peak memory to aim at, MiB (0: 3x the graph file, at least 256); METIS runs on a sparsified graph "
+                  "plus greedy refinement when its estimated peak would exceed it")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_flag("--force", flags->force,
                 "Reuse a non-empty output directory (its partition files are replaced)");
   cmd->callback([flags] { run_partition(*flags); });
