@@ -23,12 +23,15 @@ less_than() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(s
 "$bin" generate temporal-sbm --nodes 1500 --steps 8 --churn 0.2 --drift 0.02 --features 8 --classes 4 --seed 3 \
   -o "$work/ts.h5" >/dev/null || fail "generate temporal-sbm"
 "$bin" partition "$work/ts.h5" -k 2 -o "$work/ts.p2" >/dev/null || fail "partition temporal-sbm"
-run2 "$work/ts.p2" --model tgcn --task link --negatives 5 --epochs 30 --eval-every 30 --quiet \
-  --metrics "$work/link.json" >"$work/link.log" 2>&1 || { cat "$work/link.log"; fail "link training"; }
-map=$(final "$work/link.json" test_map) || fail "no test_map"
-random=$(final "$work/link.json" random_map) || fail "no random_map"
-echo "link prediction (tgcn, 2 ranks): test_map $map, random ranking $random"
-less_than "$(python3 -c "print($random + 0.15)")" "$map" || fail "link MAP $map is not well above random $random"
+for model in $models; do
+  run2 "$work/ts.p2" --model "$model" --task link --negatives 5 --epochs 60 --window 2 --eval-every 60 --quiet \
+    --metrics "$work/link-$model.json" >"$work/link.log" 2>&1 || { cat "$work/link.log"; fail "$model link training"; }
+  map=$(final "$work/link-$model.json" test_map) || fail "$model: no test_map"
+  random=$(final "$work/link-$model.json" random_map) || fail "$model: no random_map"
+  echo "link prediction ($model, 2 ranks): test_map $map, random ranking $random"
+  less_than "$(python3 -c "print($random + 0.15)")" "$map" || fail "$model: link MAP $map is not well above random $random"
+done
+cp "$work/link-tgcn.json" "$work/link.json" 2>/dev/null || cp "$work/link-${models%% *}.json" "$work/link.json"
 # Memory is sized once: no buffer is allocated after the trainer's constructor.
 [ "$(final "$work/link.json" allocated_bytes)" = "$(final "$work/link.json" bytes_before_training)" ] ||
   fail "buffers grew during training: $(tail -1 "$work/link.json")"
@@ -58,8 +61,13 @@ fi
 expect_error "needs integer class labels" "$work/cp.p2" --model tgcn --task node
 expect_error "lags 600 needs more than 600 time steps" "$work/cp.p2" --model tgcn --lags 600
 for model in $models; do
+  # EvolveGCN-O's weights evolve from one learned start: it needs several updates per epoch (windows of 93 of
+  # the 465 training weeks); one window per epoch leaves it at the level of the training-mean forecast.
+  extra=()
+  [ "$model" = evolvegcn-o ] && extra=(--window 93)
   run2 "$work/cp.p2" --model "$model" --task regression --lags 4 --train-fraction 0.9 --epochs 100 --eval-every 100 \
-    --quiet --metrics "$work/$model.json" >"$work/$model.log" 2>&1 || { cat "$work/$model.log"; fail "$model training"; }
+    "${extra[@]}" --quiet --metrics "$work/$model.json" >"$work/$model.log" 2>&1 ||
+    { cat "$work/$model.log"; fail "$model training"; }
   mse=$(final "$work/$model.json" test_mse) || fail "$model: no test_mse"
   last=$(final "$work/$model.json" baseline_last_mse)
   mean=$(final "$work/$model.json" baseline_mean_mse)
