@@ -295,9 +295,10 @@ class EvolveGcnO final : public TemporalModel {
     const int64_t rows = output.rows, cols = output.cols;
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        if (output(r, c) <= 0.0f) grad(r, c) = 0.0f;
-      }
+      const float* __restrict__ out = output.row(r);
+      float* __restrict__ g = grad.row(r);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) g[c] = out[c] > 0.0f ? g[c] : 0.0f;  // branch-free: vectorises
     }
   }
 

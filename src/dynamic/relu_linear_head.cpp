@@ -32,7 +32,10 @@ void ReluLinearHead::forward(Matrix<const float> h, Matrix<float> y, int64_t slo
   const int64_t width = hidden_;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < width; ++c) a(r, c) = std::max(h(r, c), 0.0f);
+    const float* __restrict__ in = h.row(r);
+    float* __restrict__ out = a.row(r);
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c) out[c] = in[c] > 0.0f ? in[c] : 0.0f;
   }
   if (n == 0) return;
   kernels::gemm(a, false, store_.param(weight_), false, y, 1.0f, 0.0f, nullptr);
@@ -53,9 +56,10 @@ void ReluLinearHead::backward(int64_t slot, Matrix<const float> grad_y, Matrix<f
   const int64_t width = hidden_;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < width; ++c) {
-      if (a(r, c) <= 0.0f) grad_h(r, c) = 0.0f;
-    }
+    const float* __restrict__ act = a.row(r);
+    float* __restrict__ g = grad_h.row(r);
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c) g[c] = act[c] > 0.0f ? g[c] : 0.0f;  // branch-free: vectorises
   }
 }
 
