@@ -10,7 +10,7 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
-#include "dynamic/temporal_trainer.h"
+#include "train/temporal_trainer.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
@@ -62,13 +62,13 @@ bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || mo
 void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   train::RankInput input = train::load_rank_input(comm, flags.dir, false);
   const io::PartitionMeta& meta = input.meta;
-  dynamic::TemporalTrainConfig config;
-  config.model.kind = dynamic::parse_temporal_kind(flags.model);
+  train::TemporalTrainConfig config;
+  config.model.kind = nn::parse_temporal_kind(flags.model);
   config.model.hidden = flags.hidden_given ? flags.hidden : 32;
   config.model.layers = flags.layers_given ? flags.layers : 1;
   config.model.cheb_k = flags.cheb_k;
   config.model.seed = flags.seed;
-  config.task.kind = dynamic::parse_task_kind(flags.task);
+  config.task.kind = train::parse_task_kind(flags.task);
   config.task.lags = flags.lags;
   config.task.train_fraction = flags.train_fraction;
   config.task.negatives = flags.negatives;
@@ -84,7 +84,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   config.metrics_path = flags.metrics;
   config.print_epochs = !flags.quiet;
   std::vector<int32_t> part_of;
-  if (config.task.kind == dynamic::TaskKind::link) {
+  if (config.task.kind == train::TaskKind::link) {
     train::run_collectively(comm, [&] {
       part_of = io::read_assignment(io::assignment_path(flags.dir), comm.size(), meta.num_nodes);
     });
@@ -92,25 +92,25 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
                       meta.method.c_str(), omp_get_max_threads()));
-  std::unique_ptr<dynamic::TemporalTrainer> trainer;
+  std::unique_ptr<train::TemporalTrainer> trainer;
   train::run_collectively(comm, [&] {
-    trainer = std::make_unique<dynamic::TemporalTrainer>(comm, input.shard, config,
+    trainer = std::make_unique<train::TemporalTrainer>(comm, input.shard, config,
                                                           part_of.empty() ? nullptr : &part_of);
   });
-  const dynamic::TemporalTrainConfig& used = trainer->config();
+  const train::TemporalTrainConfig& used = trainer->config();
   log::info(strformat("model %s (hidden %lld%s) | task %s: %lld training steps, %lld test steps, window %lld | adam "
                       "lr %g, weight decay %g | %lld epochs, seed %llu",
                       flags.model.c_str(), (long long)used.model.hidden,
-                      used.model.kind == dynamic::TemporalKind::evolvegcn_o
+                      used.model.kind == nn::TemporalKind::evolvegcn_o
                           ? strformat(", %d layers", used.model.layers).c_str()
-                          : used.model.kind == dynamic::TemporalKind::gconvgru
+                          : used.model.kind == nn::TemporalKind::gconvgru
                                 ? strformat(", K %d", used.model.cheb_k).c_str() : "",
                       flags.task.c_str(), (long long)trainer->task().train_steps(),
                       (long long)(trainer->task().num_steps() - trainer->task().train_steps()),
                       (long long)used.model.max_window, used.lr, used.weight_decay, (long long)used.epochs,
                       (unsigned long long)flags.seed));
   input.shard = graph::Shard{};
-  const dynamic::TemporalResult result = trainer->run();
+  const train::TemporalResult result = trainer->run();
   std::string figures;
   for (const auto& [name, value] : result.final_metrics) figures += strformat(" %s %.4f", name.c_str(), value);
   for (const auto& [name, value] : result.baselines) figures += strformat(" %s %.4f", name.c_str(), value);

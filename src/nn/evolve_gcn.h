@@ -12,7 +12,7 @@
 //
 // Two levels:
 //   MatrixGruStep     one step forward / one step backward on VIEWS (the nine tensors may live in a model's
-//                     ParameterStore; the caller keeps each step's gates). Used by dynamic/evolvegcn_o.cpp.
+//                     ParameterStore; the caller keeps each step's gates). Used by nn/evolvegcn_o.cpp.
 //   EvolveGcnWeights  owns the nine tensors and runs T steps forward and BPTT over them (a self-contained
 //                     recurrence, built on MatrixGruStep; its test checks the step functions too).
 // Host (CPU) buffers; products go through kernels::gemm, elementwise gate math is a host loop (a device kernel

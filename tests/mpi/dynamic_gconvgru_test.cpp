@@ -12,8 +12,8 @@
 #include "comm/mpi_comm.h"
 #include "comm/self_comm.h"
 #include "core/rng.h"
-#include "dynamic/snapshot_sequence.h"
-#include "dynamic/temporal_model.h"
+#include "nn/snapshot_sequence.h"
+#include "nn/temporal_model.h"
 #include "dynamic/temporal_shards.h"
 
 namespace halogen {
@@ -40,8 +40,8 @@ struct RunResult {
 
 RunResult run(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of, int cheb_k) {
   const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank());
-  dynamic::TemporalModelConfig config;
-  config.kind = dynamic::TemporalKind::gconvgru;
+  nn::TemporalModelConfig config;
+  config.kind = nn::TemporalKind::gconvgru;
   config.in = kIn;
   config.hidden = kHidden;
   config.out = kOut;
@@ -49,9 +49,9 @@ RunResult run(comm::Communicator& comm, const graph::Graph& g, const std::vector
   config.max_window = kWindow;
   config.seed = 21;
   const int64_t n = shard.num_owned(), N = g.num_nodes;
-  auto model = dynamic::make_temporal_model(config, n);
-  dynamic::SnapshotSequence seq(comm, shard, dynamic::temporal_normalization(config.kind),
-                                dynamic::temporal_max_width(config));
+  auto model = nn::make_temporal_model(config, n);
+  nn::SnapshotSequence seq(comm, shard, nn::temporal_normalization(config.kind),
+                                nn::temporal_max_width(config));
   std::vector<std::vector<float>> xs(kSteps, std::vector<float>(n * kIn)), rs = xs;
   for (int64_t t = 0; t < kSteps; ++t) {
     rs[t].resize(n * kOut);

@@ -13,7 +13,7 @@
 #include "comm/self_comm.h"
 #include "core/error.h"
 #include "dynamic/temporal_shards.h"
-#include "dynamic/temporal_trainer.h"
+#include "train/temporal_trainer.h"
 
 namespace halogen {
 namespace {
@@ -24,13 +24,13 @@ std::vector<int32_t> scattered_assignment(int64_t n, int32_t parts) {
   return part_of;
 }
 
-dynamic::TemporalResult train(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of,
-                              dynamic::TemporalKind model, dynamic::TaskKind task) {
+train::TemporalResult train(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of,
+                              nn::TemporalKind model, train::TaskKind task) {
   const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank());
-  dynamic::TemporalTrainConfig config;
+  train::TemporalTrainConfig config;
   config.model.kind = model;
   config.model.hidden = 6;
-  config.model.layers = model == dynamic::TemporalKind::evolvegcn_o ? 2 : 1;
+  config.model.layers = model == nn::TemporalKind::evolvegcn_o ? 2 : 1;
   config.model.cheb_k = 3;
   config.model.seed = 11;
   config.task.kind = task;
@@ -43,7 +43,7 @@ dynamic::TemporalResult train(comm::Communicator& comm, const graph::Graph& g, c
   config.epochs = 3;
   config.eval_every = 1;
   config.print_epochs = false;
-  dynamic::TemporalTrainer trainer(comm, shard, config, &part_of);
+  train::TemporalTrainer trainer(comm, shard, config, &part_of);
   return trainer.run();
 }
 
@@ -52,7 +52,7 @@ void expect_close(double a, double b, const std::string& what) {
 }
 
 class TemporalInvariance
-    : public ::testing::TestWithParam<std::tuple<dynamic::TemporalKind, dynamic::TaskKind>> {};
+    : public ::testing::TestWithParam<std::tuple<nn::TemporalKind, train::TaskKind>> {};
 
 TEST_P(TemporalInvariance, PRanksReproduceOneRank) {
   const auto [model, task] = GetParam();
@@ -62,14 +62,14 @@ TEST_P(TemporalInvariance, PRanksReproduceOneRank) {
   const std::vector<int32_t> part_of = scattered_assignment(g.num_nodes, comm.size());
   const std::vector<int32_t> one_part(g.num_nodes, 0);
   comm::SelfComm self;
-  dynamic::TemporalResult reference;
+  train::TemporalResult reference;
   try {
     reference = train(self, g, one_part, model, task);
   } catch (const UserError& e) {
     if (std::string(e.what()).find("not built yet") != std::string::npos) GTEST_SKIP() << e.what();
     throw;
   }
-  const dynamic::TemporalResult result = train(comm, g, part_of, model, task);
+  const train::TemporalResult result = train(comm, g, part_of, model, task);
   ASSERT_EQ(result.epochs.size(), reference.epochs.size());
   for (size_t e = 0; e < result.epochs.size(); ++e) {
     expect_close(result.epochs[e].loss, reference.epochs[e].loss, "loss of epoch " + std::to_string(e + 1));
@@ -82,13 +82,13 @@ TEST_P(TemporalInvariance, PRanksReproduceOneRank) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllModelsAndTasks, TemporalInvariance,
-    ::testing::Combine(::testing::Values(dynamic::TemporalKind::tgcn, dynamic::TemporalKind::evolvegcn_o,
-                                         dynamic::TemporalKind::gconvgru),
-                       ::testing::Values(dynamic::TaskKind::regression, dynamic::TaskKind::link,
-                                         dynamic::TaskKind::node)),
+    ::testing::Combine(::testing::Values(nn::TemporalKind::tgcn, nn::TemporalKind::evolvegcn_o,
+                                         nn::TemporalKind::gconvgru),
+                       ::testing::Values(train::TaskKind::regression, train::TaskKind::link,
+                                         train::TaskKind::node)),
     [](const auto& info) {
-      std::string name = std::string(dynamic::temporal_kind_name(std::get<0>(info.param))) + "_" +
-                         dynamic::task_kind_name(std::get<1>(info.param));
+      std::string name = std::string(nn::temporal_kind_name(std::get<0>(info.param))) + "_" +
+                         train::task_kind_name(std::get<1>(info.param));
       for (char& c : name) if (c == '-') c = '_';
       return name;
     });

@@ -12,11 +12,11 @@
 
 #include "comm/self_comm.h"
 #include "core/rng.h"
-#include "dynamic/snapshot_sequence.h"
-#include "dynamic/temporal_model.h"
+#include "nn/snapshot_sequence.h"
+#include "nn/temporal_model.h"
 #include "dynamic/temporal_shards.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 namespace {
 
 using Dense = std::vector<double>;  // row-major
@@ -386,4 +386,4 @@ TEST(GConvGru, InitialisationHasPygGlorotBoundsPerGate) {
 }
 
 }  // namespace
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

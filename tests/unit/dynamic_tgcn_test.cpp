@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "comm/self_comm.h"
-#include "dynamic/snapshot_sequence.h"
-#include "dynamic/temporal_model.h"
+#include "nn/snapshot_sequence.h"
+#include "nn/temporal_model.h"
 #include "dynamic/temporal_shards.h"
 #include "core/rng.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 namespace {
 
 using Dense = std::vector<double>;  // row-major
@@ -297,4 +297,4 @@ TEST(Tgcn, TruncationStopsGradientAtTheWindowStart) {
 }
 
 }  // namespace
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

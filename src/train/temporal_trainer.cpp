@@ -1,4 +1,4 @@
-#include "dynamic/temporal_trainer.h"
+#include "train/temporal_trainer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "core/timer.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 namespace {
 
 std::string metrics_text(const Metrics& metrics) {
@@ -28,9 +28,9 @@ TemporalTrainer::TemporalTrainer(comm::Communicator& comm, const graph::Shard& s
     : comm_(comm), config_(config), num_owned_(shard.num_owned()) {
   HALOGEN_USER_CHECK(comm.device() == Device::cpu,
                      "temporal models (--model %s) run on the CPU only for now; use --device cpu",
-                     temporal_kind_name(config.model.kind));
+                     nn::temporal_kind_name(config.model.kind));
   HALOGEN_USER_CHECK(config.epochs >= 1, "--epochs must be at least 1");
-  TemporalModelConfig& model = config_.model;
+  nn::TemporalModelConfig& model = config_.model;
   const int64_t embedding = config.embedding > 0 ? config.embedding : model.hidden;
   task_ = make_temporal_task(comm, shard, config.task, part_of, embedding);
   const int64_t train = task_->train_steps();
@@ -44,11 +44,11 @@ TemporalTrainer::TemporalTrainer(comm::Communicator& comm, const graph::Shard& s
               : config.task.kind == TaskKind::node      ? std::max<int32_t>(shard.num_classes, 1)
                                                         : embedding;
   model.max_window = window_;
-  HALOGEN_USER_CHECK(model.kind == TemporalKind::evolvegcn_o || model.layers == 1,
+  HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
                      "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
-  model_ = make_temporal_model(model, num_owned_);
-  sequence_ = std::make_unique<SnapshotSequence>(comm, shard, temporal_normalization(model.kind),
-                                                 temporal_max_width(model));
+  model_ = nn::make_temporal_model(model, num_owned_);
+  sequence_ = std::make_unique<nn::SnapshotSequence>(comm, shard, nn::temporal_normalization(model.kind),
+                                                 nn::temporal_max_width(model));
   sequence_->set_overlap(config.overlap);
   clock_ = nn::make_phase_clock(Device::cpu);
   sequence_->set_clock(clock_.get());
@@ -192,7 +192,7 @@ TemporalResult TemporalTrainer::run() {
     log::info(strformat("warning: buffers grew during training, to %.1f MiB", allocated / 1048576.0));
   }
   nlohmann::json final_line = {{"final", true},
-                               {"model", temporal_kind_name(config_.model.kind)},
+                               {"model", nn::temporal_kind_name(config_.model.kind)},
                                {"task", task_kind_name(config_.task.kind)},
                                {"ranks", comm_.size()},
                                {"epochs", config_.epochs},
@@ -213,4 +213,4 @@ TemporalResult TemporalTrainer::run() {
   return result;
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

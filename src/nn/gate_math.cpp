@@ -1,8 +1,8 @@
-#include "dynamic/gate_math.h"
+#include "nn/gate_math.h"
 
 #include <cmath>
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 void sigmoid_run(const float* x, float* y, int64_t count) {
 #pragma omp simd
@@ -14,4 +14,4 @@ void tanh_run(const float* x, float* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

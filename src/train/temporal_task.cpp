@@ -1,11 +1,11 @@
-#include "dynamic/temporal_task.h"
+#include "train/temporal_task.h"
 
 #include "core/error.h"
-#include "dynamic/link_task.h"
-#include "dynamic/node_task.h"
-#include "dynamic/regression_task.h"
+#include "train/link_task.h"
+#include "train/node_task.h"
+#include "train/regression_task.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 
 TaskKind parse_task_kind(const std::string& name) {
   if (name == "regression") return TaskKind::regression;
@@ -38,4 +38,4 @@ std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const
   return nullptr;
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

@@ -1,4 +1,4 @@
-#include "dynamic/evolvegcn_o.h"
+#include "nn/evolvegcn_o.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "core/error.h"
-#include "dynamic/relu_linear_head.h"
+#include "nn/relu_linear_head.h"
 #include "kernels/ops.h"
 #include "nn/evolve_gcn.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 namespace {
 
 // EvolveGCN-O (Pareja et al. 2020, the authors' egcn_o.py): L layers of widths in -> hidden -> ... -> hidden.
@@ -42,7 +42,7 @@ class EvolveGcnO final : public TemporalModel {
     for (int l = 0; l < config.layers; ++l) {
       Layer& layer = layers_[l];
       const int64_t d = layer.d_in, square = d * h_;
-      layer.step = std::make_unique<nn::MatrixGruStep>(d, h_);
+      layer.step = std::make_unique<MatrixGruStep>(d, h_);
       layer.current = Tensor(d, h_, Device::cpu);
       layer.previous = Tensor(slots_ * d, h_, Device::cpu);
       layer.weights = Tensor(slots_ * d, h_, Device::cpu);
@@ -66,7 +66,7 @@ class EvolveGcnO final : public TemporalModel {
     reset_state();
   }
 
-  nn::ParameterStore& store() override { return store_; }
+  ParameterStore& store() override { return store_; }
   const TemporalModelConfig& config() const override { return config_; }
   int64_t scratch_bytes() const override { return scratch_bytes_; }
 
@@ -168,14 +168,14 @@ class EvolveGcnO final : public TemporalModel {
     int64_t d_in = 0;
     bool transform_first = false;  // hidden < d_in: Â (H W); otherwise (Â H) W
     int w0 = -1, gru = -1;         // store indices: W_0, and the first of the nine GRU tensors
-    std::unique_ptr<nn::MatrixGruStep> step;
+    std::unique_ptr<MatrixGruStep> step;
     Tensor current;                      // (d_in, h): the state, W of the last step (unused while at_w0_)
     Tensor previous, weights, gates;     // per slot: GRU input Q, W used, Z | R | H~ (each (d_in, h))
     Tensor input, product, output;       // per slot, (n, .): see the class comment
     Tensor carry, carry_next;            // (d_in, h): dLoss/dW of the step being undone, and of the one before
   };
 
-  nn::ParameterStore& register_layers() {
+  ParameterStore& register_layers() {
     HALOGEN_ASSERT(config_.layers >= 1, "EvolveGCN-O needs at least one layer");
     static const char* gru_names[9] = {"w_z", "u_z", "b_z", "w_r", "u_r", "b_r", "w_h", "u_h", "b_h"};
     layers_.resize(static_cast<size_t>(config_.layers));
@@ -304,7 +304,7 @@ class EvolveGcnO final : public TemporalModel {
 
   TemporalModelConfig config_;
   int64_t n_, h_, slots_;
-  nn::ParameterStore store_;
+  ParameterStore store_;
   std::vector<Layer> layers_;
   ReluLinearHead head_;
   Tensor grad_h_, grad_scratch_;  // (n, h)
@@ -329,4 +329,4 @@ std::unique_ptr<TemporalModel> make_evolvegcn_o(const TemporalModelConfig& confi
   return std::make_unique<EvolveGcnO>(config, num_owned);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

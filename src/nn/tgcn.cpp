@@ -1,4 +1,4 @@
-#include "dynamic/tgcn.h"
+#include "nn/tgcn.h"
 
 #include <omp.h>
 
@@ -6,11 +6,11 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "dynamic/gate_math.h"
-#include "dynamic/relu_linear_head.h"
+#include "nn/gate_math.h"
+#include "nn/relu_linear_head.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 namespace {
 
 // T-GCN (Zhao et al. 2019, as PyTorch Geometric Temporal's TGCN): three GCN convolutions of x_t sharing one
@@ -52,7 +52,7 @@ class Tgcn final : public TemporalModel {
     reset_state();
   }
 
-  nn::ParameterStore& store() override { return store_; }
+  ParameterStore& store() override { return store_; }
   const TemporalModelConfig& config() const override { return config_; }
 
   void reset_state() override {
@@ -169,7 +169,7 @@ class Tgcn final : public TemporalModel {
   static constexpr int kLin[3] = {2, 4, 6};
   static constexpr int kLinBias[3] = {3, 5, 7};
 
-  nn::ParameterStore& init_store() {
+  ParameterStore& init_store() {
     const int64_t in = config_.in, h = config_.hidden;
     HALOGEN_ASSERT(store_.add("tgcn.conv_weight", 0, in, 3 * h, false) == kConvWeight);  // [W_z | W_r | W_h]
     HALOGEN_ASSERT(store_.add("tgcn.conv_bias", 0, 1, 3 * h, true) == kConvBias);
@@ -254,7 +254,7 @@ class Tgcn final : public TemporalModel {
 
   TemporalModelConfig config_;
   int64_t n_, h_;
-  nn::ParameterStore store_;
+  ParameterStore store_;
   ReluLinearHead head_;
   Tensor ax_, h_prev_, gates_;  // per slot
   Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_hr_;
@@ -269,4 +269,4 @@ std::unique_ptr<TemporalModel> make_tgcn(const TemporalModelConfig& config, int6
   return std::make_unique<Tgcn>(config, num_owned);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

@@ -1,4 +1,4 @@
-#include "dynamic/snapshot_sequence.h"
+#include "nn/snapshot_sequence.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,10 +6,10 @@
 #include "core/error.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 struct SnapshotSequence::Step {
-  nn::SparseAdjacency adjacency;
+  SparseAdjacency adjacency;
   std::unique_ptr<comm::HaloExchange> halo;
   int64_t num_halo = 0;
 };
@@ -45,14 +45,14 @@ SnapshotSequence::SnapshotSequence(comm::Communicator& comm, const graph::Shard&
     const graph::Shard view = snapshot_as_shard(shard, t);
     auto step = std::make_unique<Step>();
     const graph::LocalGraph local = graph::build_local_graph(view, normalization);
-    step->adjacency = nn::SparseAdjacency(local, Device::cpu);
+    step->adjacency = SparseAdjacency(local, Device::cpu);
     step->halo = std::make_unique<comm::HaloExchange>(comm, view, max_width);
     step->num_halo = view.num_halo();
     max_halo_ = std::max(max_halo_, step->num_halo);
-    allocated_bytes_ += nn::DeviceCsr::bytes_for(local.a_own.rows, local.a_own.nnz()) +
-                        nn::DeviceCsr::bytes_for(local.a_halo.rows, local.a_halo.nnz()) +
-                        nn::DeviceCsr::bytes_for(local.a_own_t.rows, local.a_own_t.nnz()) +
-                        nn::DeviceCsr::bytes_for(local.a_halo_t.rows, local.a_halo_t.nnz()) +
+    allocated_bytes_ += DeviceCsr::bytes_for(local.a_own.rows, local.a_own.nnz()) +
+                        DeviceCsr::bytes_for(local.a_halo.rows, local.a_halo.nnz()) +
+                        DeviceCsr::bytes_for(local.a_own_t.rows, local.a_own_t.nnz()) +
+                        DeviceCsr::bytes_for(local.a_halo_t.rows, local.a_halo_t.nnz()) +
                         comm::HaloExchange::buffer_bytes(step->halo->num_send(), max_width);
     steps_.push_back(std::move(step));
   }
@@ -69,20 +69,20 @@ int64_t SnapshotSequence::bytes_sent() const {
   return bytes;
 }
 
-void SnapshotSequence::spmm(const nn::DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
-  if (clock_ != nullptr) clock_->begin(nn::Phase::spmm, nullptr);
+void SnapshotSequence::spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
+  if (clock_ != nullptr) clock_->begin(Phase::spmm, nullptr);
   kernels::spmm(a.view(), x, out, accumulate, nullptr);
-  if (clock_ != nullptr) clock_->end(nn::Phase::spmm, nullptr);
+  if (clock_ != nullptr) clock_->end(Phase::spmm, nullptr);
 }
 
 namespace {
 struct HaloTimer {  // halo_total from start to finish, halo_exposed inside start/finish (as nn::GraphConv)
-  nn::PhaseClock* clock;
+  PhaseClock* clock;
   bool moves;
-  void begin_total() { if (clock != nullptr && moves) clock->begin(nn::Phase::halo_total, nullptr); }
-  void end_total() { if (clock != nullptr && moves) clock->end(nn::Phase::halo_total, nullptr); }
-  void begin_exposed() { if (clock != nullptr) clock->begin(nn::Phase::halo_exposed, nullptr); }
-  void end_exposed() { if (clock != nullptr) clock->end(nn::Phase::halo_exposed, nullptr); }
+  void begin_total() { if (clock != nullptr && moves) clock->begin(Phase::halo_total, nullptr); }
+  void end_total() { if (clock != nullptr && moves) clock->end(Phase::halo_total, nullptr); }
+  void begin_exposed() { if (clock != nullptr) clock->begin(Phase::halo_exposed, nullptr); }
+  void end_exposed() { if (clock != nullptr) clock->end(Phase::halo_exposed, nullptr); }
 };
 }  // namespace
 
@@ -135,7 +135,7 @@ void SnapshotSequence::aggregate_many(const std::vector<int64_t>& t, const std::
     step.halo->start_forward(ext[i], nullptr);
     timer.end_exposed();
   };
-  if (clock_ != nullptr) clock_->begin(nn::Phase::halo_total, nullptr);
+  if (clock_ != nullptr) clock_->begin(Phase::halo_total, nullptr);
   start(0);
   for (size_t i = 0; i < m; ++i) {
     if (i + 1 < m) start(i + 1);
@@ -147,7 +147,7 @@ void SnapshotSequence::aggregate_many(const std::vector<int64_t>& t, const std::
     timer.end_exposed();
     spmm(step.adjacency.halo, ext[i].slice_rows(n, n + step.num_halo), out[i], true);
   }
-  if (clock_ != nullptr) clock_->end(nn::Phase::halo_total, nullptr);
+  if (clock_ != nullptr) clock_->end(Phase::halo_total, nullptr);
 }
 
 void SnapshotSequence::aggregate_transpose(int64_t t, Matrix<const float> g, Matrix<float> out) {
@@ -178,4 +178,4 @@ void SnapshotSequence::aggregate_transpose(int64_t t, Matrix<const float> g, Mat
   timer.end_total();
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

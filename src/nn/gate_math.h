@@ -4,9 +4,9 @@
 // results agree with std::exp/std::tanh to a few ulp. In-place (y == x) is allowed.
 #include <cstdint>
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 void sigmoid_run(const float* x, float* y, int64_t count);
 void tanh_run(const float* x, float* y, int64_t count);
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

@@ -12,17 +12,17 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "dynamic/snapshot_sequence.h"
-#include "dynamic/temporal_model.h"
-#include "dynamic/temporal_task.h"
+#include "nn/snapshot_sequence.h"
+#include "nn/temporal_model.h"
+#include "train/temporal_task.h"
 #include "graph/shard.h"
 #include "nn/adam.h"
 #include "nn/profile.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 
 struct TemporalTrainConfig {
-  TemporalModelConfig model;  // kind, hidden, layers, cheb_k, seed (in, out, max_window are set here)
+  nn::TemporalModelConfig model;  // kind, hidden, layers, cheb_k, seed (in, out, max_window are set here)
   TaskConfig task;
   int64_t embedding = 0;      // link: embedding width (0: = hidden)
   int64_t window = 0;         // BPTT window in steps; 0 = the whole training span
@@ -61,7 +61,7 @@ class TemporalTrainer {
   TemporalTrainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config,
                   const std::vector<int32_t>* part_of);
   TemporalResult run();
-  TemporalModel& model() { return *model_; }
+  nn::TemporalModel& model() { return *model_; }
   TemporalTask& task() { return *task_; }
   const TemporalTrainConfig& config() const { return config_; }
 
@@ -72,8 +72,8 @@ class TemporalTrainer {
   comm::Communicator& comm_;
   TemporalTrainConfig config_;
   std::unique_ptr<TemporalTask> task_;
-  std::unique_ptr<TemporalModel> model_;
-  std::unique_ptr<SnapshotSequence> sequence_;
+  std::unique_ptr<nn::TemporalModel> model_;
+  std::unique_ptr<nn::SnapshotSequence> sequence_;
   std::unique_ptr<nn::Adam> adam_;
   std::unique_ptr<nn::PhaseClock> clock_;
   Tensor outputs_, grads_;  // (window * n, out)
@@ -82,4 +82,4 @@ class TemporalTrainer {
   std::vector<Matrix<const float>> prefetch_inputs_;
 };
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

@@ -1,11 +1,11 @@
-#include "dynamic/regression_task.h"
+#include "train/regression_task.h"
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/format.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 namespace {
 
 class RegressionTask final : public TemporalTask {
@@ -124,4 +124,4 @@ std::unique_ptr<TemporalTask> make_regression_task(comm::Communicator& comm, con
   return std::make_unique<RegressionTask>(comm, shard, config);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

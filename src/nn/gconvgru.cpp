@@ -1,15 +1,15 @@
-#include "dynamic/gconvgru.h"
+#include "nn/gconvgru.h"
 
 #include <cmath>
 #include <cstring>
 #include <string>
 
 #include "core/error.h"
-#include "dynamic/gate_math.h"
-#include "dynamic/relu_linear_head.h"
+#include "nn/gate_math.h"
+#include "nn/relu_linear_head.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 namespace {
 
 // GConvGRU (Seo et al. 2018, as PyTorch Geometric Temporal's GConvGRU with ChebConv, normalization "sym",
@@ -65,7 +65,7 @@ class GConvGru final : public TemporalModel {
     reset_state();
   }
 
-  nn::ParameterStore& store() override { return store_; }
+  ParameterStore& store() override { return store_; }
   const TemporalModelConfig& config() const override { return config_; }
 
   void reset_state() override {
@@ -211,7 +211,7 @@ class GConvGru final : public TemporalModel {
   }
 
  private:
-  nn::ParameterStore& init_store() {
+  ParameterStore& init_store() {
     HALOGEN_ASSERT(k_ >= 1, "cheb_k must be at least 1");
     const int64_t in = in_, h = h_;
     auto thetas = [&](const std::string& conv, int64_t rows, int64_t cols) {
@@ -337,7 +337,7 @@ class GConvGru final : public TemporalModel {
   int64_t n_, in_, h_, k_;
   // First tensor of each parameter group in the store (see the class comment for the order).
   int x_theta_ = -1, x_bias_ = -1, h_zr_theta_ = -1, h_zr_bias_ = -1, h_h_theta_ = -1, h_h_bias_ = -1;
-  nn::ParameterStore store_;
+  ParameterStore store_;
   ReluLinearHead head_;
   Tensor tx_, th_, thr_, gates_;  // per slot: bases of x, H (block 0 = H_prev), H o R; Z | R | H~
   Tensor state_, pre_, grad_state_, grad_head_, grad_pre_, grad_basis_, transposed_;
@@ -354,4 +354,4 @@ std::unique_ptr<TemporalModel> make_gconvgru(const TemporalModelConfig& config, 
   return std::make_unique<GConvGru>(config, num_owned);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

@@ -1,13 +1,13 @@
-#include "dynamic/relu_linear_head.h"
+#include "nn/relu_linear_head.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
-ReluLinearHead::ReluLinearHead(nn::ParameterStore& store, int layer, int64_t hidden, int64_t out)
+ReluLinearHead::ReluLinearHead(ParameterStore& store, int layer, int64_t hidden, int64_t out)
     : store_(store), hidden_(hidden), out_(out) {
   weight_ = store.add("head.weight", layer, hidden, out, false);
   bias_ = store.add("head.bias", layer, 1, out, true);
@@ -63,4 +63,4 @@ void ReluLinearHead::backward(int64_t slot, Matrix<const float> grad_y, Matrix<f
   }
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

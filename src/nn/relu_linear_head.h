@@ -7,11 +7,11 @@
 #include "core/buffer.h"
 #include "nn/parameters.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 class ReluLinearHead {
  public:
-  ReluLinearHead(nn::ParameterStore& store, int layer, int64_t hidden, int64_t out);
+  ReluLinearHead(ParameterStore& store, int layer, int64_t hidden, int64_t out);
   // After store.allocate(): caches for `slots` recorded steps of `num_owned` rows.
   void allocate(int64_t num_owned, int64_t slots);
   void forward(Matrix<const float> h, Matrix<float> y, int64_t slot);
@@ -20,10 +20,10 @@ class ReluLinearHead {
   int64_t scratch_bytes() const;
 
  private:
-  nn::ParameterStore& store_;
+  ParameterStore& store_;
   int64_t hidden_, out_, num_owned_ = 0, slots_ = 0;
   int weight_ = -1, bias_ = -1;
   Tensor activations_;  // (slots + 1) x (n, hidden): relu(h) per slot; the last one for unrecorded calls
 };
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "core/buffer.h"
-#include "dynamic/snapshot_sequence.h"
+#include "nn/snapshot_sequence.h"
 #include "graph/local_graph.h"
 #include "nn/parameters.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 enum class TemporalKind { evolvegcn_o, tgcn, gconvgru };
 
@@ -57,7 +57,7 @@ class TemporalModel {
   virtual ~TemporalModel() = default;
 
   // Every trainable tensor, allocated and initialised by the constructor; gradients "+=" by backward().
-  virtual nn::ParameterStore& store() = 0;
+  virtual ParameterStore& store() = 0;
   virtual const TemporalModelConfig& config() const = 0;
 
   virtual void reset_state() = 0;
@@ -88,4 +88,4 @@ int64_t temporal_max_width(const TemporalModelConfig& config);
 // Builds the model for a rank owning `num_owned` vertices.
 std::unique_ptr<TemporalModel> make_temporal_model(const TemporalModelConfig& config, int64_t num_owned);
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

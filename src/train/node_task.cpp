@@ -1,11 +1,11 @@
-#include "dynamic/node_task.h"
+#include "train/node_task.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "kernels/ops.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 namespace {
 
 class NodeTask final : public TemporalTask {
@@ -120,4 +120,4 @@ std::unique_ptr<TemporalTask> make_node_task(comm::Communicator& comm, const gra
   return std::make_unique<NodeTask>(comm, shard, config);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

@@ -29,7 +29,7 @@
 #include "core/buffer.h"
 #include "graph/shard.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 
 enum class TaskKind { regression, link, node };
 TaskKind parse_task_kind(const std::string& name);  // "regression" | "link" | "node"; UserError otherwise
@@ -76,4 +76,4 @@ std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const
                                                  const TaskConfig& config, const std::vector<int32_t>* part_of,
                                                  int64_t embedding_width);
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

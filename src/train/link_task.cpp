@@ -1,4 +1,4 @@
-#include "dynamic/link_task.h"
+#include "train/link_task.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 namespace {
 
 // The pairs one step scores, grouped by source (positives first, then negatives), and the plan that fetches
@@ -318,4 +318,4 @@ std::unique_ptr<TemporalTask> make_link_task(comm::Communicator& comm, const gra
   return std::make_unique<LinkTask>(comm, shard, config, part_of, embedding_width);
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train

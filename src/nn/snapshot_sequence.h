@@ -21,7 +21,7 @@
 #include "nn/profile.h"
 #include "nn/sparse_adjacency.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 class SnapshotSequence {
  public:
@@ -44,7 +44,7 @@ class SnapshotSequence {
 
   // Timing (spmm, halo_total, halo_exposed) goes to `clock` when set; overlap off waits for the exchange
   // before the local product (for comparison).
-  void set_clock(nn::PhaseClock* clock) { clock_ = clock; }
+  void set_clock(PhaseClock* clock) { clock_ = clock; }
   void set_overlap(bool overlap) { overlap_ = overlap; }
   // Bytes sent by this rank's exchanges since construction.
   int64_t bytes_sent() const;
@@ -53,7 +53,7 @@ class SnapshotSequence {
 
  private:
   struct Step;
-  void spmm(const nn::DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate);
+  void spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate);
 
   comm::Communicator& comm_;
   graph::Normalization normalization_;
@@ -61,7 +61,7 @@ class SnapshotSequence {
   std::vector<std::unique_ptr<Step>> steps_;
   Tensor x_scratch_;  // 2 x (n + max_halo, max_width): aggregate uses the first; aggregate_many both
   Tensor partial_;    // (max_halo, max_width)
-  nn::PhaseClock* clock_ = nullptr;
+  PhaseClock* clock_ = nullptr;
   bool overlap_ = true;
   int64_t allocated_bytes_ = 0;
 };
@@ -70,4 +70,4 @@ class SnapshotSequence {
 // snapshot's subset of the union halo): what graph::build_local_graph and comm::HaloExchange take.
 graph::Shard snapshot_as_shard(const graph::Shard& shard, int64_t t);
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

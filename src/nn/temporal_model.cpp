@@ -1,13 +1,13 @@
-#include "dynamic/temporal_model.h"
+#include "nn/temporal_model.h"
 
 #include <algorithm>
 
 #include "core/error.h"
-#include "dynamic/evolvegcn_o.h"
-#include "dynamic/gconvgru.h"
-#include "dynamic/tgcn.h"
+#include "nn/evolvegcn_o.h"
+#include "nn/gconvgru.h"
+#include "nn/tgcn.h"
 
-namespace halogen::dynamic {
+namespace halogen::nn {
 
 TemporalKind parse_temporal_kind(const std::string& name) {
   if (name == "evolvegcn-o") return TemporalKind::evolvegcn_o;
@@ -42,4 +42,4 @@ std::unique_ptr<TemporalModel> make_temporal_model(const TemporalModelConfig& co
   return nullptr;
 }
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::nn

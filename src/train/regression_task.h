@@ -1,10 +1,10 @@
 #pragma once
-// Node regression on a snapshot sequence (definition in dynamic/temporal_task.h).
-#include "dynamic/temporal_task.h"
+// Node regression on a snapshot sequence (definition in train/temporal_task.h).
+#include "train/temporal_task.h"
 
-namespace halogen::dynamic {
+namespace halogen::train {
 
 std::unique_ptr<TemporalTask> make_regression_task(comm::Communicator& comm, const graph::Shard& shard,
                                                    const TaskConfig& config);
 
-}  // namespace halogen::dynamic
+}  // namespace halogen::train
