@@ -10,13 +10,14 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
-#include "train/temporal_trainer.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
 #include "io/part_file.h"
 #include "train/collective_error.h"
 #include "train/load.h"
+#include "train/metrics.h"
+#include "train/temporal_workload.h"
 #include "train/trainer.h"
 
 namespace halogen::app {
@@ -53,16 +54,30 @@ struct TrainFlags {
   int64_t negatives = 1;
   int cheb_k = 2;
   int64_t embedding = 0;
-  bool hidden_given = false, weight_decay_given = false, eval_every_given = false, layers_given = false;
+  bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false, layers_given = false;
 };
 
 bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
 
-// `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence (dynamic/).
-void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
-  train::RankInput input = train::load_rank_input(comm, flags.dir, false);
-  const io::PartitionMeta& meta = input.meta;
-  train::TemporalTrainConfig config;
+// The options every model shares.
+void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
+  config.epochs = flags.epochs;
+  config.lr = flags.lr;
+  config.eval_every = flags.eval_every;
+  config.patience = flags.patience;
+  config.metrics_path = flags.metrics;
+  config.checkpoint_dir = flags.checkpoint;
+  config.checkpoint_every = flags.checkpoint_every;
+  config.resume = flags.resume;
+  config.print_epochs = !flags.quiet;
+}
+
+train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
+  train::TemporalTrainConfig config;  // temporal defaults: 100 epochs, weight decay 0 on every layer, eval every 10
+  set_run_config(flags, config);
+  config.epochs = flags.epochs_given ? flags.epochs : config.epochs;
+  config.weight_decay = flags.weight_decay_given ? flags.weight_decay : 0.0f;
+  config.eval_every = flags.eval_every_given ? flags.eval_every : 10;
   config.model.kind = nn::parse_temporal_kind(flags.model);
   config.model.hidden = flags.hidden_given ? flags.hidden : 32;
   config.model.layers = flags.layers_given ? flags.layers : 1;
@@ -76,13 +91,16 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   config.task.source = flags.dir;
   config.embedding = flags.embedding;
   config.window = flags.window;
-  config.epochs = flags.epochs;
-  config.lr = flags.lr;
-  config.weight_decay = flags.weight_decay_given ? flags.weight_decay : 0.0f;
-  config.eval_every = flags.eval_every_given ? flags.eval_every : 10;
   config.overlap = !flags.no_overlap;
-  config.metrics_path = flags.metrics;
-  config.print_epochs = !flags.quiet;
+  return config;
+}
+
+// `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence, through the same
+// epoch runner as the static models (train/trainer.h) with a TemporalWorkload.
+void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
+  train::RankInput input = train::load_rank_input(comm, flags.dir, false);
+  const io::PartitionMeta& meta = input.meta;
+  const train::TemporalTrainConfig config = temporal_config(flags);
   std::vector<int32_t> part_of;
   if (config.task.kind == train::TaskKind::link) {
     train::run_collectively(comm, [&] {
@@ -92,28 +110,22 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
                       meta.method.c_str(), omp_get_max_threads()));
-  std::unique_ptr<train::TemporalTrainer> trainer;
-  train::run_collectively(comm, [&] {
-    trainer = std::make_unique<train::TemporalTrainer>(comm, input.shard, config,
-                                                          part_of.empty() ? nullptr : &part_of);
-  });
-  const train::TemporalTrainConfig& used = trainer->config();
+  train::Trainer trainer(comm, input.shard, config, part_of.empty() ? nullptr : &part_of);
+  auto& workload = static_cast<train::TemporalWorkload&>(trainer.workload());
+  const nn::TemporalModelConfig& model = workload.setup().model;
   log::info(strformat("model %s (hidden %lld%s) | task %s: %lld training steps, %lld test steps, window %lld | adam "
                       "lr %g, weight decay %g | %lld epochs, seed %llu",
-                      flags.model.c_str(), (long long)used.model.hidden,
-                      used.model.kind == nn::TemporalKind::evolvegcn_o
-                          ? strformat(", %d layers", used.model.layers).c_str()
-                          : used.model.kind == nn::TemporalKind::gconvgru
-                                ? strformat(", K %d", used.model.cheb_k).c_str() : "",
-                      flags.task.c_str(), (long long)trainer->task().train_steps(),
-                      (long long)(trainer->task().num_steps() - trainer->task().train_steps()),
-                      (long long)used.model.max_window, used.lr, used.weight_decay, (long long)used.epochs,
+                      flags.model.c_str(), (long long)model.hidden,
+                      model.kind == nn::TemporalKind::evolvegcn_o ? strformat(", %d layers", model.layers).c_str()
+                      : model.kind == nn::TemporalKind::gconvgru  ? strformat(", K %d", model.cheb_k).c_str()
+                                                                  : "",
+                      flags.task.c_str(), (long long)workload.task().train_steps(),
+                      (long long)(workload.task().num_steps() - workload.task().train_steps()),
+                      (long long)workload.window(), config.lr, config.weight_decay, (long long)config.epochs,
                       (unsigned long long)flags.seed));
   input.shard = graph::Shard{};
-  const train::TemporalResult result = trainer->run();
-  std::string figures;
-  for (const auto& [name, value] : result.final_metrics) figures += strformat(" %s %.4f", name.c_str(), value);
-  for (const auto& [name, value] : result.baselines) figures += strformat(" %s %.4f", name.c_str(), value);
+  const train::TrainResult result = trainer.run();
+  std::string figures = train::metrics_text(result.final_metrics) + train::metrics_text(result.baselines);
   log::info(strformat("done:%s | mean epoch %.2f ms, %.1f snapshots/s, exposed communication %.1f%%", figures.c_str(),
                       result.mean_epoch_ms, result.snapshots_per_s, 100.0 * result.exposed_comm_share));
 }
@@ -141,23 +153,15 @@ void run_train(const TrainFlags& flags) {
     HALOGEN_USER_CHECK(flags.task == "node" || flags.task == "regression",
                        "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
     train::TrainConfig config;
+    set_run_config(flags, config);
     config.model.kind = flags.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
     config.model.layers = flags.layers;
     config.model.hidden = flags.hidden;
     config.model.dropout = flags.dropout;
     config.model.seed = flags.seed;
     config.model.overlap = !flags.no_overlap;
-    config.epochs = flags.epochs;
-    config.lr = flags.lr;
     config.weight_decay = flags.weight_decay;
     config.weight_decay_all_layers = flags.weight_decay_all_layers;
-    config.eval_every = flags.eval_every;
-    config.patience = flags.patience;
-    config.metrics_path = flags.metrics;
-    config.checkpoint_dir = flags.checkpoint;
-    config.checkpoint_every = flags.checkpoint_every;
-    config.resume = flags.resume;
-    config.print_epochs = !flags.quiet;
     config.device = device;
     HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
 
@@ -180,10 +184,9 @@ void run_train(const TrainFlags& flags) {
                         (long long)flags.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
                         flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
 
-    std::unique_ptr<train::Trainer> trainer;
-    train::run_collectively(comm, [&] { trainer = std::make_unique<train::Trainer>(comm, input.shard, config); });
+    train::Trainer trainer(comm, input.shard, config);
     input.shard = graph::Shard{};  // the model holds its own copies
-    const train::TrainResult result = trainer->run();
+    const train::TrainResult result = trainer.run();
     log::info(strformat("done: best valid %.4f at epoch %lld, test %.4f there | mean epoch %.2f ms%s",
                         result.best_valid_acc, (long long)result.best_epoch, result.test_acc_at_best,
                         result.mean_epoch_ms, result.stopped_early ? " | stopped early" : ""));
@@ -261,6 +264,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->callback([flags, cmd] {
     flags->hidden_given = cmd->count("--hidden") > 0;
+    flags->epochs_given = cmd->count("--epochs") > 0;
     flags->layers_given = cmd->count("--layers") > 0;
     flags->weight_decay_given = cmd->count("--weight-decay") > 0;
     flags->eval_every_given = cmd->count("--eval-every") > 0;

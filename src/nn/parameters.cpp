@@ -40,6 +40,16 @@ void ParameterStore::initialize(uint64_t seed) {
 
 void ParameterStore::zero_grads(kernels::Stream stream) { kernels::fill(grads_.span(), 0.0f, stream); }
 
+int ParameterStore::first_nonfinite_layer(kernels::Stream stream) const {
+  if (std::isfinite(kernels::sum_squares(params_.span(), stream))) return -1;
+  for (int k = 0; k < count(); ++k) {
+    const ParameterInfo& info = infos_[k];
+    const Span<const float> p{params_.data() + info.offset, info.size(), params_.device()};
+    if (!std::isfinite(kernels::sum_squares(p, stream))) return info.layer;
+  }
+  return -1;
+}
+
 Matrix<float> ParameterStore::param(int index) {
   const ParameterInfo& p = infos_[index];
   return Matrix<float>{params_.data() + p.offset, p.rows, p.cols, p.cols, params_.device()};

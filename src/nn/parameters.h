@@ -43,6 +43,9 @@ class ParameterStore {
   const Tensor& params() const { return params_; }
   // Gradients = 0, enqueued on `stream` (kernels::fill).
   void zero_grads(kernels::Stream stream = nullptr);
+  // The first layer whose parameters hold a NaN/Inf, else -1 (one host read of the whole buffer; per tensor only
+  // when something is wrong). Identical on every rank when the parameters are.
+  int first_nonfinite_layer(kernels::Stream stream = nullptr) const;
 
  private:
   std::vector<ParameterInfo> infos_;

@@ -28,6 +28,7 @@
 #include "comm/communicator.h"
 #include "core/buffer.h"
 #include "graph/shard.h"
+#include "train/workload.h"
 
 namespace halogen::train {
 
@@ -44,8 +45,6 @@ struct TaskConfig {
   std::string source;            // the partition directory, for error messages
 };
 
-// Metrics of one evaluation, by name (test_mse, baseline_last_mse, test_map, test_acc, ...).
-using Metrics = std::map<std::string, double>;
 
 class TemporalTask {
  public:

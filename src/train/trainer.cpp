@@ -1,7 +1,9 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
-#include <memory>
+#include <csignal>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "core/format.h"
@@ -9,237 +11,295 @@
 #include "core/timer.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
-#include "train/memory_estimate.h"
 #include "train/metrics.h"
+#include "train/node_classification.h"
 
 namespace halogen::train {
 namespace {
 
-nn::AdamConfig adam_config(const TrainConfig& config) {
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+nn::AdamConfig adam_config(const RunConfig& config, const nn::ParameterStore& store) {
   nn::AdamConfig adam;
   adam.lr = config.lr;
-  adam.weight_decay_per_layer.assign(config.weight_decay_all_layers ? config.model.layers : 1, config.weight_decay);
+  int layers = 1;
+  for (int k = 0; k < store.count(); ++k) layers = std::max(layers, store.info(k).layer + 1);
+  adam.weight_decay_per_layer.assign(config.weight_decay_all_layers ? layers : 1, config.weight_decay);
   return adam;
 }
 
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+// Builds a workload collectively: a rank that fails to build its part (a bad shard) takes every rank down.
+template <typename Make>
+std::unique_ptr<Workload> build_collectively(comm::Communicator& comm, Make make) {
+  std::unique_ptr<Workload> workload;
+  run_collectively(comm, [&] { workload = make(); });
+  return workload;
+}
 
-// Throws on every rank: the message on rank 0, PeerFailed elsewhere (the condition is known to all ranks).
-[[noreturn]] void fail_everywhere(comm::Communicator& comm, const std::string& message) {
-  if (comm.rank() == 0) throw UserError(message);
-  throw PeerFailed();
+// Fault injection for tests (HALOGEN_FAULT_KILL_AT_EPOCH=E): rank 0 kills itself with SIGKILL as epoch E starts,
+// as a crash or a preempted job would; the checkpoints written so far are what a resumed run finds.
+int64_t kill_at_epoch() {
+  const char* value = std::getenv("HALOGEN_FAULT_KILL_AT_EPOCH");
+  return value != nullptr ? std::atoll(value) : 0;
 }
 
 }  // namespace
 
+// Loop state that a checkpoint carries besides the weights.
+struct Trainer::Progress {
+  int64_t evals_since_best = 0;
+};
+
+Trainer::Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config)
+    : comm_(comm), workload_(std::move(workload)), config_(config) {
+  check_config();
+  adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, workload_->parameters()));
+}
+
 Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TrainConfig& config)
-    : comm_(comm), config_(config), model_(config.model, comm, shard, config.device),
-      adam_(model_.parameters(), adam_config(config)), num_features_(shard.num_features),
-      num_classes_(shard.num_classes) {
-  HALOGEN_USER_CHECK(config.epochs >= 1, "--epochs must be at least 1");
-  HALOGEN_USER_CHECK(config.eval_every >= 1, "--eval-every must be at least 1");
-  const std::array<int64_t, 3> local = model_.split_sizes_local();
-  for (int s = 0; s < 3; ++s) global_split_sizes_[s] = local[s];
-  comm_.allreduce_sum(global_split_sizes_, 3);
-  if (global_split_sizes_[0] == 0)
-    fail_everywhere(comm_, "the graph has no labelled training vertices (/split/train is empty)");
-  nn::RankShape shape;
-  shape.num_owned = shard.num_owned();
-  shape.num_halo = shard.num_halo();
-  shape.nnz = shard.nnz();
-  shape.num_send = static_cast<int64_t>(shard.send_idx.size());
-  shape.num_features = shard.num_features;
-  shape.num_classes = shard.num_classes;
-  shape.num_split_rows = local[0] + local[1] + local[2];
-  shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
-  estimated_bytes_ = estimate_rank_memory(config.model, shape);
+    : Trainer(comm, build_collectively(comm, [&] {
+                return std::make_unique<NodeClassification>(comm, shard, config.model, config.device);
+              }),
+              config) {}
+
+Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config,
+                 const std::vector<int32_t>* part_of)
+    : Trainer(comm, build_collectively(comm, [&] {
+                return std::make_unique<TemporalWorkload>(comm, shard, config, part_of);
+              }),
+              config) {}
+
+Trainer::~Trainer() = default;
+
+void Trainer::check_config() const {
+  HALOGEN_USER_CHECK(config_.epochs >= 1, "--epochs must be at least 1");
+  HALOGEN_USER_CHECK(config_.eval_every >= 1, "--eval-every must be at least 1");
+  HALOGEN_USER_CHECK(!config_.resume || !config_.checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
 }
 
-std::string Trainer::fingerprint() const {
-  const nn::ModelConfig& m = config_.model;
-  return strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu",
-                   m.kind == nn::ConvKind::gcn ? "gcn" : "sage", m.layers, (long long)m.hidden,
-                   (long long)num_features_, (long long)num_classes_, (unsigned long long)m.seed);
+[[noreturn]] void Trainer::fail_everywhere(const std::string& message) {
+  if (comm_.rank() == 0) throw UserError(message);
+  throw PeerFailed();
 }
 
-void Trainer::save_checkpoint(int64_t epoch, const TrainResult& progress, int64_t evals_since_best) {
-  // Rank 0 writes; the outcome is shared so that a failure (disk full) stops every rank.
+void Trainer::save_checkpoint(int64_t epoch, const TrainResult& result, const Progress& progress) {
+  // Rank 0 writes (weights are replicated); the outcome is shared so that a failure (disk full) stops every rank.
   run_collectively(comm_, [&] {
     if (comm_.rank() != 0) return;
     CheckpointState s;
-    s.fingerprint = fingerprint();
+    s.fingerprint = workload_->fingerprint();
     s.epoch = epoch;
-    s.adam_steps = adam_.steps_done();
-    s.best_epoch = progress.best_epoch;
-    s.best_valid_acc = progress.best_valid_acc;
-    s.test_acc_at_best = progress.test_acc_at_best;
-    s.train_acc_at_best = progress.train_acc_at_best;
-    s.evals_since_best = evals_since_best;
-    const int64_t n = model_.parameters().total_size();
+    s.adam_steps = adam_->steps_done();
+    s.best_epoch = result.best_epoch;
+    s.best_valid_acc = result.best_valid_acc;
+    s.test_acc_at_best = result.test_acc_at_best;
+    s.train_acc_at_best = result.train_acc_at_best;
+    s.evals_since_best = progress.evals_since_best;
+    const int64_t n = workload_->parameters().total_size();
     s.params.resize(n);
     s.adam_m.resize(n);
     s.adam_v.resize(n);
-    model_.parameters().params().copy_to_host(s.params.data());
-    adam_.first_moment().copy_to_host(s.adam_m.data());
-    adam_.second_moment().copy_to_host(s.adam_v.data());
+    workload_->parameters().params().copy_to_host(s.params.data());
+    adam_->first_moment().copy_to_host(s.adam_m.data());
+    adam_->second_moment().copy_to_host(s.adam_v.data());
     write_checkpoint(config_.checkpoint_dir, s);
   });
 }
 
+// Loads the checkpoint into the weights, Adam and the loop state; returns the first epoch to run.
+int64_t Trainer::restore(TrainResult& result, Progress& progress) {
+  if (!config_.resume) return 1;
+  CheckpointState s;
+  nn::ParameterStore& store = workload_->parameters();
+  run_collectively(comm_, [&] {
+    const std::string path = checkpoint_path(config_.checkpoint_dir);
+    s = read_checkpoint(config_.checkpoint_dir);
+    HALOGEN_USER_CHECK(s.fingerprint == workload_->fingerprint(), "%s: checkpoint is for \"%s\", this run is \"%s\"",
+                       path.c_str(), s.fingerprint.c_str(), workload_->fingerprint().c_str());
+    HALOGEN_USER_CHECK(static_cast<int64_t>(s.params.size()) == store.total_size() &&
+                           s.adam_m.size() == s.params.size() && s.adam_v.size() == s.params.size(),
+                       "%s: checkpoint holds %zu parameters, the model has %lld", path.c_str(), s.params.size(),
+                       (long long)store.total_size());
+  }, Report::lowest_failing_rank);
+  store.params().copy_from_host(s.params.data(), static_cast<int64_t>(s.params.size()));
+  adam_->first_moment().copy_from_host(s.adam_m.data(), static_cast<int64_t>(s.adam_m.size()));
+  adam_->second_moment().copy_from_host(s.adam_v.data(), static_cast<int64_t>(s.adam_v.size()));
+  adam_->set_steps_done(s.adam_steps);
+  result.best_epoch = s.best_epoch;
+  result.best_valid_acc = s.best_valid_acc;
+  result.test_acc_at_best = s.test_acc_at_best;
+  result.train_acc_at_best = s.train_acc_at_best;
+  progress.evals_since_best = s.evals_since_best;
+  log::info(strformat("resumed from %s after epoch %lld", checkpoint_path(config_.checkpoint_dir).c_str(),
+                      (long long)s.epoch));
+  return s.epoch + 1;
+}
+
+void Trainer::report_memory_before_training(TrainResult& result) {
+  const Device device = workload_->device();
+  double memory[3] = {static_cast<double>(detail::bytes_in_use(device)),
+                      static_cast<double>(workload_->estimated_bytes()),
+                      static_cast<double>(detail::peak_bytes(device))};
+  comm_.allreduce_max(memory, 3);
+  result.bytes_before_training = static_cast<int64_t>(memory[0]);
+  result.estimated_bytes = static_cast<int64_t>(memory[1]);
+  log::info(strformat("memory: %.1f MiB of %s buffers per rank (max over ranks; estimate %.1f MiB; peak so far "
+                      "%.1f MiB), all allocated before epoch 1",
+                      mib(memory[0]), device_name(device), mib(memory[1]), mib(memory[2])));
+}
+
+// One optimizer step: the workload's gradients, summed over ranks; the loss checked; Adam. Returns the step's
+// global loss terms (sum over ranks).
+double Trainer::optimizer_step(int64_t epoch, int64_t step) {
+  nn::PhaseClock& clock = workload_->clock();
+  const kernels::Stream stream = workload_->stream();
+  double loss = workload_->step_local(epoch, step);
+  Tensor& grads = workload_->parameters().grads();
+  clock.begin(nn::Phase::allreduce, stream);
+  comm_.allreduce_sum(grads.data(), grads.size(), stream);
+  comm_.allreduce_sum(&loss, 1);
+  clock.end(nn::Phase::allreduce, stream);
+  if (!std::isfinite(loss)) {
+    const std::string where = workload_->diagnose_nonfinite_loss();
+    fail_everywhere(strformat("epoch %lld: the loss is %g%s%s (diverged; lower --lr or check the inputs)",
+                              (long long)epoch, loss / workload_->loss_denominator(), where.empty() ? "" : "; ",
+                              where.c_str()));
+  }
+  {
+    nn::PhaseScope timer(clock, nn::Phase::optimizer, stream);
+    adam_->step(stream);
+  }
+  const int bad_layer = workload_->parameters().first_nonfinite_layer(stream);
+  if (bad_layer >= 0)
+    fail_everywhere(strformat("epoch %lld: the parameters of layer %d became non-finite after the update (lower "
+                              "--lr?)", (long long)epoch, bad_layer));
+  return loss;
+}
+
+// Phase times of the training pass, max over ranks (evaluation records into the clock too: dropped before).
+void Trainer::take_phase_times(EpochRecord& record) {
+  const nn::PhaseTimes times = workload_->clock().take();
+  double phase[7] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms, times.halo_total_ms,
+                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_ms};
+  comm_.allreduce_max(phase, 7);
+  record.epoch_ms = phase[0];
+  record.spmm_ms = phase[1];
+  record.gemm_ms = phase[2];
+  record.halo_ms = phase[3];
+  record.halo_exposed_ms = phase[4];
+  record.allreduce_ms = phase[5];
+  record.allreduce_exposed_ms = phase[6];
+  record.other_ms = std::max(0.0, record.epoch_ms - record.spmm_ms - record.gemm_ms - record.halo_exposed_ms -
+                                      record.allreduce_exposed_ms);
+  const int64_t snapshots = workload_->snapshots_per_epoch();
+  if (snapshots > 0 && record.epoch_ms > 0) record.snapshots_per_s = 1e3 * static_cast<double>(snapshots) / record.epoch_ms;
+}
+
+void Trainer::train_epoch(int64_t epoch, EpochRecord& record) {
+  workload_->clock().take();  // drop what the last evaluation recorded
+  record.epoch = epoch;
+  Stopwatch watch;
+  workload_->begin_epoch(epoch);
+  double loss = 0;
+  for (int64_t step = 0; step < workload_->steps_per_epoch(); ++step) loss += optimizer_step(epoch, step);
+  record.loss = loss / workload_->loss_denominator();
+  // The epoch ends with the parameter check, which reads a scalar from the device: the wall clock includes all
+  // the GPU work.
+  record.epoch_ms = watch.milliseconds();
+  take_phase_times(record);
+}
+
 void Trainer::evaluate(EpochRecord& record) {
   Stopwatch watch;
-  const std::array<int64_t, 3> correct_local = model_.evaluate_local();
-  int64_t correct[3] = {correct_local[0], correct_local[1], correct_local[2]};
-  comm_.allreduce_sum(correct, 3);
-  auto ratio = [&](int s) {
-    return global_split_sizes_[s] > 0 ? static_cast<double>(correct[s]) / static_cast<double>(global_split_sizes_[s]) : 0.0;
+  record.metrics = workload_->evaluate();
+  auto value = [&](const char* name) {
+    const auto it = record.metrics.find(name);
+    return it == record.metrics.end() ? 0.0 : it->second;
   };
+  record.train_acc = value("train_acc");
+  record.valid_acc = value("valid_acc");
+  record.test_acc = value("test_acc");
   record.evaluated = true;
-  record.train_acc = ratio(0);
-  record.valid_acc = ratio(1);
-  record.test_acc = ratio(2);
-  record.eval_ms = watch.milliseconds();
+  double eval_ms = watch.milliseconds();
+  comm_.allreduce_max(&eval_ms, 1);
+  record.eval_ms = eval_ms;
+}
+
+// Best-valid tracking (workloads that report valid_acc); returns whether early stopping says stop.
+bool Trainer::track_best(const EpochRecord& record, TrainResult& result, Progress& progress) {
+  if (record.metrics.count("valid_acc") == 0) return false;
+  if (record.valid_acc > result.best_valid_acc) {
+    result.best_valid_acc = record.valid_acc;
+    result.best_epoch = record.epoch;
+    result.test_acc_at_best = record.test_acc;
+    result.train_acc_at_best = record.train_acc;
+    progress.evals_since_best = 0;
+    return false;
+  }
+  ++progress.evals_since_best;
+  return config_.patience > 0 && progress.evals_since_best >= config_.patience;
+}
+
+void Trainer::finish(TrainResult& result, double trained_ms, double exposed_ms, int64_t trained_epochs) {
+  const Device device = workload_->device();
+  double peak = static_cast<double>(detail::peak_bytes(device));
+  comm_.allreduce_max(&peak, 1);
+  result.allocated_bytes = static_cast<int64_t>(peak);
+  log::info(strformat("memory: peak %.1f MiB of %s buffers per rank over the run (max over ranks)", mib(peak),
+                      device_name(device)));
+  if (result.allocated_bytes > result.bytes_before_training)
+    log::info(strformat("warning: buffers grew during training, by %.1f MiB",
+                        mib(static_cast<double>(result.allocated_bytes - result.bytes_before_training))));
+  if (trained_epochs > 0) result.mean_epoch_ms = trained_ms / static_cast<double>(trained_epochs);
+  if (trained_ms > 0) {
+    result.exposed_comm_share = exposed_ms / trained_ms;
+    const double snapshots = static_cast<double>(workload_->snapshots_per_epoch() * trained_epochs);
+    result.snapshots_per_s = 1e3 * snapshots / trained_ms;
+  }
+  if (result.best_valid_acc < 0) result.best_valid_acc = 0;
+  if (!result.epochs.empty()) result.final_metrics = result.epochs.back().metrics;
+  run_collectively(comm_, [&] { if (metrics_) metrics_->final(result, *workload_, comm_.size()); },
+                   Report::lowest_failing_rank);
 }
 
 TrainResult Trainer::run() {
   TrainResult result;
   result.best_valid_acc = -1;
-  int64_t evals_since_best = 0;
-  int64_t first_epoch = 1;
-
-  if (config_.resume) {
-    HALOGEN_USER_CHECK(!config_.checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
-    CheckpointState s;
-    run_collectively(comm_, [&] {
-      s = read_checkpoint(config_.checkpoint_dir);
-      HALOGEN_USER_CHECK(s.fingerprint == fingerprint(), "%s: checkpoint is for \"%s\", this run is \"%s\"",
-                         checkpoint_path(config_.checkpoint_dir).c_str(), s.fingerprint.c_str(), fingerprint().c_str());
-      HALOGEN_USER_CHECK(static_cast<int64_t>(s.params.size()) == model_.parameters().total_size() &&
-                             s.adam_m.size() == s.params.size() && s.adam_v.size() == s.params.size(),
-                         "%s: checkpoint holds %zu parameters, the model has %lld",
-                         checkpoint_path(config_.checkpoint_dir).c_str(), s.params.size(),
-                         (long long)model_.parameters().total_size());
-    });
-    model_.parameters().params().copy_from_host(s.params.data(), static_cast<int64_t>(s.params.size()));
-    adam_.first_moment().copy_from_host(s.adam_m.data(), static_cast<int64_t>(s.adam_m.size()));
-    adam_.second_moment().copy_from_host(s.adam_v.data(), static_cast<int64_t>(s.adam_v.size()));
-    adam_.set_steps_done(s.adam_steps);
-    first_epoch = s.epoch + 1;
-    result.best_epoch = s.best_epoch;
-    result.best_valid_acc = s.best_valid_acc;
-    result.test_acc_at_best = s.test_acc_at_best;
-    result.train_acc_at_best = s.train_acc_at_best;
-    evals_since_best = s.evals_since_best;
-    log::info(strformat("resumed from %s after epoch %lld", checkpoint_path(config_.checkpoint_dir).c_str(),
-                        (long long)s.epoch));
-  }
-
-  std::unique_ptr<MetricsWriter> metrics;
+  Progress progress;
+  const int64_t first_epoch = restore(result, progress);
   run_collectively(comm_, [&] {
-    if (comm_.rank() == 0 && !config_.metrics_path.empty()) metrics = std::make_unique<MetricsWriter>(config_.metrics_path);
-  });
+    if (comm_.rank() == 0 && !config_.metrics_path.empty())
+      metrics_ = std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume);
+  }, Report::lowest_failing_rank);
+  workload_->warm_up(first_epoch);
+  report_memory_before_training(result);
+  result.baselines = workload_->baselines();
+  if (!result.baselines.empty()) log::info("baselines:" + metrics_text(result.baselines));
 
-  const Device device = model_.device();
-  const float loss_scale = 1.0f / static_cast<float>(global_split_sizes_[0]);
-  if (device == Device::cuda) {
-    // The GPU SpMM makes its cuSPARSE descriptors, workspaces and index copies (Buffers) on the first product of
-    // each matrix and width (kernels/cuda/spmm.cu). One training step without an update makes them here, so
-    // that everything is allocated before epoch 1 and epoch 1 is timed like the others. It changes no state the
-    // epochs read: parameters and Adam are untouched, gradients are zeroed by every step, dropout is keyed by
-    // the epoch. Collective like an epoch (every rank runs it).
-    model_.train_step_local(first_epoch, loss_scale);
-  }
-  double memory[3] = {static_cast<double>(detail::bytes_in_use(device)), static_cast<double>(estimated_bytes_),
-                      static_cast<double>(detail::peak_bytes(device))};
-  comm_.allreduce_max(memory, 3);
-  result.allocated_bytes = static_cast<int64_t>(memory[0]);
-  result.estimated_bytes = static_cast<int64_t>(memory[1]);
-  log::info(strformat("memory: %.1f MiB of %s buffers per rank (max over ranks; estimate %.1f MiB; peak so far "
-                      "%.1f MiB), all allocated before epoch 1",
-                      mib(memory[0]), device_name(device), mib(memory[1]), mib(memory[2])));
-
-  // Phase times: wall clock on the CPU, CUDA events on the GPU (nn/profile.h), read once per epoch after the
-  // loss and the parameter check have synchronised. The epoch time is the host's wall clock: the epoch ends
-  // with the parameter check, which reads a scalar from the device, so it includes all the GPU work.
-  nn::PhaseClock& clock = model_.clock();
-  const kernels::Stream stream = model_.stream();
-  double total_epoch_ms = 0;
-  Tensor& grads = model_.parameters().grads();
-
+  double trained_ms = 0, exposed_ms = 0;
+  int64_t trained_epochs = 0;
+  const int64_t kill_epoch = kill_at_epoch();
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
-    clock.take();  // drop what the last evaluation recorded
+    if (epoch == kill_epoch && comm_.rank() == 0) std::raise(SIGKILL);
     EpochRecord record;
-    record.epoch = epoch;
-    Stopwatch watch;
-    double loss = model_.train_step_local(epoch, loss_scale);
-    clock.begin(nn::Phase::allreduce, stream);
-    comm_.allreduce_sum(grads.data(), grads.size(), stream);
-    comm_.allreduce_sum(&loss, 1);
-    clock.end(nn::Phase::allreduce, stream);
-    loss /= static_cast<double>(global_split_sizes_[0]);
-    if (!std::isfinite(loss)) {
-      double first_bad = model_.first_nonfinite_layer_local();
-      if (first_bad < 0) first_bad = 1e9;
-      first_bad = -first_bad;  // max of the negated = min over ranks
-      comm_.allreduce_max(&first_bad, 1);
-      const int layer = static_cast<int>(-first_bad);
-      fail_everywhere(comm_, layer < model_.num_layers()
-                                 ? strformat("epoch %lld: the loss is %g; first non-finite values in the output of "
-                                             "layer %d", (long long)epoch, loss, layer)
-                                 : strformat("epoch %lld: the loss is %g (layer outputs are finite: the softmax "
-                                             "overflowed)", (long long)epoch, loss));
+    train_epoch(epoch, record);
+    trained_ms += record.epoch_ms;
+    exposed_ms += record.halo_exposed_ms + record.allreduce_exposed_ms;
+    ++trained_epochs;
+    bool stop = false;
+    if (epoch % config_.eval_every == 0 || epoch == config_.epochs) {
+      evaluate(record);
+      stop = track_best(record, result, progress);
+      if (config_.print_epochs) log::info(epoch_line(record, config_.epochs));
+      run_collectively(comm_, [&] { if (metrics_) metrics_->epoch(record, *workload_); },
+                       Report::lowest_failing_rank);
     }
-    {
-      nn::PhaseScope timer(clock, nn::Phase::optimizer, stream);
-      adam_.step(stream);
-    }
-    const int bad_parameter_layer = model_.first_nonfinite_parameter_layer();
-    if (bad_parameter_layer >= 0)
-      fail_everywhere(comm_, strformat("epoch %lld: the parameters of layer %d became non-finite after the "
-                                       "update (lower --lr?)", (long long)epoch, bad_parameter_layer));
-    record.loss = loss;
-    record.epoch_ms = watch.milliseconds();
-
-    // Phase times of the training step only (evaluation below records into the clock too: dropped above).
-    const nn::PhaseTimes times = clock.take();
-    double phase[7] = {record.epoch_ms, times.spmm_ms, times.gemm_ms, times.halo_total_ms, times.halo_exposed_ms,
-                       times.allreduce_ms, 0.0};
-    const bool evaluate_now = epoch % config_.eval_every == 0 || epoch == config_.epochs;
-    if (evaluate_now) evaluate(record);
-    phase[6] = record.eval_ms;
-    comm_.allreduce_max(phase, 7);
-    record.epoch_ms = phase[0];
-    record.spmm_ms = phase[1];
-    record.gemm_ms = phase[2];
-    record.halo_ms = phase[3];
-    record.halo_exposed_ms = phase[4];
-    record.allreduce_ms = phase[5];
-    record.eval_ms = phase[6];
-    record.other_ms = std::max(0.0, record.epoch_ms - record.spmm_ms - record.gemm_ms - record.halo_exposed_ms -
-                                        record.allreduce_ms);
-    total_epoch_ms += record.epoch_ms;
     result.epochs.push_back(record);
     result.last_epoch = epoch;
-
-    bool stop = false;
-    if (evaluate_now) {
-      if (record.valid_acc > result.best_valid_acc) {
-        result.best_valid_acc = record.valid_acc;
-        result.best_epoch = epoch;
-        result.test_acc_at_best = record.test_acc;
-        result.train_acc_at_best = record.train_acc;
-        evals_since_best = 0;
-      } else {
-        ++evals_since_best;
-        stop = config_.patience > 0 && evals_since_best >= config_.patience;
-      }
-      if (config_.print_epochs) log::info(epoch_line(record, config_.epochs));
-      if (metrics) metrics->epoch(record);
-    }
     const bool last = stop || epoch == config_.epochs;
     if (!config_.checkpoint_dir.empty() &&
         (last || (config_.checkpoint_every > 0 && epoch % config_.checkpoint_every == 0)))
-      save_checkpoint(epoch, result, evals_since_best);
+      save_checkpoint(epoch, result, progress);
     if (stop) {
       result.stopped_early = true;
       log::info(strformat("early stop after epoch %lld: no better valid accuracy for %lld evaluations",
@@ -247,13 +307,7 @@ TrainResult Trainer::run() {
       break;
     }
   }
-  double peak = static_cast<double>(detail::peak_bytes(device));
-  comm_.allreduce_max(&peak, 1);
-  log::info(strformat("memory: peak %.1f MiB of %s buffers per rank over the run (max over ranks)", mib(peak),
-                      device_name(device)));
-  if (!result.epochs.empty()) result.mean_epoch_ms = total_epoch_ms / static_cast<double>(result.epochs.size());
-  if (result.best_valid_acc < 0) result.best_valid_acc = 0;
-  if (metrics) metrics->final(result, comm_.size());
+  finish(result, trained_ms, exposed_ms, trained_epochs);
   return result;
 }
 

@@ -1,12 +1,22 @@
 #pragma once
-// Trainer: full-batch training of a Model on one rank of P (every rank runs the same loop; all calls are
-// collective). One epoch = forward (dropout keyed by the epoch) -> loss -> backward with the halo exchanges
-// -> ONE allreduce of the flat gradient buffer -> Adam. Evaluation (dropout off, through the same halo path)
-// every `eval_every` epochs; best-valid tracking; early stopping; checkpoints; metrics.
+// Trainer: THE epoch runner, for every model (static GCN/SAGE and temporal models alike), on one rank of P
+// (every rank runs the same loop; all calls are collective). What differs between models is the Workload
+// (train/workload.h): how one optimizer step's gradients are made, and how the model is evaluated.
 //
-// Errors: a NaN/Inf loss or parameter stops training on every rank (UserError on rank 0 naming the epoch and
-// the layer, PeerFailed elsewhere); the decision is taken from allreduced values, so all ranks agree.
+// One epoch: workload.begin_epoch; per optimizer step: workload.step_local (forward, loss, backward) -> the
+// gradient allreduce -> the loss allreduce and the non-finite check -> Adam -> the parameter check.
+// Evaluation every `eval_every` epochs and after the last; best-valid tracking and early stopping when the
+// workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end) and --resume;
+// JSON-lines metrics (train/metrics.h); one progress line per evaluated epoch on rank 0.
+//
+// Errors: a NaN/Inf loss or parameter stops training on every rank (UserError on rank 0 naming the epoch and,
+// where known, the layer; PeerFailed elsewhere) BEFORE the update that would spread it; the decision is taken
+// from allreduced values, so all ranks agree. A step that can fail on one rank (opening the metrics file,
+// reading or writing a checkpoint) runs collectively (train/collective_error.h).
+//
+// Fault injection (tests): HALOGEN_FAULT_KILL_AT_EPOCH=E makes rank 0 SIGKILL itself as epoch E starts.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,66 +24,106 @@
 #include "graph/shard.h"
 #include "nn/adam.h"
 #include "nn/model.h"
+#include "train/temporal_workload.h"
+#include "train/workload.h"
 
 namespace halogen::train {
 
-struct TrainConfig {
-  nn::ModelConfig model;
+class MetricsWriter;  // train/metrics.h
+
+// What the runner does, whatever the model.
+struct RunConfig {
   int64_t epochs = 200;
   float lr = 0.01f;
-  float weight_decay = 5e-4f;       // L2 on the FIRST layer's parameters (Kipf & Welling)...
+  float weight_decay = 5e-4f;            // L2 on the FIRST layer's parameters (Kipf & Welling)...
   bool weight_decay_all_layers = false;  // ...or on every layer
   int64_t eval_every = 1;
-  int64_t patience = 0;             // stop after this many evaluations without a better valid accuracy; 0 = off
-  std::string metrics_path;         // JSON lines (rank 0); empty = none
-  std::string checkpoint_dir;       // empty = no checkpoints
-  int64_t checkpoint_every = 0;     // epochs between checkpoints; 0 = only at the end
-  bool resume = false;              // continue from checkpoint_dir
-  bool print_epochs = true;         // rank 0 prints one line per evaluated epoch
+  int64_t patience = 0;              // stop after this many evaluations without a better valid_acc; 0 = off
+  std::string metrics_path;          // JSON lines (rank 0); empty = none
+  std::string checkpoint_dir;        // empty = no checkpoints
+  int64_t checkpoint_every = 0;      // epochs between checkpoints; 0 = only at the end
+  bool resume = false;               // continue from checkpoint_dir
+  bool print_epochs = true;          // rank 0 prints one line per evaluated epoch
+};
+
+// Static graphs: GCN/SAGE node classification (train/node_classification.h).
+struct TrainConfig : RunConfig {
+  nn::ModelConfig model;
   Device device = Device::cpu;
+};
+
+// Dynamic graphs: a temporal model and task (train/temporal_workload.h). Defaults of `halogen train` for them.
+struct TemporalTrainConfig : RunConfig, TemporalSetup {
+  TemporalTrainConfig() {
+    epochs = 100;
+    weight_decay = 0.0f;
+    weight_decay_all_layers = true;
+    eval_every = 10;
+  }
 };
 
 struct EpochRecord {
   int64_t epoch = 0;
-  double loss = 0;
+  double loss = 0;              // global mean training loss of the epoch
   bool evaluated = false;
-  double train_acc = 0, valid_acc = 0, test_acc = 0;
-  // Max over ranks, milliseconds. epoch = the training step (eval excluded); other = epoch - spmm - gemm -
-  // halo_exposed - allreduce.
+  Metrics metrics;              // of the evaluation after this epoch (when evaluated)
+  double train_acc = 0, valid_acc = 0, test_acc = 0;  // node classification: the same as in `metrics`
+  // Max over ranks, milliseconds. epoch = the training pass (evaluation excluded); other = epoch - spmm - gemm -
+  // halo_exposed - allreduce_exposed. allreduce = from the first gradient allreduce started to the last one
+  // finished; allreduce_exposed = the part of it the backward pass did not hide.
   double epoch_ms = 0, spmm_ms = 0, gemm_ms = 0, halo_ms = 0, halo_exposed_ms = 0, allreduce_ms = 0,
-         other_ms = 0, eval_ms = 0;
+         allreduce_exposed_ms = 0, other_ms = 0, eval_ms = 0;
+  double snapshots_per_s = 0;   // temporal models: trained time steps per second of epoch_ms
 };
 
 struct TrainResult {
   std::vector<EpochRecord> epochs;  // the epochs this run executed
   int64_t best_epoch = 0;
   double best_valid_acc = 0, test_acc_at_best = 0, train_acc_at_best = 0;
+  Metrics final_metrics;            // of the last evaluation
+  Metrics baselines;                // figures that do not depend on the model (temporal regression)
   double mean_epoch_ms = 0;
+  double snapshots_per_s = 0;       // temporal: trained steps per second over the run's epochs
+  double exposed_comm_share = 0;    // (halo exposed + allreduce exposed) / epoch time, over the run
   int64_t last_epoch = 0;
   bool stopped_early = false;
-  int64_t allocated_bytes = 0;   // max over ranks of Buffer bytes held during training
-  int64_t estimated_bytes = 0;   // this rank's estimate_rank_memory() (max over ranks)
+  int64_t bytes_before_training = 0;  // max over ranks of Buffer bytes in use before epoch 1
+  int64_t allocated_bytes = 0;        // max over ranks of the peak Buffer bytes after training
+  int64_t estimated_bytes = 0;        // the workload's estimate (max over ranks)
 };
 
 class Trainer {
  public:
-  // Builds the model from `shard` (features row-normalised beforehand by the caller if wanted).
+  Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config);
+  // Node classification on a static shard.
   Trainer(comm::Communicator& comm, const graph::Shard& shard, const TrainConfig& config);
+  // A temporal model on a dynamic shard; `part_of` (the owner of every vertex) is needed by --task link only.
+  Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config,
+          const std::vector<int32_t>* part_of);
+  ~Trainer();
+
   TrainResult run();
-  nn::Model& model() { return model_; }
+  Workload& workload() { return *workload_; }
 
  private:
-  std::string fingerprint() const;
-  void save_checkpoint(int64_t epoch, const TrainResult& progress, int64_t evals_since_best);
+  struct Progress;
+  void check_config() const;
+  int64_t restore(TrainResult& result, Progress& progress);
+  void report_memory_before_training(TrainResult& result);
+  void train_epoch(int64_t epoch, EpochRecord& record);
+  double optimizer_step(int64_t epoch, int64_t step);
+  [[noreturn]] void fail_everywhere(const std::string& message);
+  void take_phase_times(EpochRecord& record);
   void evaluate(EpochRecord& record);
+  bool track_best(const EpochRecord& record, TrainResult& result, Progress& progress);
+  void save_checkpoint(int64_t epoch, const TrainResult& result, const Progress& progress);
+  void finish(TrainResult& result, double trained_ms, double exposed_ms, int64_t trained_epochs);
 
   comm::Communicator& comm_;
-  TrainConfig config_;
-  nn::Model model_;
-  nn::Adam adam_;
-  int64_t global_split_sizes_[3] = {0, 0, 0};
-  int64_t num_features_ = 0, num_classes_ = 0;
-  int64_t estimated_bytes_ = 0;
+  std::unique_ptr<Workload> workload_;
+  RunConfig config_;
+  std::unique_ptr<nn::Adam> adam_;
+  std::unique_ptr<MetricsWriter> metrics_;
 };
 
 }  // namespace halogen::train

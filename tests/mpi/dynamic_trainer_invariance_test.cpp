@@ -13,7 +13,7 @@
 #include "comm/self_comm.h"
 #include "core/error.h"
 #include "dynamic/temporal_shards.h"
-#include "train/temporal_trainer.h"
+#include "train/trainer.h"
 
 namespace halogen {
 namespace {
@@ -24,7 +24,7 @@ std::vector<int32_t> scattered_assignment(int64_t n, int32_t parts) {
   return part_of;
 }
 
-train::TemporalResult train(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of,
+train::TrainResult train(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of,
                               nn::TemporalKind model, train::TaskKind task) {
   const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank());
   train::TemporalTrainConfig config;
@@ -43,7 +43,7 @@ train::TemporalResult train(comm::Communicator& comm, const graph::Graph& g, con
   config.epochs = 3;
   config.eval_every = 1;
   config.print_epochs = false;
-  train::TemporalTrainer trainer(comm, shard, config, &part_of);
+  train::Trainer trainer(comm, shard, config, &part_of);
   return trainer.run();
 }
 
@@ -62,14 +62,14 @@ TEST_P(TemporalInvariance, PRanksReproduceOneRank) {
   const std::vector<int32_t> part_of = scattered_assignment(g.num_nodes, comm.size());
   const std::vector<int32_t> one_part(g.num_nodes, 0);
   comm::SelfComm self;
-  train::TemporalResult reference;
+  train::TrainResult reference;
   try {
     reference = train(self, g, one_part, model, task);
   } catch (const UserError& e) {
     if (std::string(e.what()).find("not built yet") != std::string::npos) GTEST_SKIP() << e.what();
     throw;
   }
-  const train::TemporalResult result = train(comm, g, part_of, model, task);
+  const train::TrainResult result = train(comm, g, part_of, model, task);
   ASSERT_EQ(result.epochs.size(), reference.epochs.size());
   for (size_t e = 0; e < result.epochs.size(); ++e) {
     expect_close(result.epochs[e].loss, reference.epochs[e].loss, "loss of epoch " + std::to_string(e + 1));

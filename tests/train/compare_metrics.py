@@ -2,8 +2,9 @@
 """Compare two --metrics files of `halogen train` epoch by epoch.
 
 usage: compare_metrics.py A.jsonl B.jsonl --rel TOL [--from-epoch E] [--final]
-Loss and train/valid/test accuracy of every epoch present in both files (from epoch E on) must agree within
-relative tolerance TOL (0 = bitwise); with --final, best_epoch, best_valid_acc and test_acc_at_best too.
+The loss and every evaluation figure (train/valid/test accuracy, test_mse, test_map, ...: every number that is
+not a time) of every epoch present in both files (from epoch E on) must agree within relative tolerance TOL
+(0 = bitwise); with --final, best_epoch, best_valid_acc and test_acc_at_best too.
 Exit 0 when they agree, 1 (with the first differences printed) otherwise.
 """
 import argparse
@@ -49,8 +50,16 @@ def main():
         if rel > args.rel:
             errors.append(f"{where}: {x!r} vs {y!r} (relative {rel:.3g} > {args.rel})")
 
+    def figures(record):  # every number that is not a time or a rate
+        return {k for k, v in record.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "epoch"
+                and not k.endswith("_ms") and k != "snapshots_per_s"}
+
     for e in common:
-        for key in ("loss", "train_acc", "valid_acc", "test_acc"):
+        keys = figures(a_epochs[e])
+        if keys != figures(b_epochs[e]):
+            errors.append(f"epoch {e}: different figures {sorted(keys ^ figures(b_epochs[e]))}")
+        for key in sorted(keys & figures(b_epochs[e])):
             check(f"epoch {e} {key}", a_epochs[e][key], b_epochs[e][key], 1.0 if key != "loss" else 0.0)
     if args.final:
         if a_final is None or b_final is None:

@@ -1,0 +1,80 @@
+#include "train/node_classification.h"
+
+#include "core/error.h"
+#include "core/format.h"
+#include "train/collective_error.h"
+#include "train/memory_estimate.h"
+
+namespace halogen::train {
+
+NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Shard& shard,
+                                       const nn::ModelConfig& config, Device device)
+    : comm_(comm), model_(config, comm, shard, device), num_features_(shard.num_features),
+      num_classes_(shard.num_classes) {
+  const std::array<int64_t, 3> local = model_.split_sizes_local();
+  global_split_sizes_ = local;
+  comm_.allreduce_sum(global_split_sizes_.data(), 3);
+  if (global_split_sizes_[0] == 0) {
+    // Known to every rank: the message once, on rank 0.
+    if (comm_.rank() == 0) throw UserError("the graph has no labelled training vertices (/split/train is empty)");
+    throw PeerFailed();
+  }
+  nn::RankShape shape;
+  shape.num_owned = shard.num_owned();
+  shape.num_halo = shard.num_halo();
+  shape.nnz = shard.nnz();
+  shape.num_send = static_cast<int64_t>(shard.send_idx.size());
+  shape.num_features = shard.num_features;
+  shape.num_classes = shard.num_classes;
+  shape.num_split_rows = local[0] + local[1] + local[2];
+  shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
+  estimated_bytes_ = estimate_rank_memory(config, shape);
+}
+
+const char* NodeClassification::model_name() const {
+  return model_.config().kind == nn::ConvKind::gcn ? "gcn" : "sage";
+}
+
+std::string NodeClassification::fingerprint() const {
+  const nn::ModelConfig& m = model_.config();
+  return strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu", model_name(), m.layers,
+                   (long long)m.hidden, (long long)num_features_, (long long)num_classes_,
+                   (unsigned long long)m.seed);
+}
+
+double NodeClassification::step_local(int64_t epoch, int64_t step) {
+  (void)step;
+  return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+}
+
+std::string NodeClassification::diagnose_nonfinite_loss() {
+  double first_bad = model_.first_nonfinite_layer_local();
+  if (first_bad < 0) first_bad = 1e9;
+  first_bad = -first_bad;  // max of the negated = min over ranks
+  comm_.allreduce_max(&first_bad, 1);
+  const int layer = static_cast<int>(-first_bad);
+  if (layer < model_.num_layers()) return strformat("first non-finite values in the output of layer %d", layer);
+  return "layer outputs are finite: the softmax overflowed";
+}
+
+Metrics NodeClassification::evaluate() {
+  const std::array<int64_t, 3> correct_local = model_.evaluate_local();
+  int64_t correct[3] = {correct_local[0], correct_local[1], correct_local[2]};
+  comm_.allreduce_sum(correct, 3);
+  auto ratio = [&](int s) {
+    return global_split_sizes_[s] > 0
+               ? static_cast<double>(correct[s]) / static_cast<double>(global_split_sizes_[s])
+               : 0.0;
+  };
+  return {{"train_acc", ratio(0)}, {"valid_acc", ratio(1)}, {"test_acc", ratio(2)}};
+}
+
+void NodeClassification::warm_up(int64_t epoch) {
+  // The GPU SpMM makes its cuSPARSE descriptors, workspaces and index copies (Buffers) on the first product of
+  // each matrix and width (kernels/cuda/spmm.cu): one training step without an update makes them here. It
+  // changes no state the epochs read: parameters and Adam are untouched, gradients are zeroed by every step,
+  // dropout is keyed by the epoch.
+  if (model_.device() == Device::cuda) model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+}
+
+}  // namespace halogen::train

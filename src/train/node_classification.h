@@ -1,0 +1,49 @@
+#pragma once
+// NodeClassification: the Workload of static graphs - a GCN/SAGE nn::Model on the rank's shard, masked softmax
+// cross-entropy over the training vertices (mean over the GLOBAL training count), one optimizer step per epoch,
+// accuracy on train/valid/test. Dropout is keyed by the epoch, so P ranks reproduce one rank.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "comm/communicator.h"
+#include "graph/shard.h"
+#include "nn/model.h"
+#include "train/workload.h"
+
+namespace halogen::train {
+
+class NodeClassification final : public Workload {
+ public:
+  // Builds the model from `shard` (features row-normalised beforehand by the caller if wanted). Collective
+  // (global split sizes); UserError on every rank when the graph has no training vertex.
+  NodeClassification(comm::Communicator& comm, const graph::Shard& shard, const nn::ModelConfig& config,
+                     Device device);
+
+  const char* model_name() const override;
+  const char* task_name() const override { return "node-classification"; }
+  std::string fingerprint() const override;
+  nn::ParameterStore& parameters() override { return model_.parameters(); }
+  nn::PhaseClock& clock() override { return model_.clock(); }
+  kernels::Stream stream() const override { return model_.stream(); }
+  Device device() const override { return model_.device(); }
+
+  int64_t steps_per_epoch() const override { return 1; }
+  double step_local(int64_t epoch, int64_t step) override;
+  double loss_denominator() const override { return static_cast<double>(global_split_sizes_[0]); }
+  std::string diagnose_nonfinite_loss() override;
+  Metrics evaluate() override;
+  void warm_up(int64_t epoch) override;
+  int64_t estimated_bytes() const override { return estimated_bytes_; }
+
+  nn::Model& model() { return model_; }
+
+ private:
+  comm::Communicator& comm_;
+  nn::Model model_;
+  std::array<int64_t, 3> global_split_sizes_{};
+  int64_t num_features_ = 0, num_classes_ = 0;
+  int64_t estimated_bytes_ = 0;
+};
+
+}  // namespace halogen::train

@@ -1,0 +1,109 @@
+#include "train/temporal_workload.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/format.h"
+
+namespace halogen::train {
+
+TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup,
+                                   const std::vector<int32_t>* part_of)
+    : comm_(comm), setup_(setup), num_owned_(shard.num_owned()) {
+  HALOGEN_USER_CHECK(comm.device() == Device::cpu && setup.device == Device::cpu,
+                     "temporal models (--model %s) run on the CPU only for now; use --device cpu",
+                     nn::temporal_kind_name(setup.model.kind));
+  nn::TemporalModelConfig& model = setup_.model;
+  const int64_t embedding = setup.embedding > 0 ? setup.embedding : model.hidden;
+  task_ = make_temporal_task(comm, shard, setup.task, part_of, embedding);
+  const int64_t train = task_->train_steps();
+  HALOGEN_USER_CHECK(setup.window >= 0 && setup.window <= train,
+                     "%s: --window %lld is longer than the training sequence (%lld %s steps)",
+                     setup.task.source.c_str(), (long long)setup.window, (long long)train,
+                     task_kind_name(setup.task.kind));
+  window_ = setup.window == 0 ? train : setup.window;
+  model.in = task_->input_width();
+  model.out = setup.task.kind == TaskKind::regression ? 1
+              : setup.task.kind == TaskKind::node     ? std::max<int32_t>(shard.num_classes, 1)
+                                                      : embedding;
+  model.max_window = window_;
+  HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
+                     "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
+  model_ = nn::make_temporal_model(model, num_owned_);
+  sequence_ = std::make_unique<nn::SnapshotSequence>(comm, shard, nn::temporal_normalization(model.kind),
+                                                     nn::temporal_max_width(model));
+  sequence_->set_overlap(setup.overlap);
+  clock_ = nn::make_phase_clock(Device::cpu);
+  sequence_->set_clock(clock_.get());
+  prefetch_snapshots_.reserve(window_);
+  prefetch_inputs_.reserve(window_);
+  outputs_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
+  grads_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
+}
+
+std::string TemporalWorkload::fingerprint() const {
+  const nn::TemporalModelConfig& m = setup_.model;
+  return strformat("model=%s task=%s layers=%d hidden=%lld in=%lld out=%lld cheb_k=%d window=%lld seed=%llu",
+                   model_name(), task_name(), m.layers, (long long)m.hidden, (long long)m.in, (long long)m.out,
+                   m.cheb_k, (long long)window_, (unsigned long long)m.seed);
+}
+
+void TemporalWorkload::begin_epoch(int64_t epoch) {
+  (void)epoch;
+  model_->reset_state();
+}
+
+double TemporalWorkload::step_local(int64_t epoch, int64_t step) {
+  (void)epoch;
+  const int64_t n = num_owned_, w0 = step * window_;
+  const int64_t k = std::min(window_, task_->train_steps() - w0);
+  model_->begin_window();
+  model_->store().zero_grads();
+  prefetch_snapshots_.clear();
+  prefetch_inputs_.clear();
+  for (int64_t j = 0; j < k; ++j) {
+    prefetch_snapshots_.push_back(task_->snapshot_of(w0 + j));
+    prefetch_inputs_.push_back(task_->input(w0 + j));
+  }
+  model_->prefetch(*sequence_, prefetch_snapshots_, prefetch_inputs_);
+  double loss = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t s = w0 + j;
+    Matrix<float> y = outputs_.matrix().slice_rows(j * n, (j + 1) * n);
+    model_->forward(*sequence_, task_->snapshot_of(s), task_->input(s), y, true);
+    loss += task_->loss(s, y, 1.0f / static_cast<float>(k), grads_.matrix().slice_rows(j * n, (j + 1) * n));
+  }
+  for (int64_t j = k - 1; j >= 0; --j) {
+    const int64_t s = w0 + j;
+    model_->backward(*sequence_, task_->snapshot_of(s), grads_.matrix().slice_rows(j * n, (j + 1) * n));
+  }
+  return loss;
+}
+
+Metrics TemporalWorkload::evaluate() {
+  const int64_t n = num_owned_, steps = task_->num_steps(), train = task_->train_steps();
+  const bool all_steps = task_->kind() == TaskKind::node;
+  model_->reset_state();
+  for (int64_t s = 0; s < steps; ++s) {
+    Matrix<float> y = outputs_.matrix().slice_rows(0, n);
+    model_->forward(*sequence_, task_->snapshot_of(s), task_->input(s), y, false);
+    if (all_steps || s >= train) task_->observe(s, Matrix<const float>(y));
+  }
+  return task_->metrics();
+}
+
+Metrics TemporalWorkload::summary() const {
+  return {{"window", static_cast<double>(window_)},
+          {"train_steps", static_cast<double>(task_->train_steps())},
+          {"test_steps", static_cast<double>(task_->num_steps() - task_->train_steps())},
+          {"halo_bytes_sent", static_cast<double>(sequence_->bytes_sent())}};
+}
+
+int64_t TemporalWorkload::estimated_bytes() const {
+  const int64_t outputs = 2 * window_ * num_owned_ * setup_.model.out * static_cast<int64_t>(sizeof(float));
+  // parameters, gradients, Adam m and v
+  const int64_t parameters = 4 * model_->store().total_size() * static_cast<int64_t>(sizeof(float));
+  return sequence_->allocated_bytes() + model_->scratch_bytes() + task_->bytes() + outputs + parameters;
+}
+
+}  // namespace halogen::train
