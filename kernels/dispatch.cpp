@@ -89,4 +89,11 @@ double sum_squares(Span<const float> x, Stream stream) {
   HALOGEN_DISPATCH(x.device, sum_squares(x, stream));
 }
 
+// ---- temporal tasks ---------------------------------------------------------------------------------------
+
+double squared_error(Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y,
+                     Stream stream) {
+  HALOGEN_DISPATCH(y.device, squared_error(y, target, grad_scale, grad_y, stream));
+}
+
 }  // namespace halogen::kernels

@@ -104,4 +104,11 @@ void axpy(float alpha, Span<const float> x, Span<float> y, Stream stream = nullp
 // Sum of squares (for gradient norms / NaN checks); returns NaN if any element is NaN or Inf.
 double sum_squares(Span<const float> x, Stream stream = nullptr);
 
+// ---- temporal tasks ---------------------------------------------------------------------------------------
+// Squared error: returns sum over (r, c) of (y - target)^2 (in double); grad_y "=" grad_scale * (y - target)
+// when grad_y is not empty (rows == 0: value only). The caller passes grad_scale = 2 * scale / N for the
+// gradient of scale * mean over N. y, target, grad_y: (n, f). Synchronises `stream` (returns a host scalar).
+double squared_error(Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y,
+                     Stream stream = nullptr);
+
 }  // namespace halogen::kernels

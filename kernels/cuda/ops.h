@@ -54,4 +54,8 @@ void fill(Span<float> x, float value, Stream stream = nullptr);
 void axpy(float alpha, Span<const float> x, Span<float> y, Stream stream = nullptr);
 double sum_squares(Span<const float> x, Stream stream = nullptr);
 
+// temporal tasks
+double squared_error(Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y,
+                     Stream stream = nullptr);
+
 }  // namespace halogen::kernels::cuda

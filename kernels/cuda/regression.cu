@@ -1,0 +1,56 @@
+// Squared error of a prediction against targets on the GPU (kernels/cpu/regression.cpp is the reference): the
+// per-element arithmetic is the CPU's (difference and square in double); only the order of the additions
+// differs (a block tree, then one atomic add per block).
+#include "kernels/cuda/checks.h"
+#include "kernels/cuda/context.h"
+#include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace halogen::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void squared_error_kernel(const float* y, int64_t y_stride,            // y: (n, f)
+                                     const float* target, int64_t target_stride,  // target: (n, f)
+                                     int64_t n, int64_t f, double grad_scale,
+                                     float* grad, int64_t grad_stride,             // grad: (n, f) or null
+                                     double* sum_out) {
+  double sum = 0.0;
+  for (int64_t i = grid_first(); i < n * f; i += grid_step()) {
+    const int64_t r = i / f, c = i - r * f;
+    const double e = static_cast<double>(y[r * y_stride + c]) - static_cast<double>(target[r * target_stride + c]);
+    sum += e * e;
+    if (grad != nullptr) grad[r * grad_stride + c] = static_cast<float>(grad_scale * e);
+  }
+  sum = block_sum(sum);
+  if (threadIdx.x == 0 && sum != 0.0) atomicAdd(sum_out, sum);
+}
+
+}  // namespace
+
+double squared_error(Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y,
+                     Stream stream) {
+  detail::require_device(y, "y");
+  detail::require_device(target, "target");
+  detail::require_same_shape(y, target, "y", "target");
+  const bool want_grad = grad_y.rows > 0;
+  if (want_grad) {
+    detail::require_device(grad_y, "grad_y");
+    detail::require_same_shape(y, grad_y, "y", "grad_y");
+  }
+  if (y.size() == 0) return 0.0;
+  const cudaStream_t cuda_stream = to_cuda(stream);
+  ThreadContext& context = thread_context();
+  CUDA_CHECK(cudaMemsetAsync(context.scratch_double, 0, sizeof(double), cuda_stream));
+  squared_error_kernel<<<grid_for(y.size(), kThreads), kThreads, 0, cuda_stream>>>(
+      y.data, detail::row_stride(y), target.data, detail::row_stride(target), y.rows, y.cols, grad_scale,
+      want_grad ? grad_y.data : nullptr, want_grad ? detail::row_stride(grad_y) : 0, context.scratch_double);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  double sum = 0.0;
+  CUDA_CHECK(cudaMemcpyAsync(&sum, context.scratch_double, sizeof(double), cudaMemcpyDeviceToHost, cuda_stream));
+  CUDA_CHECK(cudaStreamSynchronize(cuda_stream));
+  return sum;
+}
+
+}  // namespace halogen::kernels::cuda
