@@ -50,10 +50,11 @@ struct TrainFlags {
   int64_t window = 0;
   int64_t lags = 4;
   double train_fraction = 0.9;
-  int64_t negatives = 1;
+  int64_t negatives = 1;  // given or not: negatives_given
   int cheb_k = 2;
   int64_t embedding = 0;
   bool hidden_given = false, weight_decay_given = false, eval_every_given = false, layers_given = false;
+  bool negatives_given = false;
 };
 
 bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
@@ -71,7 +72,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   config.task.kind = train::parse_task_kind(flags.task);
   config.task.lags = flags.lags;
   config.task.train_fraction = flags.train_fraction;
-  config.task.negatives = flags.negatives;
+  config.task.negatives = flags.negatives_given ? flags.negatives : 0;  // 0: the partition's link_negatives
   config.task.seed = flags.seed;
   config.task.source = flags.dir;
   config.embedding = flags.embedding;
@@ -254,7 +255,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--negatives", flags->negatives, "Link prediction: sampled negative pairs per positive pair")
+  cmd->add_option("--negatives", flags->negatives, "Link prediction: sampled negative pairs per positive pair; must match the partition's "
+                  "--link-negatives (default: the partition's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
@@ -262,6 +264,7 @@ void add_train_command(CLI::App& app) {
   cmd->callback([flags, cmd] {
     flags->hidden_given = cmd->count("--hidden") > 0;
     flags->layers_given = cmd->count("--layers") > 0;
+    flags->negatives_given = cmd->count("--negatives") > 0;
     flags->weight_decay_given = cmd->count("--weight-decay") > 0;
     flags->eval_every_given = cmd->count("--eval-every") > 0;
     run_train(*flags);
