@@ -255,7 +255,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--negatives", flags->negatives, "Link prediction: sampled negative pairs per positive pair; must match the partition's "
+  cmd->add_option("--negatives", flags->negatives,
+                  "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();

@@ -95,8 +95,8 @@ graph::ShardLinkStep build_shard_link_step(const graph::Csr& next, const LinkNeg
     if (plan.part_of[v] != part) s.fetched_gid.push_back(v);
   std::sort(s.fetched_gid.begin(), s.fetched_gid.end(), by_owner);
   s.fetched_gid.erase(std::unique(s.fetched_gid.begin(), s.fetched_gid.end()), s.fetched_gid.end());
-  HALOGEN_USER_CHECK(n_own + s.num_fetched() <= std::numeric_limits<int32_t>::max(), "part %d: owned + fetched link rows exceed int32 ids",
-                     part);
+  HALOGEN_USER_CHECK(n_own + s.num_fetched() <= std::numeric_limits<int32_t>::max(),
+                     "part %d: owned + fetched link rows exceed int32 ids", part);
   s.plan.recv_offsets.assign(parts + 1, 0);
   for (int64_t v : s.fetched_gid) ++s.plan.recv_offsets[plan.part_of[v] + 1];
   for (int32_t q = 0; q < parts; ++q) s.plan.recv_offsets[q + 1] += s.plan.recv_offsets[q];

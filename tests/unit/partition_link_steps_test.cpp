@@ -280,18 +280,21 @@ TEST(LinkSteps, CorruptLinkDataIsRejectedWithFileAndDataset) {
   rewrite([](graph::Shard& s) { s.link_steps.pop_back(); });
   expect_user_error([&] { io::read_shard(dir, 1); }, "part-00001.h5: /: attribute num_link_steps is 3, expected 4");
   rewrite([](graph::Shard& s) { s.link_negatives = 4; });
-  expect_user_error([&] { io::read_shard(dir, 1); }, "part-00001.h5: /: attribute link_negatives is 4, meta.json says 1");
+  expect_user_error([&] { io::read_shard(dir, 1); },
+                    "part-00001.h5: /: attribute link_negatives is 4, meta.json says 1");
   rewrite([](graph::Shard& s) {  // every fetched row said to come from this part
     graph::ShardLinkStep& step = s.link_steps[2];
     step.plan.recv_offsets = {0, 0, step.num_fetched()};
   });
-  expect_user_error([&] { io::read_shard(dir, 1); }, "part-00001.h5: /link/00002/fetch/recv_offsets: rows fetched from self");
+  expect_user_error([&] { io::read_shard(dir, 1); },
+                    "part-00001.h5: /link/00002/fetch/recv_offsets: rows fetched from self");
   // Checker: readable but wrong against the graph, the assignment or the other shard.
   rewrite([](graph::Shard& s) {  // a negative replaced by the source's first positive
     graph::ShardLinkStep& step = s.link_steps[1];
     step.target[step.source_offsets[1] - 1] = step.target[0];
   });
-  expect_user_error([&] { check_partition_dir(dir, g); }, "part-00001.h5: invariant violated: /link/00001: negative pair");
+  expect_user_error([&] { check_partition_dir(dir, g); },
+                    "part-00001.h5: invariant violated: /link/00001: negative pair");
   int64_t last = 0;
   rewrite([&](graph::Shard& s) {  // the last row fetched from part 0 (largest gid) replaced by a vertex of part 1
     graph::ShardLinkStep& step = s.link_steps[0];
@@ -299,8 +302,8 @@ TEST(LinkSteps, CorruptLinkDataIsRejectedWithFileAndDataset) {
     step.fetched_gid[last] = g.num_nodes - 1;
   });
   expect_user_error([&] { check_partition_dir(dir, g); },
-                    "part-00001.h5: invariant violated: /link/00000: fetch/gid[" + std::to_string(last) + "] = vertex " +
-                        std::to_string(g.num_nodes - 1) + " is owned by part 1");
+                    "part-00001.h5: invariant violated: /link/00000: fetch/gid[" + std::to_string(last) +
+                        "] = vertex " + std::to_string(g.num_nodes - 1) + " is owned by part 1");
   int64_t changed = -1;
   rewrite([&](graph::Shard& s) {  // a row part 1 sends part 0 moved to the next owned row, which it did not ask for
     graph::ShardLinkStep& step = s.link_steps[3];
@@ -313,7 +316,8 @@ TEST(LinkSteps, CorruptLinkDataIsRejectedWithFileAndDataset) {
     step.plan.send_idx[changed] += 1;
   });
   expect_user_error([&] { check_partition_dir(dir, g); },
-                    "part-00001.h5: invariant violated: /link/00003: send row " + std::to_string(changed) + " to part 0");
+                    "part-00001.h5: invariant violated: /link/00003: send row " + std::to_string(changed) +
+                        " to part 0");
   rewrite([](graph::Shard&) {});
   EXPECT_NO_THROW(check_partition_dir(dir, g));
 }
