@@ -18,6 +18,7 @@ struct PartitionFlags {
   uint64_t seed = 1;
   bool force = false;
   int64_t memory_limit_mib = 0;
+  int64_t link_negatives = 1;
 };
 
 // The command as it can be re-run, every option spelled out.
@@ -30,6 +31,7 @@ std::string creation_command(const PartitionFlags& f) {
   if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
   if (f.force) command += " --force";
   if (f.memory_limit_mib > 0) command += strformat(" --memory-limit %lld", (long long)f.memory_limit_mib);
+  command += strformat(" --link-negatives %lld", (long long)f.link_negatives);
   return command;
 }
 
@@ -46,6 +48,7 @@ void run_partition(const PartitionFlags& f) {
   request.options.seed = f.seed;
   request.options.refine_iterations = f.refine_iterations;
   request.memory_limit_bytes = f.memory_limit_mib << 20;
+  request.link_negatives = f.link_negatives;
   if (f.parts < 1) throw UserError(strformat("--parts: %d parts requested; at least 1 is needed", f.parts));
   if (!f.part_weights.empty())
     request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
@@ -93,6 +96,10 @@ void add_partition_command(CLI::App& app) {
                   "Peak memory to aim at, MiB (0: 3x the graph file, at least 256); METIS runs on a sparsified graph "
                   "plus greedy refinement when its estimated peak would exceed it")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--link-negatives", flags->link_negatives,
+                  "Dynamic graphs: sampled negative pairs per positive pair in the link-prediction steps written "
+                  "into the shards (drawn with --seed; `train --task link` uses them)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
   cmd->add_flag("--force", flags->force,
                 "Reuse a non-empty output directory (its partition files are replaced)");
   cmd->callback([flags] { run_partition(*flags); });

@@ -51,10 +51,11 @@ struct TrainFlags {
   int64_t window = 0;
   int64_t lags = 4;
   double train_fraction = 0.9;
-  int64_t negatives = 1;
+  int64_t negatives = 1;  // given or not: negatives_given
   int cheb_k = 2;
   int64_t embedding = 0;
-  bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false, layers_given = false;
+  bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
+       layers_given = false, negatives_given = false;
 };
 
 bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
@@ -86,7 +87,7 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
   config.task.kind = train::parse_task_kind(flags.task);
   config.task.lags = flags.lags;
   config.task.train_fraction = flags.train_fraction;
-  config.task.negatives = flags.negatives;
+  config.task.negatives = flags.negatives_given ? flags.negatives : 0;  // 0: the partition's link_negatives
   config.task.seed = flags.seed;
   config.task.source = flags.dir;
   config.embedding = flags.embedding;
@@ -101,16 +102,10 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
   train::RankInput input = train::load_rank_input(comm, flags.dir, false);
   const io::PartitionMeta& meta = input.meta;
   const train::TemporalTrainConfig config = temporal_config(flags);
-  std::vector<int32_t> part_of;
-  if (config.task.kind == train::TaskKind::link) {
-    train::run_collectively(comm, [&] {
-      part_of = io::read_assignment(io::assignment_path(flags.dir), comm.size(), meta.num_nodes);
-    });
-  }
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
                       meta.method.c_str(), omp_get_max_threads()));
-  train::Trainer trainer(comm, input.shard, config, part_of.empty() ? nullptr : &part_of);
+  train::Trainer trainer(comm, input.shard, config);
   auto& workload = static_cast<train::TemporalWorkload&>(trainer.workload());
   const nn::TemporalModelConfig& model = workload.setup().model;
   log::info(strformat("model %s (hidden %lld%s) | task %s: %lld training steps, %lld test steps, window %lld | adam "
@@ -257,7 +252,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--negatives", flags->negatives, "Link prediction: sampled negative pairs per positive pair")
+  cmd->add_option("--negatives", flags->negatives,
+                  "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
+                  "--link-negatives (default: the partition's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
@@ -266,6 +263,7 @@ void add_train_command(CLI::App& app) {
     flags->hidden_given = cmd->count("--hidden") > 0;
     flags->epochs_given = cmd->count("--epochs") > 0;
     flags->layers_given = cmd->count("--layers") > 0;
+    flags->negatives_given = cmd->count("--negatives") > 0;
     flags->weight_decay_given = cmd->count("--weight-decay") > 0;
     flags->eval_every_given = cmd->count("--eval-every") > 0;
     run_train(*flags);

@@ -1,5 +1,6 @@
 #include "io/part_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,97 @@ void read_shard_snapshots(const h5::File& file, const std::string& path, graph::
   }
 }
 
+std::string link_group(size_t s) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/link/%05zu", s);
+  return name;
+}
+
+// Link prediction: root attribute link_negatives and per step /link/NNNNN/{sources, source_offsets, target,
+// label, fetch/gid, fetch/recv_offsets, send/idx, send/offsets} (graph/shard.h, ShardLinkStep).
+void write_shard_link_steps(h5::File& file, const graph::Shard& shard) {
+  if (shard.link_negatives == 0) return;
+  file.set_attr("link_negatives", shard.link_negatives);
+  file.set_attr("num_link_steps", static_cast<int64_t>(shard.link_steps.size()));
+  for (size_t s = 0; s < shard.link_steps.size(); ++s) {
+    const graph::ShardLinkStep& step = shard.link_steps[s];
+    const std::string group = link_group(s);
+    file.write(group + "/sources", step.sources);
+    file.write(group + "/source_offsets", step.source_offsets);
+    file.write(group + "/target", step.target);
+    file.write(group + "/label", step.label);
+    file.write(group + "/fetch/gid", step.fetched_gid);
+    file.write(group + "/fetch/recv_offsets", step.plan.recv_offsets);
+    file.write(group + "/send/idx", step.plan.send_idx);
+    file.write(group + "/send/offsets", step.plan.send_offsets);
+  }
+}
+
+// Reads and checks every link step against the shard: sources owned and ascending, pair offsets monotone,
+// targets within owned + fetched rows, labels 0/1, fetched gids in range, none owned here, ascending within
+// their owner group, send rows owned and ascending per destination, nothing sent to or fetched from self.
+void read_shard_link_steps(const h5::File& file, const std::string& path, graph::Shard& shard) {
+  if (!file.has_attr("link_negatives")) {
+    require(!file.exists("/link"), path, "/link", "present, but root attribute link_negatives is missing");
+    return;
+  }
+  shard.link_negatives = file.attr_int("link_negatives");
+  require(shard.link_negatives >= 1, path, "/", "attribute link_negatives must be >= 1");
+  require(file.has_attr("num_link_steps"), path, "/", "attribute num_link_steps missing");
+  const int64_t count = file.attr_int("num_link_steps");
+  const int64_t expected = std::max<int64_t>(static_cast<int64_t>(shard.snapshots.size()) - 1, 0);
+  require(count == expected, path, "/",
+          "attribute num_link_steps is " + std::to_string(count) + ", expected " + std::to_string(expected) +
+              " (snapshots - 1)");
+  const std::vector<std::string> steps = file.exists("/link") ? file.list("/link") : std::vector<std::string>{};
+  require(static_cast<int64_t>(steps.size()) == count, path, "/link",
+          std::to_string(steps.size()) + " groups, but attribute num_link_steps is " + std::to_string(count));
+  const int64_t n_own = shard.num_owned(), n = shard.global_num_nodes, parts = shard.num_parts;
+  const int part = shard.part;
+  for (int64_t t = 0; t < count; ++t) {
+    const std::string group = link_group(static_cast<size_t>(t));
+    require(steps[t] == group.substr(6), path, "/link/" + steps[t], "expected " + group);
+    graph::ShardLinkStep s;
+    s.sources = file.read<int32_t>(group + "/sources");
+    s.source_offsets = file.read<int64_t>(group + "/source_offsets");
+    s.target = file.read<int32_t>(group + "/target");
+    s.label = file.read<uint8_t>(group + "/label");
+    s.fetched_gid = file.read<int64_t>(group + "/fetch/gid");
+    s.plan.recv_offsets = file.read<int64_t>(group + "/fetch/recv_offsets");
+    s.plan.send_idx = file.read<int32_t>(group + "/send/idx");
+    s.plan.send_offsets = file.read<int64_t>(group + "/send/offsets");
+    const int64_t sources = static_cast<int64_t>(s.sources.size()), pairs = s.num_pairs();
+    check_ascending_in(s.sources, 0, sources, 0, n_own, path, group + "/sources");
+    check_offsets(s.source_offsets, sources, pairs, path, group + "/source_offsets");
+    for (int64_t i = 0; i < sources; ++i)
+      require(s.source_offsets[i + 1] > s.source_offsets[i], path, group + "/source_offsets",
+              "source " + std::to_string(i) + " has no pairs");
+    require(static_cast<int64_t>(s.label.size()) == pairs, path, group + "/label", "length differs from target");
+    for (int64_t k = 0; k < pairs; ++k)
+      if (s.label[k] > 1) require(false, path, group + "/label", "value at index " + std::to_string(k) + " not 0 or 1");
+    const int64_t fetched = s.num_fetched();
+    check_offsets(s.plan.recv_offsets, parts, fetched, path, group + "/fetch/recv_offsets");
+    require(s.plan.recv_offsets[part] == s.plan.recv_offsets[part + 1], path, group + "/fetch/recv_offsets",
+            "rows fetched from self");
+    for (int64_t q = 0; q < parts; ++q)
+      check_ascending_in(s.fetched_gid, s.plan.recv_offsets[q], s.plan.recv_offsets[q + 1], 0, n, path,
+                         group + "/fetch/gid");
+    for (int64_t k = 0; k < pairs; ++k)
+      if (!(s.target[k] >= 0 && s.target[k] < n_own + fetched))
+        require(false, path, group + "/target",
+                "row " + std::to_string(s.target[k]) + " at index " + std::to_string(k) + " outside [0," +
+                    std::to_string(n_own + fetched) + ")");
+    check_offsets(s.plan.send_offsets, parts, static_cast<int64_t>(s.plan.send_idx.size()), path,
+                  group + "/send/offsets");
+    require(s.plan.send_offsets[part] == s.plan.send_offsets[part + 1], path, group + "/send/offsets",
+            "rows sent to self");
+    for (int64_t q = 0; q < parts; ++q)
+      check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path,
+                         group + "/send/idx");
+    shard.link_steps.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 std::string shard_path(const std::string& dir, int part) {
@@ -190,6 +282,8 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   meta.num_train = json_get<int64_t>(graph, "num_train", where);
   if (meta.num_nodes < meta.num_parts)
     throw UserError(path + ": num_nodes " + std::to_string(meta.num_nodes) + " < num_parts");
+
+  if (root.contains("link_negatives")) meta.link_negatives = json_get<int64_t>(root, "link_negatives", path);
 
   if (!root.contains("parts") || !root["parts"].is_array()) throw UserError(path + ": key \"parts\" missing");
   const json& parts = root["parts"];
@@ -270,6 +364,7 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
     file.write("/split/valid", shard.valid);
     file.write("/split/test", shard.test);
     write_shard_snapshots(file, shard);
+    write_shard_link_steps(file, shard);
     file.close();
     fs::rename(temporary, path);
   } catch (...) {
@@ -385,6 +480,10 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
   }
   read_shard_snapshots(file, path, s);
+  read_shard_link_steps(file, path, s);
+  require(s.link_negatives == meta.link_negatives, path, "/",
+          "attribute link_negatives is " + std::to_string(s.link_negatives) + ", meta.json says " +
+              std::to_string(meta.link_negatives));
   return s;
 }
 

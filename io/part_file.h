@@ -11,7 +11,11 @@
 // (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
 // /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
 // csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot), read into
-// Shard::snapshots.
+// Shard::snapshots. Link prediction (dynamic graphs, partition/link_steps.h) adds root attributes
+// link_negatives and num_link_steps (= num_snapshots - 1) and per step /link/NNNNN/{sources int32,
+// source_offsets int64, target int32, label uint8, fetch/gid int64, fetch/recv_offsets int64, send/idx int32,
+// send/offsets int64} (graph/shard.h, ShardLinkStep), read into Shard::link_steps; shards without them read
+// as link_negatives = 0 (no link steps).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +41,7 @@ struct PartitionMeta {
   int64_t num_train = 0;            // global training-vertex count (loss normalisation)
   std::vector<int64_t> part_owned;  // (P) owned vertices per part
   std::vector<int64_t> part_halo;   // (P) halo rows per part
+  int64_t link_negatives = 0;       // negatives per positive in the shards' link steps; 0: none written
 };
 
 // Reads DIR/meta.json; UserError when missing or malformed.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/part_file.h"
+#include "partition/check_link.h"
 #include "partition/check_snapshots.h"
 #include "partition/halo_plan.h"
 
@@ -121,6 +122,8 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
 
   std::vector<int32_t> owner(graph.num_nodes, -1);
   std::vector<PartPlan> plans(parts);
+  std::vector<LinkFetchPlans> link_plans(parts);
+  std::vector<std::string> files(parts);
   for (int32_t p = 0; p < parts; ++p) {
     const std::string file = io::shard_path(dir, p);
     graph::Shard s = io::read_shard_file(file, p, meta);
@@ -138,11 +141,16 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
       violated(meta_file, "parts[" + std::to_string(p) + "].halo differs");
     check_shard_against_graph(s, graph, assignment, file);
     check_shard_snapshots(s, graph, assignment, file);
+    check_shard_link_steps(s, graph, assignment, file);
+    link_plans[p] = keep_link_fetch_plans(s);
+    files[p] = file;
     plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.recv_offsets),
                 std::move(s.send_offsets), std::move(s.send_idx)};
   }
   for (int64_t v = 0; v < graph.num_nodes; ++v)
     if (owner[v] == -1) violated(assignment_file, "vertex " + std::to_string(v) + " is owned by no shard");
+
+  check_link_sends(link_plans, files);
 
   // 3. what q sends to r is r's halo group from q, in r's order.
   for (int32_t q = 0; q < parts; ++q) {

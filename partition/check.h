@@ -6,7 +6,8 @@
 //   3. the rows part q sends to r are r's halo rows from q, in r's order;
 //   4. the local CSR equals the global rows (columns and weights) with ids mapped;
 //   5. degrees, features, labels, targets and splits equal the global ones;
-//   6. meta.json's sizes agree with the graph and the shards.
+//   6. meta.json's sizes agree with the graph and the shards;
+//   7. dynamic graphs: snapshot shards (partition/check_snapshots.h) and link steps (partition/check_link.h).
 // Each shard is read (and self-validated) by io::read_shard; only halo and send lists are kept across parts.
 #include <string>
 

@@ -92,7 +92,8 @@ void describe_partition_dir(const std::string& dir, bool check) {
   check_partition_dir(dir, graph);
   std::printf(
       "check: OK (owned sets disjoint and covering, halos = remote neighbours grouped by owner, send "
-      "plans match receivers' halos, local CSR/degrees/features/labels/splits equal the graph's)\n");
+      "plans match receivers' halos, local CSR/degrees/features/labels/splits equal the graph's%s)\n",
+      graph.snapshots.empty() ? "" : "; snapshot shards and link-prediction pairs and fetch plans too");
 }
 
 }  // namespace halogen::partition

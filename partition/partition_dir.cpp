@@ -16,6 +16,7 @@
 #include "io/h5.h"
 #include "io/part_file.h"
 #include "partition/halo_plan.h"
+#include "partition/link_steps.h"
 #include "partition/metis_memory.h"
 #include "partition/snapshot_shard.h"
 
@@ -71,6 +72,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                      {"refine_iterations", o.refine_iterations},
                      {"part_weights", o.part_weights}};
   meta["command"] = request.command;
+  if (graph.snapshots.size() >= 2) meta["link_negatives"] = request.link_negatives;
   meta["created_utc"] = utc_now();
   meta["graph"] = {{"file", source.path},
                    {"file_absolute", source.absolute_path},
@@ -255,6 +257,16 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
   result.stats = compute_statistics(graph, plan);
   phases.end();
 
+  // Link-prediction negatives of every step, drawn once for all parts (they do not depend on P).
+  std::vector<LinkNegatives> link_negatives;
+  if (graph.snapshots.size() >= 2) {
+    HALOGEN_USER_CHECK(request.link_negatives >= 1, "--link-negatives: %lld; at least 1 is needed",
+                       static_cast<long long>(request.link_negatives));
+    phases.begin("link pairs");
+    link_negatives = sample_all_link_negatives(graph, request.link_negatives, options.seed);
+    phases.end();
+  }
+
   phases.begin("write shards");
   {
     log::Progress progress("writing shards", options.num_parts);
@@ -273,6 +285,10 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
           snapshot_halo_rows.resize(shard.snapshots.size(), 0);
           for (size_t t = 0; t < shard.snapshots.size(); ++t)
             snapshot_halo_rows[t] += shard.snapshots[t].num_halo();
+        }
+        if (!link_negatives.empty()) {
+          shard.link_negatives = request.link_negatives;
+          shard.link_steps = build_shard_link_steps(graph, link_negatives, plan, shard);
         }
       }
       {

@@ -33,6 +33,9 @@ struct PartitionRequest {
   // partition_graph_file reads /node/feat in blocks of about this many bytes (tests use tiny blocks).
   int64_t feature_block_bytes = int64_t{16} << 20;
   std::string command;  // the creation command, stored in meta.json
+  // Dynamic graphs: sampled negatives per positive pair in the shards' link-prediction steps
+  // (partition/link_steps.h), drawn with options.seed; meta.json records it as "link_negatives".
+  int64_t link_negatives = 1;
 };
 
 struct PartitionResult {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/halo_plan.h"
+
 namespace halogen::graph {
 
 // One time step of a dynamic graph on this shard (partition/snapshot_shard.h). Ownership is that of the
@@ -27,6 +29,24 @@ struct ShardSnapshot {
 
   int64_t num_halo() const { return static_cast<int64_t>(halo_rows.size()); }
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
+
+// One link-prediction step s of a dynamic graph on this shard (partition/link_steps.h): the embeddings of
+// snapshot s score the pairs of snapshot s+1. Sources are the owned u with at least one neighbour v != u in
+// G_{s+1}, ascending; a source's pairs are its positives (its neighbours in G_{s+1}, ascending gid) then its
+// sampled negatives (non-neighbours w != u, in draw order). An endpoint's row is its owned local id, or
+// n_own + f for the f-th fetched row; fetched rows are the non-owned endpoints, grouped by owner part,
+// ascending gid within a group, and `plan` brings them from their owners (halo rows of the plan = fetched).
+struct ShardLinkStep {
+  std::vector<int64_t> source_offsets{0};  // (n_src+1) pairs [off[i], off[i+1]) have source sources[i]
+  std::vector<int32_t> sources;            // (n_src) owned local ids, ascending
+  std::vector<int32_t> target;             // (pairs) row of the other endpoint: < n_own owned, else n_own + f
+  std::vector<uint8_t> label;              // (pairs) 1: edge of G_{s+1}; 0: sampled negative
+  std::vector<int64_t> fetched_gid;        // (n_fetched) global ids of the fetched rows, in plan halo order
+  HaloPlan plan;                           // fetch plan; plan.num_halo() == n_fetched
+
+  int64_t num_pairs() const { return static_cast<int64_t>(target.size()); }
+  int64_t num_fetched() const { return static_cast<int64_t>(fetched_gid.size()); }
 };
 
 struct Shard {
@@ -57,6 +77,11 @@ struct Shard {
   int64_t target_steps = 0;
   std::vector<int64_t> train, valid, test;  // local ids (into [0, n_own)), ascending
   std::vector<ShardSnapshot> snapshots;     // dynamic graphs: one per time step; empty for static graphs
+  // Link prediction (dynamic graphs): one step per snapshot pair (s, s+1), written by `halogen partition`
+  // with `link_negatives` sampled negatives per positive; link_negatives == 0 when the shard has none (static
+  // graphs, or partitions made before link steps were written).
+  int64_t link_negatives = 0;
+  std::vector<ShardLinkStep> link_steps;
 
   int64_t num_owned() const { return static_cast<int64_t>(owned_gid.size()); }
   int64_t num_halo() const { return static_cast<int64_t>(halo_gid.size()); }

@@ -11,15 +11,11 @@
 namespace halogen::train {
 namespace {
 
-// The pairs one step scores, grouped by source (positives first, then negatives), and the plan that fetches
-// the non-owned endpoints' rows from their owners.
+// The pairs one step scores (the shard's link step, written by `halogen partition`: graph/shard.h,
+// ShardLinkStep), the reverse index the targets' gradient needs, and the exchange that fetches the
+// non-owned endpoints' rows with the step's stored plan.
 struct StepPairs {
-  std::vector<int64_t> source_offsets{0};  // pairs [off[i], off[i+1]) have source sources[i]
-  std::vector<int32_t> sources;            // owned local ids
-  std::vector<int64_t> source_gid;
-  std::vector<int32_t> target;             // row of the other endpoint: < n owned, else n + fetched row
-  std::vector<int64_t> target_gid;
-  std::vector<uint8_t> label;              // 1 positive, 0 negative
+  const graph::ShardLinkStep* step = nullptr;
   std::vector<int32_t> pair_source;        // (pairs) the source row of each pair
   std::vector<int64_t> by_target_offsets;  // (n + fetched + 1) pairs of target row r: by_target[off[r] ..)
   std::vector<int64_t> by_target;
@@ -28,23 +24,43 @@ struct StepPairs {
   double global_pairs = 0;
 };
 
+// The exchange that brings a link step's fetched rows (rows [n_own, n_own + plan.num_halo()) of the
+// extended embedding matrix) from their owners, and sends their gradients back. The only place the link task
+// builds a HaloExchange.
+// TODO(merge): HaloExchange takes a graph::Shard until it takes (comm, plan, num_owned, max_width, ...);
+// then this becomes one line and the stand-in below goes.
+std::unique_ptr<comm::HaloExchange> make_link_fetch(comm::Communicator& comm, const graph::HaloPlan& plan,
+                                                    int64_t num_owned, int64_t max_width) {
+  graph::Shard stand_in;
+  stand_in.owned_gid.assign(static_cast<size_t>(num_owned), 0);
+  stand_in.halo_gid.assign(static_cast<size_t>(plan.num_halo()), 0);
+  stand_in.recv_offsets = plan.recv_offsets;
+  stand_in.send_idx = plan.send_idx;
+  stand_in.send_offsets = plan.send_offsets;
+  return std::make_unique<comm::HaloExchange>(comm, stand_in, max_width);
+}
+
 float logistic(double v) { return static_cast<float>(1.0 / (1.0 + std::exp(-v))); }
 
 class LinkTask final : public TemporalTask {
  public:
-  LinkTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config,
-           const std::vector<int32_t>& part_of, int64_t width)
-      : comm_(comm), n_(shard.num_owned()), width_(width), seed_(config.seed) {
+  LinkTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config, int64_t width)
+      : comm_(comm), n_(shard.num_owned()), width_(width), seed_(config.seed), owned_gid_(shard.owned_gid) {
     const int64_t snapshots = static_cast<int64_t>(shard.snapshots.size());
     HALOGEN_USER_CHECK(snapshots >= 3, "%s: --task link needs at least 3 snapshots (it predicts snapshot t+1 from "
                        "t and keeps the last ones for testing); the graph has %lld", config.source.c_str(),
                        (long long)snapshots);
-    HALOGEN_USER_CHECK(config.negatives >= 1, "--negatives must be at least 1");
-    HALOGEN_USER_CHECK(shard.global_num_nodes < (int64_t{1} << 31), "%s: --task link supports up to 2^31 vertices",
+    HALOGEN_USER_CHECK(shard.link_negatives >= 1,
+                       "%s: the partition has no link-prediction pairs (it was made before `halogen partition` "
+                       "wrote them); re-run `halogen partition` on the graph file to use --task link",
                        config.source.c_str());
-    HALOGEN_USER_CHECK(static_cast<int64_t>(part_of.size()) == shard.global_num_nodes,
-                       "%s: assignment has %zu entries for %lld vertices", config.source.c_str(), part_of.size(),
-                       (long long)shard.global_num_nodes);
+    HALOGEN_USER_CHECK(config.negatives == 0 || config.negatives == shard.link_negatives,
+                       "%s: --negatives %lld, but the partition's link pairs have %lld negatives per positive; "
+                       "re-partition with `halogen partition ... --link-negatives %lld`", config.source.c_str(),
+                       (long long)config.negatives, (long long)shard.link_negatives, (long long)config.negatives);
+    HALOGEN_USER_CHECK(static_cast<int64_t>(shard.link_steps.size()) == snapshots - 1,
+                       "%s: the shard has %zu link steps for %lld snapshots; re-run `halogen partition`",
+                       config.source.c_str(), shard.link_steps.size(), (long long)snapshots);
     steps_ = snapshots - 1;
     train_ = static_cast<int64_t>(std::floor(config.train_fraction * static_cast<double>(steps_)));
     HALOGEN_USER_CHECK(train_ >= 1 && train_ < steps_,
@@ -54,11 +70,12 @@ class LinkTask final : public TemporalTask {
     if (shard.num_features > 0) std::copy(shard.features.begin(), shard.features.end(), features_.data());
     else std::fill(features_.data(), features_.data() + n_, 1.0f);
 
+    link_steps_ = shard.link_steps;
     int64_t max_fetched = 0, max_pairs = 0;
     for (int64_t s = 0; s < steps_; ++s) {
-      steps_pairs_.push_back(build_pairs(shard, s, config.negatives, part_of));
+      steps_pairs_.push_back(index_pairs(link_steps_[s]));
       max_fetched = std::max(max_fetched, steps_pairs_.back().fetched);
-      max_pairs = std::max(max_pairs, static_cast<int64_t>(steps_pairs_.back().label.size()));
+      max_pairs = std::max(max_pairs, link_steps_[s].num_pairs());
     }
     pair_grad_ = Tensor(max_pairs, 1, Device::cpu);
     ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
@@ -74,25 +91,26 @@ class LinkTask final : public TemporalTask {
 
   double loss(int64_t step, Matrix<const float> y, float scale, Matrix<float> grad_y) override {
     StepPairs& p = steps_pairs_[step];
+    const graph::ShardLinkStep& link = *p.step;
     Matrix<float> ext = gather(p, y);
     Matrix<float> grad_ext{grad_ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
     std::fill(grad_ext.data, grad_ext.data + grad_ext.rows * width_, 0.0f);
     const double inv = 1.0 / p.global_pairs;
-    const int64_t sources = static_cast<int64_t>(p.sources.size());
+    const int64_t sources = static_cast<int64_t>(link.sources.size());
     float* pair_grad = pair_grad_.data();
     double sum = 0;
     // Per source (one thread owns a source's row): scores, loss, d loss / d score, and the source's gradient.
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : sum)
     for (int64_t i = 0; i < sources; ++i) {
-      const int32_t u = p.sources[i];
+      const int32_t u = link.sources[i];
       float* gu = grad_ext.row(u);
       const float* eu = ext.row(u);
-      for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) {
-        const float* ev = ext.row(p.target[k]);
+      for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k) {
+        const float* ev = ext.row(link.target[k]);
         const double score = dot(eu, ev);
         // softplus(score) - label * score, stably
-        sum += std::max(score, 0.0) + std::log1p(std::exp(-std::fabs(score))) - (p.label[k] ? score : 0.0);
-        const float d = static_cast<float>((logistic(score) - static_cast<double>(p.label[k])) * inv * scale);
+        sum += std::max(score, 0.0) + std::log1p(std::exp(-std::fabs(score))) - (link.label[k] ? score : 0.0);
+        const float d = static_cast<float>((logistic(score) - static_cast<double>(link.label[k])) * inv * scale);
         pair_grad[k] = d;
         for (int64_t c = 0; c < width_; ++c) gu[c] += d * ev[c];
       }
@@ -117,18 +135,21 @@ class LinkTask final : public TemporalTask {
 
   void observe(int64_t step, Matrix<const float> y) override {
     StepPairs& p = steps_pairs_[step];
+    const graph::ShardLinkStep& link = *p.step;
     Matrix<float> ext = gather(p, y);
     const uint64_t random_stream = rng::stream_id(rng::kNegativeSampling, static_cast<uint32_t>(step), 1u << 31);
     std::vector<std::pair<double, uint8_t>> model_scores, random_scores;
-    for (size_t i = 0; i + 1 < p.source_offsets.size(); ++i) {
-      const int32_t u = p.sources[i];
+    for (size_t i = 0; i < link.sources.size(); ++i) {
+      const int32_t u = link.sources[i];
       model_scores.clear();
       random_scores.clear();
-      for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) {
-        model_scores.emplace_back(dot(ext.row(u), ext.row(p.target[k])), p.label[k]);
-        const uint64_t index = static_cast<uint64_t>(p.source_gid[i]) * 0x100000000ull +
-                               static_cast<uint64_t>(p.target_gid[k]);
-        random_scores.emplace_back(rng::uniform(seed_, random_stream, index), p.label[k]);
+      for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k) {
+        const int32_t row = link.target[k];
+        model_scores.emplace_back(dot(ext.row(u), ext.row(row)), link.label[k]);
+        const int64_t target_gid = row < n_ ? owned_gid_[row] : link.fetched_gid[row - n_];
+        const uint64_t index = static_cast<uint64_t>(owned_gid_[u]) * 0x100000000ull +
+                               static_cast<uint64_t>(target_gid);
+        random_scores.emplace_back(rng::uniform(seed_, random_stream, index), link.label[k]);
       }
       add_ranking(model_scores, sums_);
       add_ranking(random_scores, sums_ + 2);
@@ -147,10 +168,13 @@ class LinkTask final : public TemporalTask {
 
   int64_t bytes() const override {
     int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size()) * static_cast<int64_t>(sizeof(float));
+    bytes += static_cast<int64_t>(owned_gid_.size()) * 8;
     for (const StepPairs& p : steps_pairs_) {
-      bytes += static_cast<int64_t>(p.target.size()) * (4 + 8 + 1 + 4 + 8) +
-               static_cast<int64_t>(p.by_target_offsets.size()) * 8 +
-               static_cast<int64_t>(p.sources.size()) * (4 + 8 + 8) +
+      const graph::ShardLinkStep& link = *p.step;
+      // per pair: target, label, pair_source, by_target; per source: id, offset; per fetched row: gid, offset
+      bytes += link.num_pairs() * (4 + 1 + 4 + 8) + static_cast<int64_t>(link.sources.size()) * (4 + 8) +
+               (link.num_fetched() + n_) * 8 + link.num_fetched() * 8 +
+               static_cast<int64_t>(link.plan.send_idx.size()) * 4 +
                comm::HaloExchange::buffer_bytes(p.fetch->num_send(), width_);
     }
     return bytes;
@@ -189,112 +213,27 @@ class LinkTask final : public TemporalTask {
     return ext;
   }
 
-  StepPairs build_pairs(const graph::Shard& shard, int64_t step, int64_t negatives,
-                        const std::vector<int32_t>& part_of) {
-    const graph::ShardSnapshot& next = shard.snapshots[step + 1];
-    const int64_t num_nodes = shard.global_num_nodes;
-    const int size = comm_.size(), rank = comm_.rank();
+  // The step's reverse index (pairs grouped by target row, for the targets' gradient) and its exchange.
+  // Collective (the global pair count).
+  StepPairs index_pairs(const graph::ShardLinkStep& link) {
     StepPairs p;
-    std::vector<int64_t> neighbours;
-    std::vector<int64_t> remote;  // gids of non-owned endpoints (with repeats)
-    for (int64_t u = 0; u < n_; ++u) {
-      neighbours.clear();
-      for (int64_t k = next.indptr[u]; k < next.indptr[u + 1]; ++k) {
-        const int64_t c = next.indices[k];
-        const int64_t gid = c < n_ ? shard.owned_gid[c] : shard.halo_gid[next.halo_rows[c - n_]];
-        if (gid != shard.owned_gid[u]) neighbours.push_back(gid);
-      }
-      if (neighbours.empty()) continue;
-      std::sort(neighbours.begin(), neighbours.end());
-      const int64_t u_gid = shard.owned_gid[u];
-      p.sources.push_back(static_cast<int32_t>(u));
-      p.source_gid.push_back(u_gid);
-      for (int64_t v : neighbours) {
-        p.target_gid.push_back(v);
-        p.label.push_back(1);
-      }
-      const uint64_t stream = rng::stream_id(rng::kNegativeSampling, static_cast<uint32_t>(step),
-                                             static_cast<uint32_t>(u_gid), static_cast<uint32_t>(u_gid >> 32));
-      const int64_t wanted = negatives * static_cast<int64_t>(neighbours.size());
-      uint64_t draw = 0;
-      for (int64_t j = 0; j < wanted; ++j) {
-        for (int attempt = 0; attempt < 32; ++attempt) {
-          const rng::Philox4 r = rng::bits(seed_, stream, draw);
-          const uint64_t bits = (static_cast<uint64_t>(r.v[0]) << 32) | r.v[1];
-          ++draw;
-          const int64_t w = static_cast<int64_t>(bits % static_cast<uint64_t>(num_nodes));
-          if (w == u_gid || std::binary_search(neighbours.begin(), neighbours.end(), w)) continue;
-          p.target_gid.push_back(w);
-          p.label.push_back(0);
-          break;
-        }
-      }
-      p.source_offsets.push_back(static_cast<int64_t>(p.label.size()));
-    }
-    // Rows: owned endpoints by local id; the others fetched, grouped by owner, sorted by gid within.
-    for (int64_t gid : p.target_gid) {
-      if (part_of[gid] != rank) remote.push_back(gid);
-    }
-    std::sort(remote.begin(), remote.end(), [&](int64_t a, int64_t b) {
-      return part_of[a] != part_of[b] ? part_of[a] < part_of[b] : a < b;
-    });
-    remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
-    p.fetched = static_cast<int64_t>(remote.size());
-    graph::Shard plan;
-    plan.owned_gid.assign(static_cast<size_t>(n_), 0);
-    plan.halo_gid = remote;
-    plan.recv_offsets.assign(size + 1, 0);
-    for (int64_t gid : remote) plan.recv_offsets[part_of[gid] + 1] += 1;
-    for (int q = 0; q < size; ++q) plan.recv_offsets[q + 1] += plan.recv_offsets[q];
-    p.target.reserve(p.target_gid.size());
-    for (int64_t gid : p.target_gid) {
-      if (part_of[gid] == rank) {
-        const auto it = std::lower_bound(shard.owned_gid.begin(), shard.owned_gid.end(), gid);
-        HALOGEN_ASSERT(it != shard.owned_gid.end() && *it == gid, "vertex %lld is not owned here", (long long)gid);
-        p.target.push_back(static_cast<int32_t>(it - shard.owned_gid.begin()));
-      } else {
-        const auto it = std::lower_bound(remote.begin(), remote.end(), gid, [&](int64_t a, int64_t b) {
-          return part_of[a] != part_of[b] ? part_of[a] < part_of[b] : a < b;
-        });
-        p.target.push_back(static_cast<int32_t>(n_ + (it - remote.begin())));
-      }
-    }
-    // Tell every owner which of its rows we want: counts first (P x P, summed), then the gids.
-    std::vector<int64_t> counts(static_cast<size_t>(size) * size, 0);
-    for (int q = 0; q < size; ++q) counts[rank * size + q] = plan.recv_offsets[q + 1] - plan.recv_offsets[q];
-    comm_.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
-    plan.send_offsets.assign(size + 1, 0);
-    for (int r = 0; r < size; ++r) plan.send_offsets[r + 1] = plan.send_offsets[r] + counts[r * size + rank];
-    std::vector<int32_t> requested_out(remote.size()), requested_in(static_cast<size_t>(plan.send_offsets[size]));
-    for (size_t i = 0; i < remote.size(); ++i) requested_out[i] = static_cast<int32_t>(remote[i]);
-    std::vector<comm::Message> sends, receives;
-    for (int q = 0; q < size; ++q) {
-      const int64_t r0 = plan.recv_offsets[q], r1 = plan.recv_offsets[q + 1];
-      if (r1 > r0) sends.push_back({q, reinterpret_cast<float*>(requested_out.data() + r0), r1 - r0});
-      const int64_t s0 = plan.send_offsets[q], s1 = plan.send_offsets[q + 1];
-      if (s1 > s0) receives.push_back({q, reinterpret_cast<float*>(requested_in.data() + s0), s1 - s0});
-    }
-    comm_.wait(comm_.start_exchange(sends, receives, nullptr), nullptr);
-    plan.send_idx.reserve(requested_in.size());
-    for (int32_t gid : requested_in) {
-      const auto it = std::lower_bound(shard.owned_gid.begin(), shard.owned_gid.end(), static_cast<int64_t>(gid));
-      HALOGEN_ASSERT(it != shard.owned_gid.end() && *it == gid, "asked for vertex %d, not owned here", gid);
-      plan.send_idx.push_back(static_cast<int32_t>(it - shard.owned_gid.begin()));
-    }
-    p.fetch = std::make_unique<comm::HaloExchange>(comm_, plan, width_);
-    // Pairs grouped by target row (counting sort, pair order kept), for the targets' gradient.
-    const int64_t pairs = static_cast<int64_t>(p.target.size());
+    p.step = &link;
+    p.fetched = link.num_fetched();
+    p.fetch = make_link_fetch(comm_, link.plan, n_, width_);
+    const int64_t pairs = link.num_pairs();
     p.pair_source.resize(pairs);
-    for (size_t i = 0; i + 1 < p.source_offsets.size(); ++i) {
-      for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) p.pair_source[k] = p.sources[i];
+    for (size_t i = 0; i < link.sources.size(); ++i) {
+      for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k)
+        p.pair_source[k] = link.sources[i];
     }
+    // Counting sort by target row, pair order kept.
     p.by_target_offsets.assign(static_cast<size_t>(n_ + p.fetched + 1), 0);
-    for (int32_t row : p.target) p.by_target_offsets[row + 1] += 1;
+    for (int32_t row : link.target) p.by_target_offsets[row + 1] += 1;
     for (int64_t r = 0; r < n_ + p.fetched; ++r) p.by_target_offsets[r + 1] += p.by_target_offsets[r];
     p.by_target.resize(pairs);
     std::vector<int64_t> fill_at(p.by_target_offsets.begin(), p.by_target_offsets.end() - 1);
-    for (int64_t k = 0; k < pairs; ++k) p.by_target[fill_at[p.target[k]]++] = k;
-    double global_pairs = static_cast<double>(pairs);
+    for (int64_t k = 0; k < pairs; ++k) p.by_target[fill_at[link.target[k]]++] = k;
+    double global_pairs = static_cast<double>(pairs);  // exact: pair counts are far below 2^53
     comm_.allreduce_sum(&global_pairs, 1);
     p.global_pairs = std::max(global_pairs, 1.0);
     return p;
@@ -302,8 +241,10 @@ class LinkTask final : public TemporalTask {
 
   comm::Communicator& comm_;
   int64_t n_, width_;
-  uint64_t seed_;
+  uint64_t seed_;                   // random baseline scores
+  std::vector<int64_t> owned_gid_;  // (n) global ids of the owned rows (random baseline)
   int64_t steps_ = 0, train_ = 0;
+  std::vector<graph::ShardLinkStep> link_steps_;  // the shard's, copied: the caller may free the shard
   Tensor features_, ext_, grad_ext_;
   Tensor pair_grad_;  // (max pairs of a step) d loss / d score
   std::vector<StepPairs> steps_pairs_;
@@ -313,9 +254,8 @@ class LinkTask final : public TemporalTask {
 }  // namespace
 
 std::unique_ptr<TemporalTask> make_link_task(comm::Communicator& comm, const graph::Shard& shard,
-                                             const TaskConfig& config, const std::vector<int32_t>& part_of,
-                                             int64_t embedding_width) {
-  return std::make_unique<LinkTask>(comm, shard, config, part_of, embedding_width);
+                                             const TaskConfig& config, int64_t embedding_width) {
+  return std::make_unique<LinkTask>(comm, shard, config, embedding_width);
 }
 
 }  // namespace halogen::train

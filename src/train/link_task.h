@@ -5,7 +5,6 @@
 namespace halogen::train {
 
 std::unique_ptr<TemporalTask> make_link_task(comm::Communicator& comm, const graph::Shard& shard,
-                                             const TaskConfig& config, const std::vector<int32_t>& part_of,
-                                             int64_t embedding_width);
+                                             const TaskConfig& config, int64_t embedding_width);
 
 }  // namespace halogen::train

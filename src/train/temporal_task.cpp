@@ -24,16 +24,14 @@ const char* task_kind_name(TaskKind kind) {
 }
 
 std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const graph::Shard& shard,
-                                                 const TaskConfig& config, const std::vector<int32_t>* part_of,
-                                                 int64_t embedding_width) {
+                                                 const TaskConfig& config, int64_t embedding_width) {
   HALOGEN_USER_CHECK(!shard.snapshots.empty(), "%s: not a dynamic graph (no snapshots); temporal models need one",
                      config.source.c_str());
   switch (config.kind) {
     case TaskKind::regression: return make_regression_task(comm, shard, config);
     case TaskKind::node: return make_node_task(comm, shard, config);
     case TaskKind::link:
-      HALOGEN_ASSERT(part_of != nullptr, "the link task needs the assignment");
-      return make_link_task(comm, shard, config, *part_of, embedding_width);
+      return make_link_task(comm, shard, config, embedding_width);
   }
   return nullptr;
 }

@@ -10,11 +10,13 @@
 //               last observed value (y_{t-1}) and the per-vertex mean of the training targets.
 //   link        embeddings y_s = model output on snapshot s score the pairs of snapshot s+1: every stored edge
 //               (u, v) of G_{s+1} with u owned (positive) and `negatives` pairs (u, w) per positive, w drawn
-//               uniformly (Philox, seeded, independent of P) among the vertices that are not u's neighbours in
-//               G_{s+1}. Score <y_u, y_v>; loss: binary cross-entropy with logits, mean over all pairs. Rows of
-//               non-owned v, w are fetched from their owners (a plan per step, built once). Metrics on the test
-//               steps: MAP and MRR over sources u (candidates: u's positives and negatives), and the same with
-//               random scores (random_map, random_mrr).
+//               uniformly (Philox, keyed by the partition's seed, independent of P) among the vertices that are
+//               not u's neighbours in G_{s+1}. The pairs and the plans that fetch the rows of non-owned v, w
+//               from their owners are written by `halogen partition` (partition/link_steps.h; the shard's
+//               link_steps): nothing is planned at run time. Score <y_u, y_v>; loss: binary cross-entropy with
+//               logits, mean over all pairs. Metrics on the test steps: MAP and MRR over sources u
+//               (candidates: u's positives and negatives), and the same with random scores (random_map,
+//               random_mrr).
 //   node        static features every step; labels = /node/label int (classes at the last step); loss: softmax
 //               cross-entropy over the training vertices at every step, averaged over the window's steps; metrics
 //               (accuracy, macro F1) from the last step's output.
@@ -40,8 +42,8 @@ struct TaskConfig {
   TaskKind kind = TaskKind::regression;
   int64_t lags = 4;              // regression: past values per input row
   double train_fraction = 0.9;   // regression, link: the first fraction of the steps trains (floor, >= 1 step)
-  int64_t negatives = 1;         // link: sampled negatives per positive pair
-  uint64_t seed = 0;             // link: negative sampling
+  int64_t negatives = 0;         // link: negatives per positive the shards must have; 0: whatever they have
+  uint64_t seed = 0;             // link: random-baseline scores (negatives are drawn by `halogen partition`)
   std::string source;            // the partition directory, for error messages
 };
 
@@ -68,11 +70,9 @@ class TemporalTask {
   virtual int64_t bytes() const = 0;
 };
 
-// Builds the task from the rank's shard; `part_of` (the owner part of every global vertex, assignment.h5) is
-// needed by the link task only. Checks the shard has what the task needs (UserError naming `config.source`).
-// Collective.
+// Builds the task from the rank's shard (the link task's pairs and fetch plans are in the shard, written by
+// `halogen partition`). Checks the shard has what the task needs (UserError naming `config.source`). Collective.
 std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const graph::Shard& shard,
-                                                 const TaskConfig& config, const std::vector<int32_t>* part_of,
-                                                 int64_t embedding_width);
+                                                 const TaskConfig& config, int64_t embedding_width);
 
 }  // namespace halogen::train

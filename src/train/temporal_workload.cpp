@@ -7,15 +7,14 @@
 
 namespace halogen::train {
 
-TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup,
-                                   const std::vector<int32_t>* part_of)
+TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup)
     : comm_(comm), setup_(setup), num_owned_(shard.num_owned()) {
   HALOGEN_USER_CHECK(comm.device() == Device::cpu && setup.device == Device::cpu,
                      "temporal models (--model %s) run on the CPU only for now; use --device cpu",
                      nn::temporal_kind_name(setup.model.kind));
   nn::TemporalModelConfig& model = setup_.model;
   const int64_t embedding = setup.embedding > 0 ? setup.embedding : model.hidden;
-  task_ = make_temporal_task(comm, shard, setup.task, part_of, embedding);
+  task_ = make_temporal_task(comm, shard, setup.task, embedding);
   const int64_t train = task_->train_steps();
   HALOGEN_USER_CHECK(setup.window >= 0 && setup.window <= train,
                      "%s: --window %lld is longer than the training sequence (%lld %s steps)",

@@ -31,9 +31,8 @@ struct TemporalSetup {
 
 class TemporalWorkload final : public Workload {
  public:
-  // `part_of`: the owner of every global vertex (assignment.h5); needed by --task link only. Collective.
-  TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup,
-                   const std::vector<int32_t>* part_of);
+  // Collective (the task's global counts).
+  TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup);
 
   const char* model_name() const override { return nn::temporal_kind_name(setup_.model.kind); }
   const char* task_name() const override { return task_kind_name(setup_.task.kind); }

@@ -62,10 +62,9 @@ Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const Trai
               }),
               config) {}
 
-Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config,
-                 const std::vector<int32_t>* part_of)
+Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config)
     : Trainer(comm, build_collectively(comm, [&] {
-                return std::make_unique<TemporalWorkload>(comm, shard, config, part_of);
+                return std::make_unique<TemporalWorkload>(comm, shard, config);
               }),
               config) {}
 

@@ -97,9 +97,8 @@ class Trainer {
   Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config);
   // Node classification on a static shard.
   Trainer(comm::Communicator& comm, const graph::Shard& shard, const TrainConfig& config);
-  // A temporal model on a dynamic shard; `part_of` (the owner of every vertex) is needed by --task link only.
-  Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config,
-          const std::vector<int32_t>* part_of);
+  // A temporal model on a dynamic shard.
+  Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config);
   ~Trainer();
 
   TrainResult run();

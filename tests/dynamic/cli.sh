@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Dynamic graphs end to end through the `halogen` command: convert --format pgt-json, generate temporal-sbm
-# (same seed, same sizes), partition, info (snapshot line) and info --check of the snapshot shards;
+# (same seed, same sizes), partition, info (snapshot line) and info --check of the snapshot shards and link
+# steps (meta.json records link_negatives);
 # bad inputs exit 2 with one line naming the file and what is wrong.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
@@ -29,6 +30,8 @@ cmp <("$bin" info "$work/ts-a.h5" | grep -v '^file') <("$bin" info "$work/ts-b.h
   || fail "temporal-sbm: same seed, different files"
 "$bin" partition "$work/ts-a.h5" -k 3 -o "$work/ts.p3" >/dev/null || fail "partition temporal-sbm"
 "$bin" info "$work/ts.p3" --check >/dev/null || fail "info --check ts.p3"
+python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['link_negatives'] == 1 else 1)" \
+  "$work/ts.p3/meta.json" || fail "meta.json lacks link_negatives 1 (the default)"
 
 # expect_rejected NAME EXPECTED-SUBSTRING command...
 expect_rejected() {
@@ -70,5 +73,19 @@ with h5py.File(sys.argv[2], "r+") as f:
 PY
   expect_rejected short-snapshot "short.h5: /snapshots/00001/indptr: expected shape [5], found [4]" \
     info "$work/short.h5" --check
+  # A shard whose link step 1 lost its pair targets (link prediction data written by `halogen partition`).
+  cp -r "$work/ts.p3" "$work/nolink.p3"
+  python3 - "$work/nolink.p3/part-00002.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    del f["/link/00001/target"]
+PY
+  # (info prints the directory's description on stdout before checking: the error is the one line on stderr)
+  out=$("$bin" info "$work/nolink.p3" --check 2>&1 >/dev/null)
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "missing-link-dataset: exit $rc, expected 2 ($out)"
+  [ "$out" = "halogen: error: $work/nolink.p3/part-00002.h5: /link/00001/target: missing" ] ||
+    fail "missing-link-dataset: message '$out'"
+  echo "ok  missing-link-dataset: $out"
 fi
 echo "all dynamic CLI checks passed"

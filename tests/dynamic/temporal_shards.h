@@ -9,6 +9,7 @@
 #include "graph/shard.h"
 #include "io/temporal.h"
 #include "partition/halo_plan.h"
+#include "partition/link_steps.h"
 #include "partition/snapshot_shard.h"
 
 namespace halogen::testing {
@@ -27,12 +28,19 @@ inline graph::Graph small_temporal_graph(int64_t nodes = 40, int64_t steps = 6, 
   return io::generate_temporal_sbm(params);
 }
 
-// Shard `part` of `parts` under the assignment part_of.
+// Shard `part` of `parts` under the assignment part_of, with its snapshots and link steps built by the
+// functions `halogen partition` calls (link negatives: `link_negatives` per positive, drawn with `link_seed`,
+// the partition's --link-negatives and --seed; their defaults here are the command's).
 inline graph::Shard temporal_shard(const graph::Graph& g, const std::vector<int32_t>& part_of, int32_t parts,
-                                   int32_t part) {
+                                   int32_t part, int64_t link_negatives = 1, uint64_t link_seed = 1) {
   const partition::HaloPlan plan = partition::build_halo_plan(g.adjacency, part_of, parts);
   graph::Shard shard = partition::build_shard(g, plan, part);
   shard.snapshots = partition::build_shard_snapshots(g, plan, shard);
+  if (g.snapshots.size() >= 2) {
+    shard.link_negatives = link_negatives;
+    shard.link_steps = partition::build_shard_link_steps(
+        g, partition::sample_all_link_negatives(g, link_negatives, link_seed), plan, shard);
+  }
   return shard;
 }
 

@@ -5,7 +5,8 @@
 #  - link prediction on a generated temporal SBM, 2 ranks: MAP clearly above random ranking, and no buffer
 #    allocated after the trainer's constructor (peak = bytes in use before epoch 1);
 #  - bad input: a window longer than the training sequence, lags longer than the series, a task the graph has
-#    no labels for, a static graph: exit 2 with one line.
+#    no labels for, a static graph, --negatives unlike the partition's --link-negatives, a partition without
+#    link pairs: exit 2 with one line.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
 data="${HALOGEN_SHARED_DATA:-}/temporal/chickenpox.json"
@@ -22,7 +23,7 @@ less_than() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(s
 # Link prediction on a generated temporal SBM.
 "$bin" generate temporal-sbm --nodes 1500 --steps 8 --churn 0.2 --drift 0.02 --features 8 --classes 4 --seed 3 \
   -o "$work/ts.h5" >/dev/null || fail "generate temporal-sbm"
-"$bin" partition "$work/ts.h5" -k 2 -o "$work/ts.p2" >/dev/null || fail "partition temporal-sbm"
+"$bin" partition "$work/ts.h5" -k 2 -o "$work/ts.p2" --link-negatives 5 >/dev/null || fail "partition temporal-sbm"
 for model in $models; do
   run2 "$work/ts.p2" --model "$model" --task link --negatives 5 --epochs 60 --window 2 --eval-every 60 --quiet \
     --metrics "$work/link-$model.json" >"$work/link.log" 2>&1 || { cat "$work/link.log"; fail "$model link training"; }
@@ -48,6 +49,26 @@ expect_error() {  # expect_error PATTERN ARGS...
 }
 expect_error "window 50 is longer than the training sequence" "$work/ts.p2" --model tgcn --task link --window 50
 expect_error "no regression series" "$work/ts.p2" --model tgcn --task regression
+# The link pairs are the partition's: another --negatives asks for a re-partition; shards without link pairs
+# (made before they were written; simulated by removing them) ask for one too.
+expect_error "re-partition with \`halogen partition ... --link-negatives 3\`" "$work/ts.p2" --model tgcn --task link \
+  --negatives 3
+if python3 -c 'import h5py' 2>/dev/null; then
+  cp -r "$work/ts.p2" "$work/old.p2"
+  python3 - "$work/old.p2" <<'PY'
+import json, sys, h5py
+d = sys.argv[1]
+meta = json.load(open(d + "/meta.json"))
+del meta["link_negatives"]
+json.dump(meta, open(d + "/meta.json", "w"))
+for p in range(meta["num_parts"]):
+    with h5py.File("%s/part-%05d.h5" % (d, p), "r+") as f:
+        del f["/link"]
+        del f.attrs["link_negatives"]
+        del f.attrs["num_link_steps"]
+PY
+  expect_error "re-run \`halogen partition\`" "$work/old.p2" --model tgcn --task link
+fi
 "$bin" generate sbm --nodes 200 --features 4 -o "$work/static.h5" >/dev/null || fail "generate sbm"
 "$bin" partition "$work/static.h5" -k 2 -o "$work/static.p2" >/dev/null || fail "partition sbm"
 expect_error "not a dynamic graph" "$work/static.p2" --model tgcn --task node

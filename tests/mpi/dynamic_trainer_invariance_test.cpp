@@ -26,7 +26,8 @@ std::vector<int32_t> scattered_assignment(int64_t n, int32_t parts) {
 
 train::TrainResult train(comm::Communicator& comm, const graph::Graph& g, const std::vector<int32_t>& part_of,
                               nn::TemporalKind model, train::TaskKind task) {
-  const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank());
+  const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank(), /*link_negatives=*/2,
+                                                     /*link_seed=*/4);
   train::TemporalTrainConfig config;
   config.model.kind = model;
   config.model.hidden = 6;
@@ -43,7 +44,7 @@ train::TrainResult train(comm::Communicator& comm, const graph::Graph& g, const 
   config.epochs = 3;
   config.eval_every = 1;
   config.print_epochs = false;
-  train::Trainer trainer(comm, shard, config, &part_of);
+  train::Trainer trainer(comm, shard, config);
   return trainer.run();
 }
 
