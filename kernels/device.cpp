@@ -18,8 +18,10 @@ namespace {
 
 #ifdef HALOGEN_CUDA_BACKEND_FILE
 constexpr bool kBackendBuilt = true;
+constexpr const char* kBackendFile = HALOGEN_CUDA_BACKEND_FILE;
 #else
 constexpr bool kBackendBuilt = false;
+constexpr const char* kBackendFile = "";
 #endif
 
 struct LoadState {
@@ -67,13 +69,9 @@ const CudaBackend* open_backend(const std::string& path, int flags, std::string&
 }
 
 std::vector<std::string> candidate_paths() {
-  std::vector<std::string> paths;
-#ifdef HALOGEN_CUDA_BACKEND_FILE
+  if (!kBackendBuilt) return {};
   const std::string directory = executable_directory();
-  paths.push_back(directory + "/../lib/" HALOGEN_CUDA_BACKEND_FILE);
-  paths.push_back(directory + "/" HALOGEN_CUDA_BACKEND_FILE);
-#endif
-  return paths;
+  return {directory + "/../lib/" + kBackendFile, directory + "/" + kBackendFile};
 }
 
 void load(LoadState& state) {
@@ -87,11 +85,9 @@ void load(LoadState& state) {
   } else if (!kBackendBuilt) {
     state.error = "this build has no CUDA backend (configure with -DHALOGEN_CUDA=ON)";
   } else {
-#ifdef HALOGEN_CUDA_BACKEND_FILE
     std::string ignored;
-    table = open_backend(HALOGEN_CUDA_BACKEND_FILE, flags | RTLD_NOLOAD, ignored);  // linked by a test
-    if (table != nullptr) state.path = HALOGEN_CUDA_BACKEND_FILE " (already loaded)";
-#endif
+    table = open_backend(kBackendFile, flags | RTLD_NOLOAD, ignored);  // linked by a test
+    if (table != nullptr) state.path = std::string(kBackendFile) + " (already loaded)";
     std::string tried;
     for (const std::string& path : candidate_paths()) {
       if (table != nullptr) break;
