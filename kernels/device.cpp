@@ -145,6 +145,9 @@ std::string backend_status() {
 
 int usable_device_count() {
   if (!backend_built()) return 0;
+  // The CUDA driver talks to the GPUs through /dev/nvidiactl (/dev/dxg under WSL): without either no GPU can be
+  // usable, and the backend (265 MiB of CUDA libraries) is not loaded just to say so.
+  if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0) return 0;
   const CudaBackend* table = try_load();
   return table == nullptr ? 0 : table->usable_device_count();
 }

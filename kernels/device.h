@@ -5,8 +5,8 @@
 //
 // The CUDA backend is a shared library (libhalogen_cuda.so: kernels/cuda/*, comm/nccl/*; linked to cudart,
 // cuSPARSE, cuBLAS and NCCL) that the program does NOT link: it is opened with dlopen on the first call that
-// needs a GPU (initialise_device, usable_device_count, require_backend), so a command that never asks for a
-// GPU maps no CUDA library. Where it is looked for, first match wins:
+// needs a GPU (require_backend, initialise_device, usable_device_count on a machine with an NVIDIA driver), so
+// a command that never asks for a GPU maps no CUDA library. Where it is looked for, first match wins:
 //   1. $HALOGEN_CUDA_LIBRARY (a path; an error names it when it cannot be loaded);
 //   2. a copy already loaded into the process (a test that links the library);
 //   3. <directory of the executable>/../lib/libhalogen_cuda.so   (the build tree and the GPU bundle: bin/, lib/)
@@ -40,7 +40,8 @@ std::string backend_status();
 
 // ---- devices ----------------------------------------------------------------------------------------------------
 // Number of usable CUDA devices: 0 when there is no backend (see above), no driver or no visible GPU. Loads the
-// backend when it is built. Never throws.
+// backend when it is built and the machine has an NVIDIA device node (/dev/nvidiactl, or /dev/dxg under WSL),
+// so that `train` without --device maps no CUDA library on a machine without a GPU. Never throws.
 int usable_device_count();
 // Selects this rank's GPU (local_rank modulo the visible GPUs), makes it current and installs core's device
 // memory hooks (Buffer on Device::cuda). Returns the device ordinal. UserError when there is no backend or no

@@ -2,8 +2,9 @@
 # The CUDA backend is loaded only when a command asks for a GPU (kernels/device.h):
 #   1. `halogen` links no CUDA library (ldd), and `halogen --version` stays small: maximum resident set under
 #      30 MiB (it was 264 MiB when the executable linked cuBLAS, cuSPARSE and NCCL);
-#   2. CPU commands (--version, generate, partition, info, train --device cpu) map no CUDA library and do not
-#      open the backend (LD_DEBUG=libs lists every library the dynamic loader opens, dlopen included);
+#   2. CPU commands (--version, generate, partition, info, train --device cpu, and train without --device on a
+#      machine without the NVIDIA driver) map no CUDA library and do not open the backend (LD_DEBUG=libs lists
+#      every library the dynamic loader opens, dlopen included);
 #   3. without a usable GPU, `train --device cuda` fails with exit status 2 and ONE line naming the reason,
 #      both when the backend loads (CUDA build, no GPU) and when it cannot be loaded (HALOGEN_CUDA_LIBRARY
 #      pointing at a missing file; a build without the backend).
@@ -38,6 +39,9 @@ no_cuda generate sbm --nodes 200 --classes 3 --features 8 --seed 1 -o "$WORK/g.h
 no_cuda partition "$WORK/g.h5" -k 1 -o "$WORK/p1"
 no_cuda info "$WORK/g.h5"
 no_cuda train "$WORK/p1" --epochs 1 --quiet --device cpu
+# Without --device, train uses a GPU when there is one; a machine without the NVIDIA driver has none, and the
+# backend is not loaded to find that out.
+if [ ! -e /dev/nvidiactl ] && [ ! -e /dev/dxg ]; then no_cuda train "$WORK/p1" --epochs 1 --quiet; fi
 
 # ---- 3. --device cuda without a GPU: one line, exit 2 ---------------------------------------------------------------
 one_line_error() {  # pattern: `train --device cuda` exits 2 with exactly one stderr line matching the pattern
