@@ -4,16 +4,13 @@
 #include <cstdio>
 
 #include "apps/commands.h"
+#include "comm/device_comm.h"
 #include "comm/mpi_comm.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/rng.h"
 #include "core/timer.h"
-
-#ifdef HALOGEN_HAVE_CUDA
-#include "comm/nccl/make_device_comm.h"
-#include "kernels/cuda/device.h"
-#endif
+#include "kernels/device.h"
 
 namespace halogen::app {
 
@@ -30,22 +27,15 @@ BenchComm::BenchComm(const std::string& device, const std::string& comm_kind) : 
     return;
   }
   HALOGEN_USER_CHECK(device == "cuda", "--device must be cpu or cuda, got '%s'", device.c_str());
-#ifdef HALOGEN_HAVE_CUDA
-  cuda::initialise_device(session_.local_rank());
+  kernels::device::initialise_device(session_.local_rank());
   comm_ = comm::make_device_comm(comm_kind);
   name_ = comm_kind == "nccl" ? "NcclComm" : "MpiComm with host staging";
-#else
-  (void)comm_kind;
-  throw UserError("--device cuda: this halogen was built without CUDA (configure with -DHALOGEN_CUDA=ON)");
-#endif
 }
 
 BenchComm::~BenchComm() = default;
 
 void BenchComm::synchronize() {
-#ifdef HALOGEN_HAVE_CUDA
-  if (comm_->device() == Device::cuda) cuda::synchronize_stream(nullptr);
-#endif
+  if (comm_->device() == Device::cuda) kernels::device::synchronize_stream(nullptr);
 }
 
 void time_iterations(BenchComm& bench_comm, const CommBenchOptions& options,

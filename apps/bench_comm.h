@@ -33,7 +33,7 @@ struct CommBenchOptions {
 float data_value(uint64_t seed, int64_t global_id, int64_t column);
 
 // The communicator of a benchmark for the whole command: MPI up, then MpiComm (cpu) or, on the GPU (GPU =
-// local rank modulo the visible GPUs; UserError in builds without CUDA), comm::make_device_comm(comm_kind):
+// local rank modulo the visible GPUs; UserError without the CUDA backend), comm::make_device_comm(comm_kind):
 // NcclComm ("nccl", one GPU per rank) or MpiComm with host staging ("mpi"). Device work is queued on the
 // legacy default stream (kernels::Stream nullptr), which Buffer's copies are ordered with.
 class BenchComm {

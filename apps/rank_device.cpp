@@ -5,40 +5,34 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "comm/device_comm.h"
 #include "comm/mpi_comm.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "kernels/device.h"
 #include "train/collective_error.h"
-#ifdef HALOGEN_HAVE_CUDA
-#include "comm/nccl/make_device_comm.h"
-#include "kernels/cuda/device.h"
-#endif
 
 namespace halogen::app {
 
 void check_device_flags_before_mpi(const std::string& device, const std::string& comm) {
-#ifdef HALOGEN_HAVE_CUDA
-  (void)device;
-  (void)comm;
-#else
-  HALOGEN_USER_CHECK(device != "cuda",
-                     "--device cuda: this build has no CUDA backend (configure with -DHALOGEN_CUDA=ON)");
-  HALOGEN_USER_CHECK(comm.empty() || comm == "mpi",
-                     "--comm %s needs --device cuda, and this build has no CUDA backend", comm.c_str());
-#endif
+  // Loads the CUDA backend for --device cuda (before MPI, so that a missing one is one line from one process).
+  if (device == "cuda") kernels::device::require_backend("--device cuda");
+  if (!comm.empty() && comm != "mpi" && !kernels::device::backend_built()) {
+    throw UserError(strformat("--comm %s needs --device cuda, and this build has no CUDA backend", comm.c_str()));
+  }
 }
 
 std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_flag, const std::string& comm_flag,
                                                    const comm::MpiSession& session, Device& device) {
   check_device_flags_before_mpi(device_flag, comm_flag);
-#ifdef HALOGEN_HAVE_CUDA
   std::string name = device_flag;
   const std::string comm_name = comm_flag.empty() ? "nccl" : comm_flag;
   {
     comm::MpiComm setup;  // host collectives while the device is chosen
     if (name.empty()) {
-      double no_gpu = cuda::usable_device_count() > 0 ? 0.0 : 1.0;
+      // Loads the CUDA backend when the build has one (0 devices when it cannot be loaded).
+      double no_gpu = kernels::device::usable_device_count() > 0 ? 0.0 : 1.0;
       setup.allreduce_max(&no_gpu, 1);
       name = no_gpu > 0 ? "cpu" : "cuda";
     }
@@ -46,8 +40,8 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
                        "--comm %s needs --device cuda (CPU ranks always communicate with MPI)", comm_flag.c_str());
     if (name == "cuda") {
       train::run_collectively(setup, [&] {
-        cuda::initialise_device(session.local_rank());
-        log::rank_line("device: " + cuda::device_description() + ", communicator " + comm_name);
+        kernels::device::initialise_device(session.local_rank());
+        log::rank_line("device: " + kernels::device::device_description() + ", communicator " + comm_name);
       });
     }
   }
@@ -55,9 +49,6 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
     device = Device::cuda;
     return comm::make_device_comm(comm_name);
   }
-#else
-  (void)session;
-#endif
   device = Device::cpu;
   return std::make_unique<comm::MpiComm>();
 }

@@ -2,10 +2,11 @@
 // The device and communicator of one rank, from the `--device cpu|cuda` and `--comm nccl|mpi` flags of
 // `halogen train` and `halogen bench epoch`:
 //   cpu:  MpiComm (host buffers);
-//   cuda: (CUDA builds) the GPU of this rank = local rank modulo visible GPUs (cuda::initialise_device, which
-//         also installs device memory for Buffer; its description is logged per rank), then NcclComm
-//         (--comm nccl, the default; one GPU per rank) or HostStagedComm (--comm mpi; ranks may share a GPU).
-// An empty `device` means cuda when the build has CUDA and every rank sees a usable GPU, else cpu. An empty
+//   cuda: the CUDA backend (kernels/device.h, loaded here), the GPU of this rank = local rank modulo visible
+//         GPUs (kernels::device::initialise_device, which also installs device memory for Buffer; its
+//         description is logged per rank), then NcclComm (--comm nccl, the default; one GPU per rank) or
+//         HostStagedComm (--comm mpi; ranks may share a GPU), made by comm::make_device_comm.
+// An empty `device` means cuda when the CUDA backend loads and every rank sees a usable GPU, else cpu. An empty
 // `comm` means nccl. Steps that may fail on some ranks only run collectively (no rank is left waiting in NCCL's
 // setup). Errors (--device cuda without CUDA backend or GPU, --comm nccl with cpu) are UserErrors.
 #include <memory>
@@ -22,7 +23,8 @@ namespace halogen::app {
 // affinity allows, the usual sign of `mpirun` binding each rank to one core.
 void set_rank_threads(int threads, const comm::MpiSession& session);
 
-// Flag checks that need no MPI (a build without CUDA refuses --device cuda before MPI starts).
+// Flag checks that need no MPI: --device cuda loads the CUDA backend here, so a build or machine without one
+// refuses it before MPI starts.
 void check_device_flags_before_mpi(const std::string& device, const std::string& comm);
 
 // After the MpiSession, on every rank. Sets `device` to the chosen one.

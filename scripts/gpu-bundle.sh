@@ -7,6 +7,7 @@
 #
 # The bundle:
 #   bin/halogen, tests/gpu_*_test, tests/mpi_comm_device_test
+#   lib/libhalogen_cuda.so  the CUDA backend, which bin/halogen opens at run time from ../lib/ (kernels/device.h)
 #   lib/        every shared library those binaries, OpenMPI's launcher and OpenMPI's plugins load (per ldd),
 #               except the C library family (the machine's glibc must be at least MANIFEST's glibc_needed) and
 #               the large CUDA libraries (cuBLAS/cuBLASLt, cuSPARSE, nvJitLink, NCCL, the driver), which the
@@ -35,7 +36,7 @@ case " $archs " in *90*) ;; *) fail "$BUILD builds for CUDA architectures '$arch
 command -v ompi_info >/dev/null || fail "ompi_info not found (OpenMPI is what gets bundled)"
 
 if [ "$BUILD_FIRST" = 1 ]; then
-  targets=(halogen)
+  targets=(halogen halogen_cuda)
   for source in "$ROOT"/tests/gpu/*_test.cu; do targets+=("gpu_$(basename "$source" .cu)"); done
   [ -f "$ROOT/tests/mpi/comm_device_test.cpp" ] && targets+=(mpi_comm_device_test)
   cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" --target "${targets[@]}"
@@ -44,6 +45,8 @@ fi
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/tests" "$OUT/lib"
 cp "$BUILD/bin/halogen" "$OUT/bin/"
+[ -f "$BUILD/lib/libhalogen_cuda.so" ] || fail "$BUILD/lib/libhalogen_cuda.so (the CUDA backend) was not built"
+cp "$BUILD/lib/libhalogen_cuda.so" "$OUT/lib/"
 for test in "$BUILD"/tests/gpu_*_test "$BUILD"/tests/mpi_comm_device_test; do
   [ -x "$test" ] && [ -f "$test" ] && cp "$test" "$OUT/tests/"
 done
@@ -73,7 +76,7 @@ fi
 # ---- shared libraries (ldd gives the transitive closure of each object) -----------------------------------------
 # Not bundled: the C library family (the machine's own must be used) and the large CUDA libraries.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libcuda\.so|libnvidia-|libcublas|libcublasLt|libcusparse|libnvJitLink|libnccl)'
-objects=("$OUT"/bin/* "$OUT"/tests/* "$OUT/openmpi/$bindir"/orte* "$OUT/openmpi/$pkglibdir"/*.so)
+objects=("$OUT"/bin/* "$OUT"/tests/* "$OUT/lib/libhalogen_cuda.so" "$OUT/openmpi/$bindir"/orte* "$OUT/openmpi/$pkglibdir"/*.so)
 [ -d "$OUT/pmix/lib/pmix" ] && objects+=("$OUT"/pmix/lib/pmix/*.so)
 ldd "${objects[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
   while read -r name path; do
@@ -107,7 +110,7 @@ glibc_needed=$(objdump -T "$OUT"/bin/* "$OUT"/tests/* "$OUT"/lib/* 2>/dev/null |
 } >"$OUT/MANIFEST"
 
 # ---- check: everything but CUDA resolves inside the bundle --------------------------------------------------------
-unresolved=$(env LD_LIBRARY_PATH="$OUT/lib" ldd "$OUT"/bin/* "$OUT"/tests/* 2>/dev/null |
+unresolved=$(env LD_LIBRARY_PATH="$OUT/lib" ldd "$OUT"/bin/* "$OUT"/tests/* "$OUT/lib/libhalogen_cuda.so" 2>/dev/null |
   awk '$2 == "=>" {print $1, $3}' | grep -Ev "$skip" | grep -v " $OUT/lib/" | sort -u || true)
 if [ -n "$unresolved" ]; then
   echo "gpu-bundle: resolved outside the bundle (or not found):" >&2

@@ -61,6 +61,7 @@ if [ ! -x "$BUNDLE/bin/halogen" ] && [ -f "$BUNDLE.tar.xz" ]; then
   tar -C "$(dirname "$BUNDLE")" -xJf "$BUNDLE.tar.xz" || missing+=("a readable $BUNDLE.tar.xz")
 fi
 [ -x "$BUNDLE/bin/halogen" ] || missing+=("the bundle $BUNDLE (make it with scripts/gpu-bundle.sh and carry it)")
+[ -f "$BUNDLE/lib/libhalogen_cuda.so" ] || missing+=("the CUDA backend $BUNDLE/lib/libhalogen_cuda.so (remake the bundle)")
 command -v python3 >/dev/null 2>&1 || missing+=("python3")
 python3 -c "import numpy" 2>/dev/null || missing+=("python3 numpy")
 if [ -f "$BUNDLE/MANIFEST" ]; then
@@ -103,14 +104,14 @@ export LD_LIBRARY_PATH
 export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_IB_DISABLE=${NCCL_IB_DISABLE:-1} NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 HALOGEN="$BUNDLE/bin/halogen"
 export ROOT WORK OUT BUNDLE HALOGEN GPUS
-unresolved=$(ldd "$HALOGEN" "$BUNDLE"/tests/* 2>/dev/null | grep 'not found' | sort -u)
+unresolved=$(ldd "$HALOGEN" "$BUNDLE"/tests/* "$BUNDLE/lib/libhalogen_cuda.so" 2>/dev/null | grep 'not found' | sort -u)
 if [ -n "$unresolved" ]; then
   # CUDA libraries from PyTorch's wheels (nvidia-cusparse, nvidia-cublas, ...), after the toolkit's.
   for dir in $(python3 -c "import nvidia, glob, os; print(' '.join(sorted(d for p in nvidia.__path__ for d in glob.glob(os.path.join(p, '*', 'lib')))))" 2>/dev/null); do
     LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir"
   done
   export LD_LIBRARY_PATH
-  unresolved=$(ldd "$HALOGEN" "$BUNDLE"/tests/* 2>/dev/null | grep 'not found' | sort -u)
+  unresolved=$(ldd "$HALOGEN" "$BUNDLE"/tests/* "$BUNDLE/lib/libhalogen_cuda.so" 2>/dev/null | grep 'not found' | sort -u)
 fi
 if [ -n "$unresolved" ]; then
   echo "gpu-check: unresolved libraries:"; echo "$unresolved"; exit 3

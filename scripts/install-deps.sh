@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache time
   libopenmpi-dev openmpi-bin
   libmetis-dev libhdf5-dev libopenblas-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev

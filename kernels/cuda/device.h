@@ -1,8 +1,11 @@
 #pragma once
-// CUDA device runtime for Halogen: which GPU a rank uses, and the device-memory hooks of core/buffer.h.
-// Declared without CUDA headers so that host code (train, apps) can call them in CUDA builds.
+// The CUDA backend's device runtime: which GPU a rank uses, the device-memory hooks of core/buffer.h, streams.
+// Internal to the CUDA backend library (libhalogen_cuda.so); the rest of the program reaches these through
+// kernels/device.h, whose contracts they implement. Declared without CUDA headers.
 #include <cstdint>
 #include <string>
+
+#include "kernels/backend.h"
 
 namespace halogen::cuda {
 
@@ -34,3 +37,9 @@ void synchronize_stream(void* stream);  // host waits for the stream's work (nul
 double measure_copy_bandwidth_gbs(int64_t bytes = int64_t(1) << 30, int iterations = 10);
 
 }  // namespace halogen::cuda
+
+namespace halogen::kernels::cuda {
+// Fills the ops and the device runtime of the backend's table (backend_table.cpp); the communicator factory is
+// comm's (comm/nccl/backend_entry.cpp, which also defines the library's entry point).
+void fill_backend_table(CudaBackend& table);
+}  // namespace halogen::kernels::cuda

@@ -25,37 +25,11 @@
 
 namespace halogen::kernels::cuda {
 
-void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate, Stream stream = nullptr);
+// The ops of kernels/op_list.h (contracts in kernels/ops.h).
+#define HALOGEN_OP(return_type, name, dispatch_device, parameters, arguments) \
+  return_type name(HALOGEN_UNPAREN parameters, Stream stream = nullptr);
+#include "kernels/op_list.h"
+#undef HALOGEN_OP
 void release_sparse_cache();
-
-void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool transpose_b, Matrix<float> c,
-          float alpha, float beta, Stream stream = nullptr);
-
-void add_bias(Matrix<float> out, Span<const float> bias, Stream stream = nullptr);
-void bias_backward(Matrix<const float> grad_out, Span<float> grad_bias, Stream stream = nullptr);
-void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64_t> row_gid,
-                       const EpilogueParams& params, Matrix<float> mask, Stream stream = nullptr);
-void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> out,
-             Matrix<float> mask, Stream stream = nullptr);
-void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream stream = nullptr);
-
-double softmax_cross_entropy(Matrix<const float> logits, Span<const int32_t> labels, Span<const int64_t> rows,
-                             float scale, Matrix<float> grad_logits, Stream stream = nullptr);
-int64_t count_correct(Matrix<const float> logits, Span<const int32_t> labels, Span<const int64_t> rows,
-                      Stream stream = nullptr);
-
-void adam_step(Span<float> param, Span<const float> grad, Span<float> m, Span<float> v, const AdamParams& params,
-               Stream stream = nullptr);
-
-void gather_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out, Stream stream = nullptr);
-void scatter_add_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out, Stream stream = nullptr);
-
-void fill(Span<float> x, float value, Stream stream = nullptr);
-void axpy(float alpha, Span<const float> x, Span<float> y, Stream stream = nullptr);
-double sum_squares(Span<const float> x, Stream stream = nullptr);
-
-// temporal tasks
-double squared_error(Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y,
-                     Stream stream = nullptr);
 
 }  // namespace halogen::kernels::cuda

@@ -1,7 +1,7 @@
 #pragma once
 // Communicator: what a rank needs from the others during training. MpiComm moves host buffers with MPI;
-// NcclComm (CUDA builds) moves device buffers with NCCL on its own stream. Both implement the same calls, so
-// the trainer and the halo exchange are written once.
+// NcclComm (in the CUDA backend library; comm/device_comm.h makes it) moves device buffers with NCCL on its own
+// stream. Both implement the same calls, so the trainer and the halo exchange are written once.
 //
 // Asynchrony: start_* posts the transfers and returns a request; wait() completes it. Between the two the
 // caller runs the local product (overlap). On NCCL, "complete" means the compute stream waits on an event

@@ -16,7 +16,7 @@ namespace halogen {
 enum class Device { cpu, cuda };
 const char* device_name(Device device);
 
-// Hooks for device memory, installed by kernels/cuda (cuda::install_device_memory()).
+// Hooks for device memory, installed by the CUDA backend (kernels::device::initialise_device).
 struct DeviceMemoryOps {
   void* (*allocate)(size_t bytes) = nullptr;
   void (*release)(void* pointer) = nullptr;

@@ -2,28 +2,16 @@
 
 #include <utility>
 
-#include "core/error.h"
-
-#ifdef HALOGEN_HAVE_CUDA
-#include "kernels/cuda/device.h"
-#endif
+#include "kernels/device.h"
 
 namespace halogen::nn {
 
 ComputeStream::ComputeStream(Device device) {
   if (device == Device::cpu) return;
-#ifdef HALOGEN_HAVE_CUDA
-  stream_ = cuda::create_stream();
-#else
-  throw UserError("device cuda: this build has no CUDA backend (configure with -DHALOGEN_CUDA=ON)");
-#endif
+  stream_ = kernels::device::create_stream();
 }
 
-ComputeStream::~ComputeStream() {
-#ifdef HALOGEN_HAVE_CUDA
-  if (stream_ != nullptr) cuda::destroy_stream(stream_);
-#endif
-}
+ComputeStream::~ComputeStream() { kernels::device::destroy_stream(stream_); }
 
 ComputeStream::ComputeStream(ComputeStream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
 
@@ -36,9 +24,7 @@ ComputeStream& ComputeStream::operator=(ComputeStream&& other) noexcept {
 }
 
 void ComputeStream::synchronize() const {
-#ifdef HALOGEN_HAVE_CUDA
-  if (stream_ != nullptr) cuda::synchronize_stream(stream_);
-#endif
+  if (stream_ != nullptr) kernels::device::synchronize_stream(stream_);
 }
 
 }  // namespace halogen::nn

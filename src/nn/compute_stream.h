@@ -1,8 +1,9 @@
 #pragma once
 // ComputeStream: the stream a Model enqueues all of its work on (kernels::<op> calls and Communicator calls).
-// On Device::cuda a CUDA stream made once here (cuda::create_stream: it synchronises with the legacy default
+// On Device::cuda a CUDA stream made once here (kernels::device::create_stream: it synchronises with the legacy default
 // stream, so Buffer copies and zeroing stay ordered with the kernels); on Device::cpu it is nullptr (CPU
-// kernels ignore streams). Move-only; destroys its stream. Device::cuda in a build without CUDA is a UserError.
+// kernels ignore streams). Move-only; destroys its stream. Device::cuda without the CUDA backend
+// (kernels/device.h) is a UserError.
 #include "core/buffer.h"
 #include "kernels/ops.h"
 

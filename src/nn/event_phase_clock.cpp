@@ -1,10 +1,9 @@
-// CUDA builds only: PhaseClock on CUDA events (kernels/cuda/profiling.h).
+// PhaseClock on CUDA events (kernels::device::PhaseTimer).
 #include "nn/event_phase_clock.h"
 
-#ifdef HALOGEN_HAVE_CUDA
 #include <array>
 
-#include "kernels/cuda/profiling.h"
+#include "kernels/device.h"
 
 namespace halogen::nn {
 namespace {
@@ -14,7 +13,7 @@ class EventPhaseClock final : public PhaseClock {
   // Events are created here (before the first epoch); a phase with more intervals per epoch than the initial
   // capacity grows its pool once, in the first epoch.
   EventPhaseClock() {
-    for (auto& timer : timers_) timer = std::make_unique<cuda::PhaseTimer>(32);
+    for (auto& timer : timers_) timer = std::make_unique<kernels::device::PhaseTimer>(32);
   }
   void begin(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->begin(stream); }
   void end(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->end(stream); }
@@ -25,7 +24,7 @@ class EventPhaseClock final : public PhaseClock {
   }
 
  private:
-  std::array<std::unique_ptr<cuda::PhaseTimer>, kNumPhases> timers_;
+  std::array<std::unique_ptr<kernels::device::PhaseTimer>, kNumPhases> timers_;
 };
 
 }  // namespace
@@ -33,4 +32,3 @@ class EventPhaseClock final : public PhaseClock {
 std::unique_ptr<PhaseClock> make_event_phase_clock() { return std::make_unique<EventPhaseClock>(); }
 
 }  // namespace halogen::nn
-#endif  // HALOGEN_HAVE_CUDA

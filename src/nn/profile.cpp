@@ -4,11 +4,8 @@
 
 #include "core/error.h"
 #include "core/timer.h"
+#include "kernels/device.h"
 #include "nn/event_phase_clock.h"
-
-#ifdef HALOGEN_HAVE_CUDA
-#include "kernels/cuda/profiling.h"
-#endif
 
 namespace halogen::nn {
 namespace {
@@ -56,20 +53,14 @@ double& PhaseTimes::operator[](Phase phase) {
 
 std::unique_ptr<PhaseClock> make_phase_clock(Device device) {
   if (device == Device::cpu) return std::make_unique<WallPhaseClock>();
-#ifdef HALOGEN_HAVE_CUDA
+  kernels::device::require_backend("device cuda");
+  HALOGEN_USER_CHECK(kernels::device::usable_device_count() > 0, "device cuda: no usable CUDA device");
   return make_event_phase_clock();
-#else
-  throw UserError("device cuda: this build has no CUDA backend (configure with -DHALOGEN_CUDA=ON)");
-#endif
 }
 
-#ifdef HALOGEN_HAVE_CUDA
-static_assert(sizeof(cuda::NvtxRange) <= 8 && alignof(cuda::NvtxRange) <= 8, "TraceRange::range_ is too small");
-TraceRange::TraceRange(const char* name) { new (range_) cuda::NvtxRange(name); }
-TraceRange::~TraceRange() { std::launder(reinterpret_cast<cuda::NvtxRange*>(range_))->~NvtxRange(); }
-#else
-TraceRange::TraceRange(const char*) {}
-TraceRange::~TraceRange() {}
-#endif
+using kernels::device::NvtxRange;
+static_assert(sizeof(NvtxRange) <= 8 && alignof(NvtxRange) <= 8, "TraceRange::range_ is too small");
+TraceRange::TraceRange(const char* name) { new (range_) NvtxRange(name); }
+TraceRange::~TraceRange() { std::launder(reinterpret_cast<NvtxRange*>(range_))->~NvtxRange(); }
 
 }  // namespace halogen::nn

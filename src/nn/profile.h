@@ -7,7 +7,7 @@
 //                                  // the last take(), then starts over
 //
 // make_phase_clock(Device::cpu): wall-clock intervals on the host (CPU kernels run synchronously).
-// make_phase_clock(Device::cuda) (CUDA builds): a cuda::PhaseTimer (CUDA events recorded on `stream`) per
+// make_phase_clock(Device::cuda): a kernels::device::PhaseTimer (CUDA events recorded on `stream`) per
 // phase, so the intervals are GPU time, not the time it took to enqueue; nothing synchronises the host before
 // take(), which waits for the last recorded event (free after the loss read, which synchronised anyway).
 //
@@ -49,7 +49,7 @@ class PhaseClock {
   virtual PhaseTimes take() = 0;
 };
 
-// The clock for work on `device`. Device::cuda in a build without CUDA is a UserError.
+// The clock for work on `device`. Device::cuda without the CUDA backend or a usable GPU is a UserError.
 std::unique_ptr<PhaseClock> make_phase_clock(Device device);
 
 // begin() at construction, end() at destruction.
@@ -68,8 +68,9 @@ class PhaseScope {
   kernels::Stream stream_;
 };
 
-// A named range for profilers for the lifetime of the object: an NVTX range (Nsight Systems) in CUDA builds,
-// nothing otherwise. Costs nothing measurable when no profiler is attached.
+// A named range for profilers for the lifetime of the object: an NVTX range (Nsight Systems) when the CUDA
+// backend is loaded, nothing otherwise (it never loads the backend). Costs nothing measurable when no
+// profiler is attached.
 class TraceRange {
  public:
   explicit TraceRange(const char* name);
@@ -78,7 +79,7 @@ class TraceRange {
   TraceRange& operator=(const TraceRange&) = delete;
 
  private:
-  alignas(8) unsigned char range_[8];  // a cuda::NvtxRange, placed here in CUDA builds (no allocation)
+  alignas(8) unsigned char range_[8];  // a kernels::device::NvtxRange (no allocation)
 };
 
 }  // namespace halogen::nn

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "comm/mpi_session.h"
-#include "comm/nccl/make_device_comm.h"
+#include "comm/device_comm.h"
 #include "comm/nccl/nccl_comm.h"
 #include "core/error.h"
 #include "gpu_test_util.h"

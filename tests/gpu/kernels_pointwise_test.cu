@@ -10,7 +10,7 @@
 #include "kernels/cpu/ops.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/ops.h"
-#include "kernels/cuda/profiling.h"
+#include "kernels/device.h"
 #include "parity_util.h"
 
 using namespace halogen;
@@ -238,9 +238,9 @@ TEST(GpuDevice, PhaseTimerCopyBandwidthAndNvtxWork) {
   EXPECT_FALSE(cuda::device_description().empty());
   void* stream = cuda::create_stream();
   Buffer<float> x(1 << 20, Device::cuda);
-  cuda::PhaseTimer timer(1);  // capacity 1: the second interval makes the pool grow
+  kernels::device::PhaseTimer timer(1);  // capacity 1: the second interval makes the pool grow
   for (int i = 0; i < 3; ++i) {
-    cuda::NvtxRange range("phase timer test");
+    kernels::device::NvtxRange range("phase timer test");
     timer.begin(stream);
     kernels::cuda::fill(x.span(), static_cast<float>(i), stream);
     timer.end(stream);
@@ -250,7 +250,7 @@ TEST(GpuDevice, PhaseTimerCopyBandwidthAndNvtxWork) {
   EXPECT_TRUE(std::isfinite(ms) && ms > 0.0) << ms;  // three kernels took some time; no bound on how much
   EXPECT_EQ(timer.intervals(), 0);                  // take_ms starts over
   EXPECT_EQ(timer.take_ms(), 0.0);
-  const double bandwidth = cuda::measure_copy_bandwidth_gbs(1 << 20, 3);
+  const double bandwidth = kernels::device::measure_copy_bandwidth_gbs(1 << 20, 3);
   EXPECT_TRUE(std::isfinite(bandwidth) && bandwidth > 0.0) << bandwidth;
   cuda::destroy_stream(stream);
 }

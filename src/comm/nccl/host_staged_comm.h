@@ -1,7 +1,8 @@
 #pragma once
 // HostStagedComm: a Communicator for device buffers built on a host one (MpiComm), by copying through pinned
-// host memory (CUDA builds only). It is the `--comm mpi` of the GPU trainer: it works where NCCL cannot, e.g.
-// several ranks sharing one GPU (NCCL refuses two ranks on one device) or no NCCL at all.
+// host memory. Compiled into the CUDA backend library; made by comm::make_device_comm("mpi"). It is the
+// `--comm mpi` of the GPU trainer: it works where NCCL cannot, e.g. several ranks sharing one GPU (NCCL
+// refuses two ranks on one device) or no NCCL at all.
 //
 // Costs: an exchange copies its send rows device -> host and must wait for that copy on the host before MPI
 // can send them (one cudaStreamSynchronize of the compute stream per start_exchange); the received rows are

@@ -1,10 +1,12 @@
 #pragma once
-// NcclComm: the Communicator for device buffers (CUDA builds only; include under HALOGEN_HAVE_CUDA).
+// NcclComm: the Communicator for device buffers. Compiled into the CUDA backend library (libhalogen_cuda.so);
+// the program makes it with comm::make_device_comm("nccl") (comm/device_comm.h).
 //
 // - Construction is collective over `base`: rank 0 makes an ncclUniqueId, MPI_Bcast sends it to all, every
-//   rank calls ncclCommInitRank on its *current* CUDA device. So call cuda::initialise_device(local_rank)
-//   (kernels/cuda/device.h: GPU = local rank modulo visible GPUs) before constructing. NCCL needs one GPU
-//   per rank; several ranks sharing a GPU must use MpiComm with host staging instead.
+//   rank calls ncclCommInitRank on its *current* CUDA device. So call
+//   kernels::device::initialise_device(local_rank) (GPU = local rank modulo visible GPUs) before
+//   constructing. NCCL needs one GPU per rank; several ranks sharing a GPU must use MpiComm with host staging
+//   instead.
 // - Every NCCL call of this communicator runs on one communication stream (non-blocking, created here), so
 //   all ranks issue them in the same order (no cross-stream deadlock). Ordering with the caller's compute
 //   stream is by CUDA events only, never by host synchronisation:
