@@ -56,6 +56,8 @@ TemporalTrainer::TemporalTrainer(comm::Communicator& comm, const graph::Shard& s
   adam.lr = config.lr;
   adam.weight_decay_per_layer.assign(64, config.weight_decay);
   adam_ = std::make_unique<nn::Adam>(model_->store(), adam);
+  reducer_ = std::make_unique<nn::GradientReducer>(model_->store(), comm, nn::GradientReducer::kOneBucket,
+                                                   clock_.get());
   prefetch_snapshots_.reserve(window_);
   prefetch_inputs_.reserve(window_);
   outputs_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
@@ -90,9 +92,9 @@ double TemporalTrainer::train_epoch(TemporalEpoch& record) {
       const int64_t s = w0 + j;
       model_->backward(*sequence_, task_->snapshot_of(s), grads_.matrix().slice_rows(j * n, (j + 1) * n));
     }
-    clock_->begin(nn::Phase::allreduce, nullptr);
-    comm_.allreduce_sum(store.grads().data(), store.total_size(), nullptr);
-    clock_->end(nn::Phase::allreduce, nullptr);
+    reducer_->begin(nullptr);  // BPTT: every gradient is final only after the whole window's backward
+    reducer_->all_ready();
+    reducer_->finish();
     adam_->step();
   }
   comm_.allreduce_sum(&loss, 1);

@@ -17,6 +17,7 @@
 #include "train/temporal_task.h"
 #include "graph/shard.h"
 #include "nn/adam.h"
+#include "nn/gradient_reducer.h"
 #include "nn/profile.h"
 
 namespace halogen::train {
@@ -76,6 +77,7 @@ class TemporalTrainer {
   std::unique_ptr<nn::SnapshotSequence> sequence_;
   std::unique_ptr<nn::Adam> adam_;
   std::unique_ptr<nn::PhaseClock> clock_;
+  std::unique_ptr<nn::GradientReducer> reducer_;  // one bucket: a window's gradients are final only at its end
   Tensor outputs_, grads_;  // (window * n, out)
   int64_t window_ = 0, num_owned_ = 0;
   std::vector<int64_t> prefetch_snapshots_;  // capacity reserved once (window)

@@ -45,6 +45,7 @@ TEST(PhaseClock, PhaseTimesIndexNamesEachField) {
   EXPECT_EQ(times.halo_total_ms, 5);
   EXPECT_EQ(times.allreduce_ms, 6);
   EXPECT_EQ(times.optimizer_ms, 7);
+  EXPECT_EQ(times.allreduce_exposed_ms, 8);
 }
 
 #ifndef HALOGEN_HAVE_CUDA
