@@ -31,8 +31,10 @@ void add_layers(nn::ParameterStore& store) {
 
 void fill_gradients(nn::ParameterStore& store, int rank, uint64_t seed) {
   Tensor& grads = store.grads();
-  for (int64_t i = 0; i < grads.size(); ++i)
-    grads[i] = static_cast<float>(2.0 * rng::uniform(seed, static_cast<uint64_t>(rank), static_cast<uint64_t>(i)) - 1.0);
+  for (int64_t i = 0; i < grads.size(); ++i) {
+    const double u = rng::uniform(seed, static_cast<uint64_t>(rank), static_cast<uint64_t>(i));
+    grads[i] = static_cast<float>(2.0 * u - 1.0);
+  }
 }
 
 std::vector<float> to_vector(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.size()); }
