@@ -74,11 +74,30 @@ void MpiComm::wait(std::unique_ptr<Request> request, kernels::Stream) {
                         MPI_STATUSES_IGNORE));
 }
 
-void MpiComm::allreduce_sum(float* data, int64_t count, kernels::Stream) {
+void MpiComm::allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
+  wait(start_allreduce_sum(data, count, compute_stream), compute_stream);
+}
+
+std::unique_ptr<Request> MpiComm::start_allreduce_sum(float* data, int64_t count, kernels::Stream) {
+  HALOGEN_ASSERT(count >= 0);
+  auto request = std::make_unique<MpiRequest>();
   for (int64_t offset = 0; offset < count; offset += INT_MAX) {
     const int chunk = static_cast<int>(std::min<int64_t>(count - offset, INT_MAX));
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + offset, chunk, MPI_FLOAT, MPI_SUM, comm_));
+    MPI_Request r;
+    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data + offset, chunk, MPI_FLOAT, MPI_SUM, comm_, &r));
+    request->requests.push_back(r);
   }
+  return request;
+}
+
+void MpiComm::progress(Request& request) {
+  auto* mpi_request = dynamic_cast<MpiRequest*>(&request);
+  HALOGEN_ASSERT(mpi_request != nullptr, "request from another communicator");
+  if (mpi_request->requests.empty()) return;
+  // Completed requests become MPI_REQUEST_NULL, which the final MPI_Waitall accepts.
+  int done = 0;
+  MPI_CHECK(MPI_Testall(static_cast<int>(mpi_request->requests.size()), mpi_request->requests.data(), &done,
+                        MPI_STATUSES_IGNORE));
 }
 
 void MpiComm::allreduce_sum(double* data, int64_t count) {

@@ -1,7 +1,10 @@
 #pragma once
 // MpiComm: the Communicator over MPI_COMM_WORLD (or a duplicate of any communicator) for host buffers.
 // Exchanges post one MPI_Irecv per receive and one MPI_Isend per send (tag kHaloTag) and complete them with
-// MPI_Waitall in wait(). Collectives are blocking MPI_Allreduce calls. Requires an MpiSession (MPI up).
+// MPI_Waitall in wait(). The float allreduce is MPI_Iallreduce (one per INT_MAX floats), completed by
+// MPI_Waitall in wait() and advanced by MPI_Testall in progress(); the blocking float allreduce is start + wait
+// (so both give the same bits). Host scalar collectives are blocking MPI_Allreduce calls. Requires an
+// MpiSession (MPI up).
 #include <mpi.h>
 
 #include "comm/communicator.h"
@@ -25,6 +28,8 @@ class MpiComm final : public Communicator {
   void wait(std::unique_ptr<Request> request, kernels::Stream compute_stream) override;
 
   void allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
+  std::unique_ptr<Request> start_allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
+  void progress(Request& request) override;
   void allreduce_sum(double* data, int64_t count) override;
   void allreduce_sum(int64_t* data, int64_t count) override;
   void allreduce_max(double* data, int64_t count) override;

@@ -11,6 +11,11 @@ std::unique_ptr<Request> SelfComm::start_exchange(const std::vector<Message>& se
   return std::make_unique<Request>();
 }
 
+std::unique_ptr<Request> SelfComm::start_allreduce_sum(float*, int64_t count, kernels::Stream) {
+  HALOGEN_ASSERT(count >= 0);
+  return std::make_unique<Request>();  // the sum over one rank is the data itself
+}
+
 void SelfComm::wait(std::unique_ptr<Request>, kernels::Stream) {}
 
 void SelfComm::abort(int exit_code) { abort_job(exit_code); }

@@ -239,7 +239,7 @@ Matrix<const float> Model::logits() const {
   return activations_.back().matrix().slice_rows(0, num_owned_);
 }
 
-double Model::train_step_local(int64_t epoch, float loss_scale) {
+double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer) {
   const kernels::Stream stream = stream_.get();
   store_.zero_grads(stream);
   forward(epoch, /*training=*/true);
@@ -255,10 +255,12 @@ double Model::train_step_local(int64_t epoch, float loss_scale) {
         grads_[last].matrix(), stream);
   }
   const LayerContext ctx = context();
+  if (reducer != nullptr) reducer->begin(stream);
   for (int l = last; l >= 0; --l) {
     const bool want_grad_x = l > 0;
     Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
     layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, ctx);
+    if (reducer != nullptr) reducer->layer_ready(l);  // layer l's weight and bias gradients are final
     if (want_grad_x) {
       PhaseScope timer(*clock_, Phase::elementwise, stream);
       kernels::apply_mask(grad_x, masks_[l].matrix(), stream);

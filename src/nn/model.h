@@ -10,8 +10,8 @@
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
-// `loss_scale` (= 1 / global training count); the caller sums the returned local loss and the gradients over
-// ranks (one allreduce of parameters().grads()).
+// `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
+// gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the backward).
 //
 // Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream(); nullptr
 // on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss, correct counts,
@@ -26,6 +26,7 @@
 #include "comm/halo_exchange.h"
 #include "graph/shard.h"
 #include "nn/compute_stream.h"
+#include "nn/gradient_reducer.h"
 #include "nn/graph_conv.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
@@ -55,9 +56,12 @@ class Model {
   // halo plan) to `device`. Labels < 0 are dropped from the splits. The shard may be freed afterwards.
   Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device);
 
-  // Forward (dropout on, keyed by `epoch`), loss, backward. Gradients "=" (zeroed first), NOT yet summed
-  // over ranks. Returns this rank's sum of per-vertex losses over its training rows.
-  double train_step_local(int64_t epoch, float loss_scale);
+  // Forward (dropout on, keyed by `epoch`), loss, backward. Gradients "=" (zeroed first). Without a reducer
+  // they are NOT summed over ranks. With one (built on parameters()), the backward calls reducer->begin(),
+  // then reducer->layer_ready(l) right after layer l's backward, so each bucket's allreduce overlaps the
+  // backward of the layers below it; the caller calls reducer->finish() before reading the summed gradients.
+  // Returns this rank's sum of per-vertex losses over its training rows.
+  double train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer = nullptr);
   // Forward with dropout off; correct predictions on this rank for train, valid, test.
   std::array<int64_t, 3> evaluate_local();
   // This rank's number of (labelled) train, valid, test vertices.

@@ -32,7 +32,7 @@ class WallPhaseClock final : public PhaseClock {
 
  private:
   PhaseTimes times_;
-  double started_at_[kNumPhases] = {-1, -1, -1, -1, -1, -1, -1};
+  double started_at_[kNumPhases] = {-1, -1, -1, -1, -1, -1, -1, -1};
 };
 
 }  // namespace
@@ -46,6 +46,7 @@ double& PhaseTimes::operator[](Phase phase) {
     case Phase::halo_total: return halo_total_ms;
     case Phase::allreduce: return allreduce_ms;
     case Phase::optimizer: return optimizer_ms;
+    case Phase::allreduce_exposed: return allreduce_exposed_ms;
   }
   HALOGEN_ASSERT(false, "unknown phase %d", static_cast<int>(phase));
   return spmm_ms;

@@ -17,7 +17,10 @@
 // Phases: spmm, gemm, elementwise (bias, relu, dropout, masks, loss) are accumulated by the layers and the
 // model; halo_exposed is the time spent in HaloExchange::start_* / finish_* (packing, posting, waiting,
 // unpacking: the communication the local products did not hide), halo_total the time from start_* to the end
-// of finish_* (in flight); allreduce and optimizer are the trainer's.
+// of finish_* (in flight); allreduce is the gradient allreduce from its first bucket's start to the end of
+// GradientReducer::finish() (in flight, nn/gradient_reducer.h) plus the trainer's loss allreduce, and
+// allreduce_exposed the part of it the backward pass did not hide (the wait in finish(), the loss allreduce);
+// optimizer is the trainer's.
 #include <memory>
 
 #include "core/buffer.h"
@@ -25,8 +28,8 @@
 
 namespace halogen::nn {
 
-enum class Phase : int { spmm, gemm, elementwise, halo_exposed, halo_total, allreduce, optimizer };
-constexpr int kNumPhases = 7;
+enum class Phase : int { spmm, gemm, elementwise, halo_exposed, halo_total, allreduce, optimizer, allreduce_exposed };
+constexpr int kNumPhases = 8;
 
 struct PhaseTimes {
   double spmm_ms = 0;
@@ -36,6 +39,7 @@ struct PhaseTimes {
   double halo_total_ms = 0;
   double allreduce_ms = 0;
   double optimizer_ms = 0;
+  double allreduce_exposed_ms = 0;
   double& operator[](Phase phase);
   void reset() { *this = PhaseTimes{}; }
 };

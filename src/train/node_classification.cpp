@@ -42,9 +42,9 @@ std::string NodeClassification::fingerprint() const {
                    (unsigned long long)m.seed);
 }
 
-double NodeClassification::step_local(int64_t epoch, int64_t step) {
+double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)step;
-  return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+  return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
 }
 
 std::string NodeClassification::diagnose_nonfinite_loss() {

@@ -29,7 +29,7 @@ class NodeClassification final : public Workload {
   Device device() const override { return model_.device(); }
 
   int64_t steps_per_epoch() const override { return 1; }
-  double step_local(int64_t epoch, int64_t step) override;
+  double step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) override;
   double loss_denominator() const override { return static_cast<double>(global_split_sizes_[0]); }
   std::string diagnose_nonfinite_loss() override;
   Metrics evaluate() override;

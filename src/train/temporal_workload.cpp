@@ -52,12 +52,13 @@ void TemporalWorkload::begin_epoch(int64_t epoch) {
   model_->reset_state();
 }
 
-double TemporalWorkload::step_local(int64_t epoch, int64_t step) {
+double TemporalWorkload::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)epoch;
   const int64_t n = num_owned_, w0 = step * window_;
   const int64_t k = std::min(window_, task_->train_steps() - w0);
   model_->begin_window();
   model_->store().zero_grads();
+  reducer.begin(stream());
   prefetch_snapshots_.clear();
   prefetch_inputs_.clear();
   for (int64_t j = 0; j < k; ++j) {
@@ -76,6 +77,7 @@ double TemporalWorkload::step_local(int64_t epoch, int64_t step) {
     const int64_t s = w0 + j;
     model_->backward(*sequence_, task_->snapshot_of(s), grads_.matrix().slice_rows(j * n, (j + 1) * n));
   }
+  reducer.all_ready();
   return loss;
 }
 

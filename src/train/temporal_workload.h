@@ -44,7 +44,9 @@ class TemporalWorkload final : public Workload {
 
   int64_t steps_per_epoch() const override { return (task_->train_steps() + window_ - 1) / window_; }
   void begin_epoch(int64_t epoch) override;
-  double step_local(int64_t epoch, int64_t step) override;
+  double step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) override;
+  // BPTT: every gradient is final only after the whole window's backward, so nothing can overlap: one bucket.
+  int64_t gradient_bucket_bytes() const override { return nn::GradientReducer::kOneBucket; }
   double loss_denominator() const override { return static_cast<double>(task_->train_steps()); }
   Metrics evaluate() override;
   Metrics baselines() override { return task_->baselines(); }

@@ -54,6 +54,8 @@ Trainer::Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, c
     : comm_(comm), workload_(std::move(workload)), config_(config) {
   check_config();
   adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, workload_->parameters()));
+  reducer_ = std::make_unique<nn::GradientReducer>(workload_->parameters(), comm_, workload_->gradient_bucket_bytes(),
+                                                   &workload_->clock());
 }
 
 Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TrainConfig& config)
@@ -152,11 +154,12 @@ void Trainer::report_memory_before_training(TrainResult& result) {
 double Trainer::optimizer_step(int64_t epoch, int64_t step) {
   nn::PhaseClock& clock = workload_->clock();
   const kernels::Stream stream = workload_->stream();
-  double loss = workload_->step_local(epoch, step);
-  Tensor& grads = workload_->parameters().grads();
+  double loss = workload_->step_local(epoch, step, *reducer_);
+  reducer_->finish();  // times Phase::allreduce (in flight) and Phase::allreduce_exposed (the wait)
   clock.begin(nn::Phase::allreduce, stream);
-  comm_.allreduce_sum(grads.data(), grads.size(), stream);
+  clock.begin(nn::Phase::allreduce_exposed, stream);
   comm_.allreduce_sum(&loss, 1);
+  clock.end(nn::Phase::allreduce_exposed, stream);
   clock.end(nn::Phase::allreduce, stream);
   if (!std::isfinite(loss)) {
     const std::string where = workload_->diagnose_nonfinite_loss();
@@ -178,8 +181,8 @@ double Trainer::optimizer_step(int64_t epoch, int64_t step) {
 // Phase times of the training pass, max over ranks (evaluation records into the clock too: dropped before).
 void Trainer::take_phase_times(EpochRecord& record) {
   const nn::PhaseTimes times = workload_->clock().take();
-  double phase[7] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms, times.halo_total_ms,
-                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_ms};
+  double phase[7] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms,          times.halo_total_ms,
+                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_exposed_ms};
   comm_.allreduce_max(phase, 7);
   record.epoch_ms = phase[0];
   record.spmm_ms = phase[1];

@@ -3,8 +3,9 @@
 // (every rank runs the same loop; all calls are collective). What differs between models is the Workload
 // (train/workload.h): how one optimizer step's gradients are made, and how the model is evaluated.
 //
-// One epoch: workload.begin_epoch; per optimizer step: workload.step_local (forward, loss, backward) -> the
-// gradient allreduce -> the loss allreduce and the non-finite check -> Adam -> the parameter check.
+// One epoch: workload.begin_epoch; per optimizer step: workload.step_local (forward, loss, backward, each
+// layer's gradient allreduce started as soon as its backward ends: nn::GradientReducer, DDP style) -> wait for
+// the buckets -> the loss allreduce and the non-finite check -> Adam -> the parameter check.
 // Evaluation every `eval_every` epochs and after the last; best-valid tracking and early stopping when the
 // workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end) and --resume;
 // JSON-lines metrics (train/metrics.h); one progress line per evaluated epoch on rank 0.
@@ -122,6 +123,7 @@ class Trainer {
   std::unique_ptr<Workload> workload_;
   RunConfig config_;
   std::unique_ptr<nn::Adam> adam_;
+  std::unique_ptr<nn::GradientReducer> reducer_;  // on the workload's gradients, timed by its clock
   std::unique_ptr<MetricsWriter> metrics_;
 };
 

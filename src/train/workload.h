@@ -9,9 +9,12 @@
 //   temporal models (train/temporal_workload.h): one step per BPTT window of the training sequence.
 //
 // Protocol of one epoch (every call collective: every rank calls the same functions in the same order):
-//   begin_epoch(e); for s in 0 .. steps_per_epoch()-1: { step_local(e, s); <allreduce gradients>; <Adam> }
-// Gradients: step_local() leaves this rank's terms in parameters().grads() ("=": zeroed by the workload
-// first); the runner sums them over ranks. The epoch loss is the sum over ranks and steps of step_local()'s
+//   begin_epoch(e); for s in 0 .. steps_per_epoch()-1: { step_local(e, s, reducer); reducer.finish(); <Adam> }
+// Gradients: step_local() computes this rank's terms into parameters().grads() ("=": zeroed by the workload
+// first) and hands them to the runner's nn::GradientReducer as they become final: reducer.begin(stream)
+// before its backward, then reducer.layer_ready(l) as each layer's backward ends (the allreduce of that
+// layer's bucket overlaps the rest of the backward), or reducer.all_ready() at the end; the runner waits in
+// finish(), so after the step the gradients are summed over ranks. The epoch loss is the sum over ranks and steps of step_local()'s
 // return values divided by loss_denominator().
 #include <cstdint>
 #include <map>
@@ -19,6 +22,7 @@
 
 #include "core/buffer.h"
 #include "kernels/ops.h"
+#include "nn/gradient_reducer.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
 
@@ -43,7 +47,9 @@ class Workload {
 
   virtual int64_t steps_per_epoch() const = 0;
   virtual void begin_epoch(int64_t epoch) { (void)epoch; }
-  virtual double step_local(int64_t epoch, int64_t step) = 0;
+  virtual double step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) = 0;
+  // Bucket size of the gradient allreduce (nn/gradient_reducer.h): one bucket per layer by default.
+  virtual int64_t gradient_bucket_bytes() const { return nn::GradientReducer::kDefaultBucketBytes; }
   virtual double loss_denominator() const = 0;
   // After a non-finite loss (collective): what is known about where it came from, e.g. "first non-finite values
   // in the output of layer 1". Empty when nothing more is known.

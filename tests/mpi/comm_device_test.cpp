@@ -92,6 +92,19 @@ void exercise(comm::Communicator& comm) {
   wrong = 0;
   for (int64_t i = 0; i < n; ++i) wrong += values[i] != static_cast<float>(size * (size - 1) / 2) + size * 0.25f * i;
   EXPECT_EQ(wrong, 0) << "wrong sums on rank " << rank;
+  // The same sums started in two buckets (last one first, as nn::GradientReducer does), progressed, waited.
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(rank) + 0.25f * i;
+  x.copy_from_host(values.data(), n);
+  auto upper = comm.start_allreduce_sum(x.data() + 400, n - 400, stream);
+  auto lower = comm.start_allreduce_sum(x.data(), 400, stream);
+  comm.progress(*upper);
+  comm.wait(std::move(upper), stream);
+  comm.wait(std::move(lower), stream);
+  cuda::synchronize_stream(stream);
+  x.copy_to_host(values.data());
+  wrong = 0;
+  for (int64_t i = 0; i < n; ++i) wrong += values[i] != static_cast<float>(size * (size - 1) / 2) + size * 0.25f * i;
+  EXPECT_EQ(wrong, 0) << "wrong bucketed sums on rank " << rank;
   double scalar = rank + 1.0;
   comm.allreduce_sum(&scalar, 1);
   EXPECT_EQ(scalar, size * (size + 1) / 2.0);

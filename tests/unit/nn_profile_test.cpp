@@ -46,6 +46,7 @@ TEST(PhaseClock, PhaseTimesIndexNamesEachField) {
   EXPECT_EQ(times.halo_total_ms, 5);
   EXPECT_EQ(times.allreduce_ms, 6);
   EXPECT_EQ(times.optimizer_ms, 7);
+  EXPECT_EQ(times.allreduce_exposed_ms, 8);
 }
 
 // Without a usable GPU (a build without the CUDA backend, or this machine has no GPU) the CUDA clock is a

@@ -118,16 +118,31 @@ void HostStagedComm::wait(std::unique_ptr<Request> request, kernels::Stream comp
   give_back(staged->staging, compute_stream);
 }
 
-void HostStagedComm::allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
+std::unique_ptr<Request> HostStagedComm::start_allreduce_sum(float* data, int64_t count,
+                                                             kernels::Stream compute_stream) {
   HALOGEN_ASSERT(count >= 0);
-  if (count == 0) return;
-  Staging* staging = take_staging(count);
+  auto request = std::make_unique<StagedRequest>();
+  request->staging = take_staging(std::max<int64_t>(count, 1));
   const cudaStream_t stream = to_cuda(compute_stream);
-  CUDA_CHECK(cudaMemcpyAsync(staging->host, data, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  if (count > 0)
+    CUDA_CHECK(cudaMemcpyAsync(request->staging->host, data, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  // MPI reads the staged copy from the moment the allreduce starts.
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  host_->allreduce_sum(staging->host, count, nullptr);
-  CUDA_CHECK(cudaMemcpyAsync(data, staging->host, count * sizeof(float), cudaMemcpyHostToDevice, stream));
-  give_back(staging, compute_stream);
+  request->host_request = host_->start_allreduce_sum(request->staging->host, count, nullptr);
+  // The sums come back like a received message: `count` floats from the start of the staging buffer.
+  request->receives.push_back(Message{rank(), data, count});
+  request->receive_offsets.push_back(0);
+  return request;
+}
+
+void HostStagedComm::allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
+  wait(start_allreduce_sum(data, count, compute_stream), compute_stream);
+}
+
+void HostStagedComm::progress(Request& request) {
+  auto* staged = dynamic_cast<StagedRequest*>(&request);
+  HALOGEN_ASSERT(staged != nullptr, "request from another communicator");
+  host_->progress(*staged->host_request);
 }
 
 void HostStagedComm::abort(int exit_code) {

@@ -7,7 +7,10 @@
 // Costs: an exchange copies its send rows device -> host and must wait for that copy on the host before MPI
 // can send them (one cudaStreamSynchronize of the compute stream per start_exchange); the received rows are
 // copied host -> device on the compute stream in wait(). The local product queued *after* start_exchange
-// still overlaps the MPI transfer. The device allreduce is D2H, MPI_Allreduce, H2D (synchronising).
+// still overlaps the MPI transfer. start_allreduce_sum copies D2H, synchronises the compute stream and starts
+// the host communicator's non-blocking allreduce on the staged copy; wait() completes it and copies the sums
+// H2D on the compute stream; progress() forwards to the host communicator. The blocking device allreduce is
+// start + wait.
 //
 // Staging buffers are pinned (cudaMallocHost), pooled and reused: after the first exchanges of the largest
 // size nothing is allocated. A buffer is reused only after the host -> device copies out of it finished
@@ -36,6 +39,8 @@ class HostStagedComm final : public Communicator {
   void wait(std::unique_ptr<Request> request, kernels::Stream compute_stream) override;
 
   void allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
+  std::unique_ptr<Request> start_allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
+  void progress(Request& request) override;
   void allreduce_sum(double* data, int64_t count) override { host_->allreduce_sum(data, count); }
   void allreduce_sum(int64_t* data, int64_t count) override { host_->allreduce_sum(data, count); }
   void allreduce_max(double* data, int64_t count) override { host_->allreduce_max(data, count); }

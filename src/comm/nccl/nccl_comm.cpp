@@ -110,17 +110,24 @@ void NcclComm::wait(std::unique_ptr<Request> request, kernels::Stream compute_st
   // wait uses the event's state at the time of the cudaStreamWaitEvent call.
 }
 
-void NcclComm::allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
+std::unique_ptr<Request> NcclComm::start_allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
   HALOGEN_ASSERT(count >= 0);
-  if (count == 0) return;
-  CUDA_CHECK(cudaEventRecord(state_->compute_ready, to_cuda(compute_stream)));
-  CUDA_CHECK(cudaStreamWaitEvent(state_->stream, state_->compute_ready, 0));
-  NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum, state_->nccl,
-                           state_->stream));
-  cudaEvent_t done = take_event(state_->free_events);
-  CUDA_CHECK(cudaEventRecord(done, state_->stream));
-  CUDA_CHECK(cudaStreamWaitEvent(to_cuda(compute_stream), done, 0));
-  state_->free_events.push_back(done);
+  auto request = std::make_unique<NcclRequest>();
+  request->pool = &state_->free_events;
+  request->done = take_event(state_->free_events);
+  // Recorded even for count == 0 (then without an allreduce): wait() always has an event to wait on.
+  if (count > 0) {
+    CUDA_CHECK(cudaEventRecord(state_->compute_ready, to_cuda(compute_stream)));
+    CUDA_CHECK(cudaStreamWaitEvent(state_->stream, state_->compute_ready, 0));
+    NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum, state_->nccl,
+                             state_->stream));
+  }
+  CUDA_CHECK(cudaEventRecord(request->done, state_->stream));
+  return request;
+}
+
+void NcclComm::allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) {
+  wait(start_allreduce_sum(data, count, compute_stream), compute_stream);
 }
 
 void NcclComm::allreduce_sum(double* data, int64_t count) {

@@ -14,9 +14,12 @@
 //                     ncclGroupStart / ncclRecv... / ncclSend... / ncclGroupEnd -> record "done" on the comm
 //                     stream (held by the returned Request);
 //     wait:           the compute stream waits on "done" (returns at once on the host).
-//     allreduce_sum(float*): the same pattern around one in-place ncclAllReduce; when it returns, work queued
-//                     afterwards on the compute stream sees the sums (the host must synchronise the compute
-//                     stream before reading them).
+//     start_allreduce_sum: the same pattern around one in-place ncclAllReduce ("done" held by the Request,
+//                     completed by wait());
+//     allreduce_sum(float*): start_allreduce_sum + wait; when it returns, work queued afterwards on the compute
+//                     stream sees the sums (the host must synchronise the compute stream before reading them).
+//   An allreduce in flight delays the exchanges queued after it (one comm stream, in issue order): the
+//   backward's halo exchanges wait behind a gradient bucket started before them.
 //   Zero-length messages are skipped on both sides (the halo plan gives both sides the same counts).
 // - Host scalars (loss, counts, timings) and barrier() go through MPI on a duplicate of `base`.
 // - abort(): ncclCommAbort, then MPI_Abort of the job.
@@ -45,6 +48,7 @@ class NcclComm final : public Communicator {
   void wait(std::unique_ptr<Request> request, kernels::Stream compute_stream) override;
 
   void allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
+  std::unique_ptr<Request> start_allreduce_sum(float* data, int64_t count, kernels::Stream compute_stream) override;
   void allreduce_sum(double* data, int64_t count) override;
   void allreduce_sum(int64_t* data, int64_t count) override;
   void allreduce_max(double* data, int64_t count) override;
