@@ -240,9 +240,7 @@ class LinkTask final : public TemporalTask {
     });
     remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
     p.fetched = static_cast<int64_t>(remote.size());
-    graph::Shard plan;
-    plan.owned_gid.assign(static_cast<size_t>(n_), 0);
-    plan.halo_gid = remote;
+    graph::HaloPlan plan;
     plan.recv_offsets.assign(size + 1, 0);
     for (int64_t gid : remote) plan.recv_offsets[part_of[gid] + 1] += 1;
     for (int q = 0; q < size; ++q) plan.recv_offsets[q + 1] += plan.recv_offsets[q];
@@ -281,7 +279,7 @@ class LinkTask final : public TemporalTask {
       HALOGEN_ASSERT(it != shard.owned_gid.end() && *it == gid, "asked for vertex %d, not owned here", gid);
       plan.send_idx.push_back(static_cast<int32_t>(it - shard.owned_gid.begin()));
     }
-    p.fetch = std::make_unique<comm::HaloExchange>(comm_, plan, width_);
+    p.fetch = std::make_unique<comm::HaloExchange>(comm_, plan, n_, width_);
     // Pairs grouped by target row (counting sort, pair order kept), for the targets' gradient.
     const int64_t pairs = static_cast<int64_t>(p.target.size());
     p.pair_source.resize(pairs);
