@@ -115,7 +115,8 @@ void read_shard_snapshots(const h5::File& file, const std::string& path, graph::
             "rows sent to self");
     const std::string send_idx_name = group + "/send/idx";
     for (int64_t q = 0; q < parts; ++q)
-      check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path, send_idx_name);
+      check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path,
+                         send_idx_name);
     s.indptr = file.read<int64_t>(group + "/csr/indptr");
     s.indices = file.read<int32_t>(group + "/csr/indices");
     check_offsets(s.indptr, n_own, s.nnz(), path, group + "/csr/indptr");

@@ -19,7 +19,8 @@ HaloExchange::HaloExchange(Communicator& comm, const graph::HaloPlan& plan, int6
   HALOGEN_ASSERT(send_offsets_[comm.rank() + 1] == send_offsets_[comm.rank()] &&
                  recv_offsets_[comm.rank() + 1] == recv_offsets_[comm.rank()], "a rank sends nothing to itself");
   const int64_t num_send = send_offsets_.back();
-  for (int32_t row : plan.send_idx) HALOGEN_ASSERT(row >= 0 && row < num_owned, "send row %d of %lld", row, (long long)num_owned);
+  for (int32_t row : plan.send_idx)
+    HALOGEN_ASSERT(row >= 0 && row < num_owned, "send row %d of %lld owned", row, (long long)num_owned);
   send_idx_ = Buffer<int32_t>(num_send, comm.device());
   send_idx_.copy_from_host(plan.send_idx.data(), num_send);
   staging_ = Tensor(num_send, max_width, comm.device());

@@ -1,8 +1,8 @@
 #pragma once
 // HaloExchange: moves rows between the owners of vertices and the ranks that hold them as halo, following one
 // graph::HaloPlan (send_idx/send_offsets, recv_offsets; DESIGN.md "Files"): a shard's, a snapshot's, or any
-// other plan built the same way. Written once for every Communicator: buffers
-// live on comm.device() and packing uses kernels::gather_rows / scatter_add_rows.
+// other plan built the same way. Written once for every Communicator: buffers live on comm.device() and
+// packing uses kernels::gather_rows / scatter_add_rows.
 //
 //   forward:  x (n_own + n_halo, f):  x[n_own + recv_offsets[q] ..) <- rows x[send_idx[send_offsets[q] ..)] of
 //             rank q. Halo rows land in place, so the layer input is one contiguous buffer.

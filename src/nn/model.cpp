@@ -51,8 +51,11 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
   store_.allocate(device);
   store_.initialize(config.seed);
 
-  adjacency_ = std::make_unique<DistributedAdjacency>(comm, graph::build_local_graph(shard, normalization_of(config.kind)),
-                                                      shard.plan, max_exchange_width(widths_), device, stream_.get());
+  {  // the host copy of the normalised adjacency is freed once it is on the device
+    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config.kind));
+    adjacency_ = std::make_unique<DistributedAdjacency>(comm, local, shard.plan, max_exchange_width(widths_), device,
+                                                        stream_.get());
+  }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config.overlap);
   for (auto& layer : layers_) layer->allocate(*adjacency_);
