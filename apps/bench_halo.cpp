@@ -79,17 +79,17 @@ graph::Shard synthetic_shard(const HaloOptions& options, uint64_t seed, int size
   for (int64_t i = 0; i < rows; ++i) shard.owned_gid[i] = rank * rows + i;
   shard.indptr.assign(rows + 1, 0);
   shard.halo_gid = synthetic_halo(options, seed, size, rank);
-  shard.recv_offsets.assign(size + 1, 0);
-  for (int64_t gid : shard.halo_gid) ++shard.recv_offsets[gid / rows + 1];
-  shard.send_offsets.assign(size + 1, 0);
+  shard.plan.recv_offsets.assign(size + 1, 0);
+  for (int64_t gid : shard.halo_gid) ++shard.plan.recv_offsets[gid / rows + 1];
+  shard.plan.send_offsets.assign(size + 1, 0);
   for (int q = 0; q < size; ++q) {
     if (q != rank) {
       for (int64_t gid : synthetic_halo(options, seed, size, q)) {
-        if (gid / rows == rank) shard.send_idx.push_back(static_cast<int32_t>(gid - rank * rows));
+        if (gid / rows == rank) shard.plan.send_idx.push_back(static_cast<int32_t>(gid - rank * rows));
       }
     }
-    shard.recv_offsets[q + 1] += shard.recv_offsets[q];
-    shard.send_offsets[q + 1] = static_cast<int64_t>(shard.send_idx.size());
+    shard.plan.recv_offsets[q + 1] += shard.plan.recv_offsets[q];
+    shard.plan.send_offsets[q + 1] = static_cast<int64_t>(shard.plan.send_idx.size());
   }
   return shard;
 }
@@ -101,12 +101,12 @@ struct PlanSummary {
 
 PlanSummary summarize(comm::Communicator& comm, const graph::Shard& shard) {
   PlanSummary s;
-  const double send = static_cast<double>(shard.send_idx.size());
+  const double send = static_cast<double>(shard.plan.send_idx.size());
   const double recv = static_cast<double>(shard.num_halo());
   double peers = 0;
   for (int q = 0; q < comm.size(); ++q) {
-    if (shard.recv_offsets[q + 1] > shard.recv_offsets[q] ||
-        shard.send_offsets[q + 1] > shard.send_offsets[q])
+    if (shard.plan.recv_offsets[q + 1] > shard.plan.recv_offsets[q] ||
+        shard.plan.send_offsets[q + 1] > shard.plan.send_offsets[q])
       ++peers;
   }
   double maxima[4] = {send, recv, std::max(send, recv), peers};
@@ -180,7 +180,7 @@ BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const gr
     grad_own.copy_to_host(host_grad.data());
     if (options.inject_error && comm.rank() == comm.size() - 1 && n_own > 0) host_grad[0] += 1.0f;
     std::vector<int32_t> copies(n_own, 0);
-    for (int32_t i : shard.send_idx) ++copies[i];
+    for (int32_t i : shard.plan.send_idx) ++copies[i];
     for (int64_t i = 0; i < n_own; ++i)
       for (int64_t c = 0; c < width; ++c) {
         // Sum of identical addends: the same in any order, so == is exact.
@@ -220,7 +220,7 @@ void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
   const PlanSummary plan = summarize(comm, shard);
   const std::vector<int64_t> widths =
       size_sweep(halo_options.min_width, halo_options.max_width, halo_options.step_factor);
-  comm::HaloExchange exchange(comm, shard, widths.back());
+  comm::HaloExchange exchange(comm, shard.plan, shard.num_owned(), widths.back());
 
   print_table_header(
       comm,

@@ -163,7 +163,7 @@ void run_train(const TrainFlags& flags) {
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
     const io::PartitionMeta& meta = input.meta;
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
-                        static_cast<int64_t>(input.shard.send_idx.size())};
+                        static_cast<int64_t>(input.shard.plan.send_idx.size())};
     double extremes[2] = {static_cast<double>(sizes[0]), -static_cast<double>(sizes[0])};
     comm.allreduce_max(extremes, 2);
     comm.allreduce_sum(sizes, 4);

@@ -74,9 +74,9 @@ void write_shard_snapshots(h5::File& file, const graph::Shard& shard) {
     const graph::ShardSnapshot& s = shard.snapshots[t];
     const std::string group = snapshot_group(t);
     file.write(group + "/halo/rows", s.halo_rows);
-    file.write(group + "/halo/recv_offsets", s.recv_offsets);
-    file.write(group + "/send/idx", s.send_idx);
-    file.write(group + "/send/offsets", s.send_offsets);
+    file.write(group + "/halo/recv_offsets", s.plan.recv_offsets);
+    file.write(group + "/send/idx", s.plan.send_idx);
+    file.write(group + "/send/offsets", s.plan.send_offsets);
     file.write(group + "/csr/indptr", s.indptr);
     file.write(group + "/csr/indices", s.indices);
     if (!s.weight.empty()) file.write(group + "/csr/weight", s.weight);
@@ -101,22 +101,23 @@ void read_shard_snapshots(const h5::File& file, const std::string& path, graph::
     require(steps[t] == group.substr(11), path, "/snapshots/" + steps[t], "expected " + group);
     graph::ShardSnapshot s;
     s.halo_rows = file.read<int64_t>(group + "/halo/rows");
-    s.recv_offsets = file.read<int64_t>(group + "/halo/recv_offsets");
+    s.plan.recv_offsets = file.read<int64_t>(group + "/halo/recv_offsets");
     const int64_t n_halo = s.num_halo();
-    check_offsets(s.recv_offsets, parts, n_halo, path, group + "/halo/recv_offsets");
+    check_offsets(s.plan.recv_offsets, parts, n_halo, path, group + "/halo/recv_offsets");
     check_ascending_in(s.halo_rows, 0, n_halo, 0, n_union_halo, path, group + "/halo/rows");
     for (int64_t q = 0; q < parts; ++q)
-      check_ascending_in(s.halo_rows, s.recv_offsets[q], s.recv_offsets[q + 1], shard.recv_offsets[q],
-                         shard.recv_offsets[q + 1], path, group + "/halo/rows");
-    s.send_idx = file.read<int32_t>(group + "/send/idx");
-    s.send_offsets = file.read<int64_t>(group + "/send/offsets");
-    check_offsets(s.send_offsets, parts, static_cast<int64_t>(s.send_idx.size()), path,
+      check_ascending_in(s.halo_rows, s.plan.recv_offsets[q], s.plan.recv_offsets[q + 1], shard.plan.recv_offsets[q],
+                         shard.plan.recv_offsets[q + 1], path, group + "/halo/rows");
+    s.plan.send_idx = file.read<int32_t>(group + "/send/idx");
+    s.plan.send_offsets = file.read<int64_t>(group + "/send/offsets");
+    check_offsets(s.plan.send_offsets, parts, static_cast<int64_t>(s.plan.send_idx.size()), path,
                   group + "/send/offsets");
-    require(s.send_offsets[part] == s.send_offsets[part + 1], path, group + "/send/offsets",
+    require(s.plan.send_offsets[part] == s.plan.send_offsets[part + 1], path, group + "/send/offsets",
             "rows sent to self");
     const std::string send_idx_name = group + "/send/idx";
     for (int64_t q = 0; q < parts; ++q)
-      check_ascending_in(s.send_idx, s.send_offsets[q], s.send_offsets[q + 1], 0, n_own, path, send_idx_name);
+      check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path,
+                         send_idx_name);
     s.indptr = file.read<int64_t>(group + "/csr/indptr");
     s.indices = file.read<int32_t>(group + "/csr/indices");
     check_offsets(s.indptr, n_own, s.nnz(), path, group + "/csr/indptr");
@@ -344,9 +345,9 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
     // their shard faster.
     file.write("/owned/gid", shard.owned_gid);
     file.write("/halo/gid", shard.halo_gid);
-    file.write("/halo/recv_offsets", shard.recv_offsets);
-    file.write("/send/idx", shard.send_idx);
-    file.write("/send/offsets", shard.send_offsets);
+    file.write("/halo/recv_offsets", shard.plan.recv_offsets);
+    file.write("/send/idx", shard.plan.send_idx);
+    file.write("/send/offsets", shard.plan.send_offsets);
     file.write("/csr/indptr", shard.indptr);
     file.write("/csr/indices", shard.indices);
     if (!shard.weight.empty()) file.write("/csr/weight", shard.weight);
@@ -414,23 +415,23 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     require(n_own == meta.part_owned[part], path, "/owned/gid", "length disagrees with meta.json");
 
   s.halo_gid = file.read<int64_t>("/halo/gid");
-  s.recv_offsets = file.read<int64_t>("/halo/recv_offsets");
+  s.plan.recv_offsets = file.read<int64_t>("/halo/recv_offsets");
   const int64_t n_halo = s.num_halo();
-  check_offsets(s.recv_offsets, parts, n_halo, path, "/halo/recv_offsets");
-  require(s.recv_offsets[part] == s.recv_offsets[part + 1], path, "/halo/recv_offsets",
+  check_offsets(s.plan.recv_offsets, parts, n_halo, path, "/halo/recv_offsets");
+  require(s.plan.recv_offsets[part] == s.plan.recv_offsets[part + 1], path, "/halo/recv_offsets",
           "rows received from self");
   for (int64_t q = 0; q < parts; ++q)
-    check_ascending_in(s.halo_gid, s.recv_offsets[q], s.recv_offsets[q + 1], 0, n, path, "/halo/gid");
+    check_ascending_in(s.halo_gid, s.plan.recv_offsets[q], s.plan.recv_offsets[q + 1], 0, n, path, "/halo/gid");
   require(n_own + n_halo <= std::numeric_limits<int32_t>::max(), path, "/halo/gid",
           "owned + halo rows exceed int32 local ids");
 
-  s.send_idx = file.read<int32_t>("/send/idx");
-  s.send_offsets = file.read<int64_t>("/send/offsets");
-  check_offsets(s.send_offsets, parts, static_cast<int64_t>(s.send_idx.size()), path, "/send/offsets");
-  require(s.send_offsets[part] == s.send_offsets[part + 1], path, "/send/offsets", "rows sent to self");
-  for (size_t i = 0; i < s.send_idx.size(); ++i)
-    require(s.send_idx[i] >= 0 && s.send_idx[i] < n_own, path, "/send/idx",
-            "local id " + std::to_string(s.send_idx[i]) + " at index " + std::to_string(i) +
+  s.plan.send_idx = file.read<int32_t>("/send/idx");
+  s.plan.send_offsets = file.read<int64_t>("/send/offsets");
+  check_offsets(s.plan.send_offsets, parts, static_cast<int64_t>(s.plan.send_idx.size()), path, "/send/offsets");
+  require(s.plan.send_offsets[part] == s.plan.send_offsets[part + 1], path, "/send/offsets", "rows sent to self");
+  for (size_t i = 0; i < s.plan.send_idx.size(); ++i)
+    require(s.plan.send_idx[i] >= 0 && s.plan.send_idx[i] < n_own, path, "/send/idx",
+            "local id " + std::to_string(s.plan.send_idx[i]) + " at index " + std::to_string(i) +
                 " is not an owned row");
 
   s.indptr = file.read<int64_t>("/csr/indptr");

@@ -30,8 +30,8 @@ std::vector<int64_t> expected_split(const std::vector<int64_t>& split, const std
 }
 
 struct PartPlan {
-  std::vector<int64_t> owned_gid, halo_gid, recv_offsets, send_offsets;
-  std::vector<int32_t> send_idx;
+  std::vector<int64_t> owned_gid, halo_gid;
+  graph::HaloPlan plan;
 };
 
 // Invariants 2, 4 and 5 for one shard.
@@ -56,7 +56,7 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g,
                        std::to_string(s.num_halo()) + " halo rows, " + std::to_string(remote.size()) +
                        " expected)");
   for (int32_t q = 0; q < s.num_parts; ++q)
-    for (int64_t h = s.recv_offsets[q]; h < s.recv_offsets[q + 1]; ++h)
+    for (int64_t h = s.plan.recv_offsets[q]; h < s.plan.recv_offsets[q + 1]; ++h)
       if (assignment[s.halo_gid[h]] != q)
         violated(file, "halo vertex " + std::to_string(s.halo_gid[h]) + " is in the group of part " +
                            std::to_string(q) + " but owned by part " +
@@ -144,8 +144,7 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
     check_shard_link_steps(s, graph, assignment, file);
     link_plans[p] = keep_link_fetch_plans(s);
     files[p] = file;
-    plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.recv_offsets),
-                std::move(s.send_offsets), std::move(s.send_idx)};
+    plans[p] = {std::move(s.owned_gid), std::move(s.halo_gid), std::move(s.plan)};
   }
   for (int64_t v = 0; v < graph.num_nodes; ++v)
     if (owner[v] == -1) violated(assignment_file, "vertex " + std::to_string(v) + " is owned by no shard");
@@ -157,15 +156,15 @@ void check_partition_dir(const std::string& dir, const graph::Graph& graph) {
     for (int32_t r = 0; r < parts; ++r) {
       const PartPlan& sender = plans[q];
       const PartPlan& receiver = plans[r];
-      const int64_t sent = sender.send_offsets[r + 1] - sender.send_offsets[r];
-      const int64_t expected = receiver.recv_offsets[q + 1] - receiver.recv_offsets[q];
+      const int64_t sent = sender.plan.send_offsets[r + 1] - sender.plan.send_offsets[r];
+      const int64_t expected = receiver.plan.recv_offsets[q + 1] - receiver.plan.recv_offsets[q];
       if (sent != expected)
         violated(io::shard_path(dir, q), "sends " + std::to_string(sent) + " rows to part " +
                                              std::to_string(r) + ", which expects " +
                                              std::to_string(expected));
       for (int64_t k = 0; k < sent; ++k) {
-        const int64_t gid = sender.owned_gid[sender.send_idx[sender.send_offsets[r] + k]];
-        if (gid != receiver.halo_gid[receiver.recv_offsets[q] + k])
+        const int64_t gid = sender.owned_gid[sender.plan.send_idx[sender.plan.send_offsets[r] + k]];
+        if (gid != receiver.halo_gid[receiver.plan.recv_offsets[q] + k])
           violated(io::shard_path(dir, q), "send row " + std::to_string(k) + " to part " + std::to_string(r) +
                                                " is vertex " + std::to_string(gid) + ", not part " +
                                                std::to_string(r) + "'s halo row from part " +

@@ -88,8 +88,8 @@ void check_shard_snapshots(const graph::Shard& s, const graph::Graph& g,
       std::sort(expected[r].begin(), expected[r].end());
       expected[r].erase(std::unique(expected[r].begin(), expected[r].end()), expected[r].end());
       std::vector<int64_t> sent;
-      for (int64_t k = snap.send_offsets[r]; k < snap.send_offsets[r + 1]; ++k)
-        sent.push_back(s.owned_gid[snap.send_idx[k]]);
+      for (int64_t k = snap.plan.send_offsets[r]; k < snap.plan.send_offsets[r + 1]; ++k)
+        sent.push_back(s.owned_gid[snap.plan.send_idx[k]]);
       if (sent != expected[r])
         violated(file, group,
                  "rows sent to part " + std::to_string(r) +

@@ -116,20 +116,20 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
   s.owned_gid.assign(plan.owned_gid.begin() + plan.owned_offsets[part],
                      plan.owned_gid.begin() + plan.owned_offsets[part + 1]);
   s.halo_gid = plan.halo_gid[part];
-  s.recv_offsets = plan.recv_offsets[part];
+  s.plan.recv_offsets = plan.recv_offsets[part];
   const int64_t n_own = s.num_owned(), n_halo = s.num_halo();
 
   // Send plan: q's halo group from this part, in q's order, as local owned ids.
-  s.send_offsets.assign(parts + 1, 0);
+  s.plan.send_offsets.assign(parts + 1, 0);
   for (int32_t q = 0; q < parts; ++q)
-    s.send_offsets[q + 1] = s.send_offsets[q] + (q == part ? 0 : plan.rows_sent(part, q));
-  s.send_idx.resize(s.send_offsets[parts]);
+    s.plan.send_offsets[q + 1] = s.plan.send_offsets[q] + (q == part ? 0 : plan.rows_sent(part, q));
+  s.plan.send_idx.resize(s.plan.send_offsets[parts]);
   for (int32_t q = 0; q < parts; ++q) {
     if (q == part) continue;
     const std::vector<int64_t>& halo = plan.halo_gid[q];
-    int64_t at = s.send_offsets[q];
+    int64_t at = s.plan.send_offsets[q];
     for (int64_t i = plan.recv_offsets[q][part]; i < plan.recv_offsets[q][part + 1]; ++i)
-      s.send_idx[at++] = plan.local_of[halo[i]];
+      s.plan.send_idx[at++] = plan.local_of[halo[i]];
   }
 
   // Local CSR: owned columns map through local_of, halo columns to n_own + their position in the halo.

@@ -32,14 +32,14 @@ graph::ShardSnapshot build_shard_snapshot(const graph::Csr& snapshot, const Halo
     }
   }
   std::vector<int32_t> compact(static_cast<size_t>(n_union_halo), -1);  // union position -> snapshot local id
-  s.recv_offsets.assign(parts + 1, 0);
+  s.plan.recv_offsets.assign(parts + 1, 0);
   for (int64_t h = 0; h < n_union_halo; ++h) {
     if (!used[h]) continue;
     compact[h] = static_cast<int32_t>(n_own + s.num_halo());
     s.halo_rows.push_back(h);
-    ++s.recv_offsets[plan.part_of[shard.halo_gid[h]] + 1];
+    ++s.plan.recv_offsets[plan.part_of[shard.halo_gid[h]] + 1];
   }
-  for (int32_t q = 0; q < parts; ++q) s.recv_offsets[q + 1] += s.recv_offsets[q];
+  for (int32_t q = 0; q < parts; ++q) s.plan.recv_offsets[q + 1] += s.plan.recv_offsets[q];
 
   // Local CSR in compact ids; rows sorted (owned ids ascend with gids; snapshot halo ids with union ids).
   s.indptr.assign(n_own + 1, 0);
@@ -79,12 +79,12 @@ graph::ShardSnapshot build_shard_snapshot(const graph::Csr& snapshot, const Halo
       wanted[q][plan.local_of[v]] = 1;
     }
   }
-  s.send_offsets.assign(parts + 1, 0);
+  s.plan.send_offsets.assign(parts + 1, 0);
   for (int32_t q = 0; q < parts; ++q) {
     if (!wanted[q].empty())
       for (int64_t i = 0; i < n_own; ++i)
-        if (wanted[q][i]) s.send_idx.push_back(static_cast<int32_t>(i));
-    s.send_offsets[q + 1] = static_cast<int64_t>(s.send_idx.size());
+        if (wanted[q][i]) s.plan.send_idx.push_back(static_cast<int32_t>(i));
+    s.plan.send_offsets[q + 1] = static_cast<int64_t>(s.plan.send_idx.size());
   }
   return s;
 }

@@ -5,9 +5,9 @@
 
 namespace halogen::comm {
 
-HaloExchange::HaloExchange(Communicator& comm, const graph::Shard& shard, int64_t max_width)
-    : comm_(comm), num_owned_(shard.num_owned()), num_halo_(shard.num_halo()), max_width_(max_width),
-      send_offsets_(shard.send_offsets), recv_offsets_(shard.recv_offsets) {
+HaloExchange::HaloExchange(Communicator& comm, const graph::HaloPlan& plan, int64_t num_owned, int64_t max_width)
+    : comm_(comm), num_owned_(num_owned), num_halo_(plan.num_halo()), max_width_(max_width),
+      send_offsets_(plan.send_offsets), recv_offsets_(plan.recv_offsets) {
   const int size = comm.size();
   if (send_offsets_.empty()) send_offsets_.assign(size + 1, 0);
   if (recv_offsets_.empty()) recv_offsets_.assign(size + 1, 0);
@@ -15,12 +15,14 @@ HaloExchange::HaloExchange(Communicator& comm, const graph::Shard& shard, int64_
                  send_offsets_.size(), size);
   HALOGEN_ASSERT(static_cast<int>(recv_offsets_.size()) == size + 1);
   HALOGEN_ASSERT(recv_offsets_.back() == num_halo_);
-  HALOGEN_ASSERT(send_offsets_.back() == static_cast<int64_t>(shard.send_idx.size()));
+  HALOGEN_ASSERT(send_offsets_.back() == static_cast<int64_t>(plan.send_idx.size()));
   HALOGEN_ASSERT(send_offsets_[comm.rank() + 1] == send_offsets_[comm.rank()] &&
                  recv_offsets_[comm.rank() + 1] == recv_offsets_[comm.rank()], "a rank sends nothing to itself");
   const int64_t num_send = send_offsets_.back();
+  for (int32_t row : plan.send_idx)
+    HALOGEN_ASSERT(row >= 0 && row < num_owned, "send row %d of %lld owned", row, (long long)num_owned);
   send_idx_ = Buffer<int32_t>(num_send, comm.device());
-  send_idx_.copy_from_host(shard.send_idx.data(), num_send);
+  send_idx_.copy_from_host(plan.send_idx.data(), num_send);
   staging_ = Tensor(num_send, max_width, comm.device());
 }
 

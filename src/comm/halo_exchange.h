@@ -1,7 +1,8 @@
 #pragma once
-// HaloExchange: moves rows between the owners of vertices and the ranks that hold them as halo, using a shard's
-// plan (send_idx/send_offsets, recv_offsets; DESIGN.md "Files"). Written once for every Communicator: buffers
-// live on comm.device() and packing uses kernels::gather_rows / scatter_add_rows.
+// HaloExchange: moves rows between the owners of vertices and the ranks that hold them as halo, following one
+// graph::HaloPlan (send_idx/send_offsets, recv_offsets; DESIGN.md "Files"): a shard's, a snapshot's, or any
+// other plan built the same way. Written once for every Communicator: buffers live on comm.device() and
+// packing uses kernels::gather_rows / scatter_add_rows.
 //
 //   forward:  x (n_own + n_halo, f):  x[n_own + recv_offsets[q] ..) <- rows x[send_idx[send_offsets[q] ..)] of
 //             rank q. Halo rows land in place, so the layer input is one contiguous buffer.
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "graph/shard.h"
+#include "graph/halo_plan.h"
 
 namespace halogen::comm {
 
@@ -32,8 +33,10 @@ struct HaloStats {
 
 class HaloExchange {
  public:
-  // `max_width`: the widest row (floats) that will be exchanged; buffers are allocated once here.
-  HaloExchange(Communicator& comm, const graph::Shard& shard, int64_t max_width);
+  // `plan`: this rank's plan (empty offsets = nothing to exchange); the halo has plan.num_halo() rows after
+  // `num_owned` owned rows. `max_width`: the widest row (floats) that will be exchanged; buffers are allocated
+  // once here, on comm.device().
+  HaloExchange(Communicator& comm, const graph::HaloPlan& plan, int64_t num_owned, int64_t max_width);
 
   void start_forward(Matrix<float> x, kernels::Stream stream = nullptr);  // x: (n_own + n_halo, f), stride f
   void finish_forward(kernels::Stream stream = nullptr);

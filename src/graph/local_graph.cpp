@@ -27,8 +27,21 @@ LocalCsr transpose(const LocalCsr& a) {
   return t;
 }
 
-LocalGraph build_local_graph(const Shard& shard, Normalization normalization) {
-  const int64_t n_own = shard.num_owned(), n_halo = shard.num_halo();
+namespace {
+
+// The arrays of one stored adjacency (a shard's static graph or one of its snapshots), as build_local_graph reads
+// them: owned rows' CSR in local columns, and the degrees of the owned and halo vertices.
+struct StoredAdjacency {
+  int64_t num_owned, num_halo;
+  const std::vector<int64_t>& indptr;
+  const std::vector<int32_t>& indices;
+  const std::vector<int64_t>& degree_owned;
+  const std::vector<int64_t>& degree_halo;
+  int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
+};
+
+LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
+  const int64_t n_own = shard.num_owned, n_halo = shard.num_halo;
   HALOGEN_ASSERT(static_cast<int64_t>(shard.indptr.size()) == n_own + 1);
   HALOGEN_ASSERT(shard.indptr.back() == shard.nnz());
   HALOGEN_ASSERT(static_cast<int64_t>(shard.degree_owned.size()) == n_own);
@@ -90,6 +103,22 @@ LocalGraph build_local_graph(const Shard& shard, Normalization normalization) {
   g.a_own_t = transpose(g.a_own);
   g.a_halo_t = transpose(g.a_halo);
   return g;
+}
+
+}  // namespace
+
+LocalGraph build_local_graph(const Shard& shard, Normalization normalization) {
+  HALOGEN_ASSERT(shard.plan.num_halo() == shard.num_halo() || shard.plan.recv_offsets.empty());
+  return build(StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
+                               shard.degree_halo},
+               normalization);
+}
+
+LocalGraph build_local_graph(const ShardSnapshot& snapshot, int64_t num_owned, Normalization normalization) {
+  HALOGEN_ASSERT(snapshot.plan.num_halo() == snapshot.num_halo() || snapshot.plan.recv_offsets.empty());
+  return build(StoredAdjacency{num_owned, snapshot.num_halo(), snapshot.indptr, snapshot.indices,
+                               snapshot.degree_owned, snapshot.degree_halo},
+               normalization);
 }
 
 }  // namespace halogen::graph

@@ -42,8 +42,11 @@ struct LocalGraph {
   LocalCsr a_own_t, a_halo_t;  // backward
 };
 
-// Builds the normalised, column-split local adjacency of `shard`. Asserts the shard's internal consistency
-// (sizes of indptr/indices/degrees; io::read_shard validated user files before).
+// Builds the normalised, column-split local adjacency of `shard`'s static graph. Asserts the shard's internal
+// consistency (sizes of indptr/indices/degrees; io::read_shard validated user files before).
 LocalGraph build_local_graph(const Shard& shard, Normalization normalization);
+// The same for one snapshot of a shard with `num_owned` owned rows: columns [n_own, n_own + n_halo_t) are the
+// snapshot's own (compact) halo, normalised with the snapshot's degrees.
+LocalGraph build_local_graph(const ShardSnapshot& snapshot, int64_t num_owned, Normalization normalization);
 
 }  // namespace halogen::graph

@@ -1,8 +1,8 @@
 #pragma once
 // One rank's shard of a partitioned graph: exactly the contents of part-%05d.h5 (DESIGN.md, "Files").
 // Local ids: owned vertices are [0, n_own) in the order of owned_gid; halo vertices are [n_own, n_own+n_halo)
-// in the order of halo_gid, which is grouped by owner part (rows [recv_offsets[q], recv_offsets[q+1]) of the
-// halo come from part q).
+// in the order of halo_gid, which is grouped by owner part (rows [plan.recv_offsets[q], plan.recv_offsets[q+1])
+// of the halo come from part q; graph/halo_plan.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,9 +18,7 @@ namespace halogen::graph {
 // n_halo_t) in the order of halo_rows. So the exchange of a snapshot works exactly like the static one.
 struct ShardSnapshot {
   std::vector<int64_t> halo_rows;     // (n_halo_t) positions into Shard::halo_gid, ascending
-  std::vector<int64_t> recv_offsets;  // (P+1) snapshot halo rows [off[q], off[q+1]) arrive from part q
-  std::vector<int32_t> send_idx;      // (S_t) local owned row ids sent, grouped by destination part
-  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) go to part q, in its halo order
+  HaloPlan plan;                      // the snapshot's exchange: plan.num_halo() == n_halo_t, S_t rows sent
   std::vector<int64_t> indptr{0};     // (n_own+1) owned rows of the snapshot's global CSR
   std::vector<int32_t> indices;       // (nnz_t) compact local column ids, sorted within a row
   std::vector<float> weight;          // (nnz_t) edge weights, empty when unweighted
@@ -60,9 +58,7 @@ struct Shard {
 
   std::vector<int64_t> owned_gid;     // (n_own) global ids, ascending
   std::vector<int64_t> halo_gid;      // (n_halo) global ids, grouped by owner, ascending within a group
-  std::vector<int64_t> recv_offsets;  // (P+1) halo rows [off[q], off[q+1]) arrive from part q
-  std::vector<int32_t> send_idx;      // (S) local owned row ids sent, grouped by destination part
-  std::vector<int64_t> send_offsets;  // (P+1) rows [off[q], off[q+1]) of send_idx go to part q, in q's halo order
+  HaloPlan plan;                      // the exchange (/halo/recv_offsets, /send/idx, /send/offsets)
 
   std::vector<int64_t> indptr{0};     // (n_own+1) local CSR of the owned rows (global adjacency rows)
   std::vector<int32_t> indices;       // (nnz) local column ids, sorted within a row

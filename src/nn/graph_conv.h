@@ -1,5 +1,6 @@
 #pragma once
-// GraphConv: one graph convolution layer on one rank of P, with the halo exchange overlapped.
+// GraphConv: one graph convolution layer on one rank of P. The distributed product with the adjacency (halo
+// exchange overlapped with the owned part) is nn::DistributedAdjacency's; this file holds the dense side.
 //   gcn:   Z = Â X W + b                         (Â = GCN-normalised adjacency with self-loops)
 //   sage:  Z = X W_self + M X W_neigh + b        (M = mean over neighbours; GraphSAGE-mean)
 // Narrower side first: when out < in, T = X W is computed first and T (width out) is exchanged, then
@@ -19,21 +20,18 @@
 #include <cstdint>
 #include <string>
 
-#include "comm/halo_exchange.h"
+#include "nn/distributed_adjacency.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
-#include "nn/sparse_adjacency.h"
 
 namespace halogen::nn {
 
 enum class ConvKind { gcn, sage };
 
-// What a layer needs from its model for one call. Every kernels:: and Communicator call of the layer is
-// enqueued on `stream` (nullptr on the CPU) and timed with `clock` (nn/profile.h: spmm, gemm, elementwise,
-// halo_exposed, halo_total).
+// What a layer needs from its model for one call. Every kernels:: call of the layer is enqueued on `stream`
+// (nullptr on the CPU; the adjacency's stream) and timed with `clock` (nn/profile.h: gemm, elementwise; the
+// adjacency times spmm, halo_exposed and halo_total on its own clock, set by the model).
 struct LayerContext {
-  comm::HaloExchange* halo = nullptr;
-  bool overlap = true;          // false: wait for the exchange before the local product (for comparison)
   PhaseClock* clock = nullptr;
   kernels::Stream stream = nullptr;
 };
@@ -42,8 +40,9 @@ class GraphConv {
  public:
   // Registers its tensors ("layer<l>.weight", "layer<l>.weight_self" (sage), "layer<l>.bias") in `store`.
   GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store);
-  // Allocates the layer's scratch buffers (after store.allocate()).
-  void allocate(const SparseAdjacency& adjacency, int64_t num_owned, int64_t num_halo, Device device);
+  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer multiplies
+  // with `adjacency` (its max_width at least min(in, out)), which must outlive it.
+  void allocate(DistributedAdjacency& adjacency);
   // Bytes allocate() will take (memory estimates).
   static int64_t scratch_bytes(int64_t in, int64_t out, int64_t num_owned, int64_t num_halo);
 
@@ -64,31 +63,24 @@ class GraphConv {
   int layer() const { return layer_; }
 
  private:
-  void local_spmm(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
-                  const LayerContext& context);
   void sparse_product(const kernels::CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                       const LayerContext& context);
   void timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta,
                   const LayerContext& context);
-  // The halo exchange with its phases timed: halo_total from start to the end of finish, halo_exposed inside.
-  static void start_forward_exchange(Matrix<float> x, const LayerContext& context);
-  static void finish_forward_exchange(const LayerContext& context);
-  static void start_reverse_exchange(Matrix<const float> partial, const LayerContext& context);
-  static void finish_reverse_exchange(Matrix<float> out, const LayerContext& context);
 
   ConvKind kind_;
   int layer_;
   int64_t in_, out_;
   ParameterStore& store_;
   int weight_ = -1, weight_self_ = -1, bias_ = -1;
-  const SparseAdjacency* adjacency_ = nullptr;
+  DistributedAdjacency* adjacency_ = nullptr;
   bool sparse_input_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)
-  // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out), partial (h, out);
-  // aggregate-first: ax (n, in), grad_ax (n, in), partial (h, in).
-  Tensor t_or_ax_, grad_t_or_ax_, partial_;
+  // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first: ax (n, in),
+  // grad_ax (n, in). (The partial sums of the reverse exchange are the adjacency's.)
+  Tensor t_or_ax_, grad_t_or_ax_;
 };
 
 }  // namespace halogen::nn

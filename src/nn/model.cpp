@@ -51,9 +51,14 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
   store_.allocate(device);
   store_.initialize(config.seed);
 
-  adjacency_ = std::make_unique<SparseAdjacency>(graph::build_local_graph(shard, normalization_of(config.kind)), device);
-  halo_ = std::make_unique<comm::HaloExchange>(comm, shard, max_exchange_width(widths_));
-  for (auto& layer : layers_) layer->allocate(*adjacency_, n, h, device);
+  {  // the host copy of the normalised adjacency is freed once it is on the device
+    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config.kind));
+    adjacency_ = std::make_unique<DistributedAdjacency>(comm, local, shard.plan, max_exchange_width(widths_), device,
+                                                        stream_.get());
+  }
+  adjacency_->set_clock(clock_.get());
+  adjacency_->set_overlap(config.overlap);
+  for (auto& layer : layers_) layer->allocate(*adjacency_);
 
   HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * shard.num_features);
   features_ = Tensor(n, shard.num_features, device);
@@ -172,14 +177,13 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += s.sparse_feature_nonzeros * (3 * f + 8 + 4);                  // sparse input dropout
   if (s.sparse_feature_nonzeros > 0 && widths[1] < widths[0])             // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
-  // Adjacency: A_own and A_halo (n rows each) and their transposes (n and h rows); GCN adds a diagonal.
+  // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
   const int64_t entries = s.nnz + (config.kind == ConvKind::gcn ? n : 0);
-  bytes += 2 * entries * (4 + f) + (3 * (n + 1) + (h + 1)) * 8;
-  bytes += comm::HaloExchange::buffer_bytes(s.num_send, max_exchange_width(widths));
+  bytes += DistributedAdjacency::bytes_for(n, h, entries, s.num_send, max_exchange_width(widths));
   return bytes;
 }
 
-LayerContext Model::context() { return LayerContext{halo_.get(), config_.overlap, clock_.get(), stream_.get()}; }
+LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
 
 void Model::forward(int64_t epoch, bool training) {
   const int64_t n = num_owned_;

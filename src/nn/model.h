@@ -23,14 +23,13 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "comm/halo_exchange.h"
 #include "graph/shard.h"
 #include "nn/compute_stream.h"
 #include "nn/gradient_reducer.h"
+#include "nn/distributed_adjacency.h"
 #include "nn/graph_conv.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
-#include "nn/sparse_adjacency.h"
 
 namespace halogen::nn {
 
@@ -78,7 +77,8 @@ class Model {
   // (density <= 25%, and n*f small enough for 32-bit positions). Also used by `halogen info` to predict memory.
   static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
   ParameterStore& parameters() { return store_; }
-  comm::HaloExchange& halo() { return *halo_; }
+  comm::HaloExchange& halo() { return adjacency_->exchange(); }
+  DistributedAdjacency& adjacency() { return *adjacency_; }
   // Phase timing of the work enqueued by this model (and by callers that pass it the phase), see nn/profile.h.
   PhaseClock& clock() { return *clock_; }
   // The compute stream every op of this model runs on (nullptr on the CPU).
@@ -87,7 +87,10 @@ class Model {
   int num_layers() const { return static_cast<int>(layers_.size()); }
   const GraphConv& layer(int l) const { return *layers_[l]; }
   const ModelConfig& config() const { return config_; }
-  void set_overlap(bool overlap) { config_.overlap = overlap; }
+  void set_overlap(bool overlap) {
+    config_.overlap = overlap;
+    adjacency_->set_overlap(overlap);
+  }
   // Logits of the owned rows after the last forward: (n_own, num_classes).
   Matrix<const float> logits() const;
 
@@ -110,8 +113,7 @@ class Model {
   std::vector<int64_t> widths_;  // F_0 .. F_L
   ParameterStore store_;
   std::vector<std::unique_ptr<GraphConv>> layers_;
-  std::unique_ptr<SparseAdjacency> adjacency_;
-  std::unique_ptr<comm::HaloExchange> halo_;
+  std::unique_ptr<DistributedAdjacency> adjacency_;  // Â (or M) with the shard's halo plan, shared by the layers
 
   Tensor features_;                 // (n_own, F_0)
   // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which

@@ -1,6 +1,6 @@
 #pragma once
-// The normalised local adjacency of one rank on the compute device: A_own, A_halo and their transposes
-// (graph/local_graph.h), as CSR arrays in Buffers with kernels::CsrView accessors. Built once per model.
+// DeviceCsr: one CSR matrix of graph/local_graph.h (A_own, A_halo or a transpose) on the compute device, as arrays
+// in Buffers with a kernels::CsrView accessor. The storage of nn::DistributedAdjacency; built once per model.
 #include "core/buffer.h"
 #include "graph/local_graph.h"
 #include "kernels/ops.h"
@@ -23,14 +23,6 @@ class DeviceCsr {
   Buffer<int64_t> indptr_;
   Buffer<int32_t> indices_;
   Tensor values_;
-};
-
-struct SparseAdjacency {
-  DeviceCsr own, halo, own_t, halo_t;
-  SparseAdjacency() = default;
-  SparseAdjacency(const graph::LocalGraph& local, Device device)
-      : own(local.a_own, device), halo(local.a_halo, device), own_t(local.a_own_t, device),
-        halo_t(local.a_halo_t, device) {}
 };
 
 }  // namespace halogen::nn

@@ -31,13 +31,7 @@ struct StepPairs {
 // then this becomes one line and the stand-in below goes.
 std::unique_ptr<comm::HaloExchange> make_link_fetch(comm::Communicator& comm, const graph::HaloPlan& plan,
                                                     int64_t num_owned, int64_t max_width) {
-  graph::Shard stand_in;
-  stand_in.owned_gid.assign(static_cast<size_t>(num_owned), 0);
-  stand_in.halo_gid.assign(static_cast<size_t>(plan.num_halo()), 0);
-  stand_in.recv_offsets = plan.recv_offsets;
-  stand_in.send_idx = plan.send_idx;
-  stand_in.send_offsets = plan.send_offsets;
-  return std::make_unique<comm::HaloExchange>(comm, stand_in, max_width);
+  return std::make_unique<comm::HaloExchange>(comm, plan, num_owned, max_width);
 }
 
 float logistic(double v) { return static_cast<float>(1.0 / (1.0 + std::exp(-v))); }

@@ -23,7 +23,7 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
   shape.num_owned = shard.num_owned();
   shape.num_halo = shard.num_halo();
   shape.nnz = shard.nnz();
-  shape.num_send = static_cast<int64_t>(shard.send_idx.size());
+  shape.num_send = static_cast<int64_t>(shard.plan.send_idx.size());
   shape.num_features = shard.num_features;
   shape.num_classes = shard.num_classes;
   shape.num_split_rows = local[0] + local[1] + local[2];

@@ -36,7 +36,7 @@ TEST(HaloExchange, ForwardDeliversOwnersRowsAndReverseAddsIntoOwners) {
   const std::vector<int32_t> part_of = irregular_assignment(g.num_nodes, P);
   const graph::Shard s = testing::make_shard(g, part_of, P, rank);
   const int64_t n = s.num_owned(), h = s.num_halo(), f = 5;
-  comm::HaloExchange halo(comm, s, f);
+  comm::HaloExchange halo(comm, s.plan, s.num_owned(), f);
 
   Tensor x(n + h, f, Device::cpu);
   for (int64_t r = 0; r < n + h; ++r)

@@ -96,21 +96,21 @@ inline graph::Shard make_shard(const graph::Graph& g, const std::vector<int32_t>
     return by_owner;
   };
   const std::vector<std::set<int64_t>> halo = halo_of(part);
-  s.recv_offsets.push_back(0);
+  s.plan.recv_offsets.push_back(0);
   for (int32_t q = 0; q < num_parts; ++q) {
     for (int64_t u : halo[q]) {
       local_of[u] = n_own + s.num_halo();
       s.halo_gid.push_back(u);
     }
-    s.recv_offsets.push_back(s.num_halo());
+    s.plan.recv_offsets.push_back(s.num_halo());
   }
-  s.send_offsets.push_back(0);
+  s.plan.send_offsets.push_back(0);
   for (int32_t q = 0; q < num_parts; ++q) {
     if (q != part) {
       const std::vector<std::set<int64_t>> halo_q = halo_of(q);
-      for (int64_t u : halo_q[part]) s.send_idx.push_back(static_cast<int32_t>(local_of[u]));
+      for (int64_t u : halo_q[part]) s.plan.send_idx.push_back(static_cast<int32_t>(local_of[u]));
     }
-    s.send_offsets.push_back(static_cast<int64_t>(s.send_idx.size()));
+    s.plan.send_offsets.push_back(static_cast<int64_t>(s.plan.send_idx.size()));
   }
   for (int64_t v : s.owned_gid) {
     std::vector<int32_t> row;

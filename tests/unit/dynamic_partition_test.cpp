@@ -75,7 +75,7 @@ void expect_matches_reference(const graph::Graph& g, const std::vector<graph::Sh
       using Halo = std::vector<std::pair<int32_t, int64_t>>;
       Halo halo;
       for (int32_t q = 0; q < parts; ++q)
-        for (int64_t h = s.recv_offsets[q]; h < s.recv_offsets[q + 1]; ++h)
+        for (int64_t h = s.plan.recv_offsets[q]; h < s.plan.recv_offsets[q + 1]; ++h)
           halo.push_back({q, shard.halo_gid[s.halo_rows[h]]});
       EXPECT_EQ(halo, Halo(expected_halo.begin(), expected_halo.end()))
           << "part " << shard.part << " step " << t;
@@ -101,9 +101,9 @@ void expect_matches_reference(const graph::Graph& g, const std::vector<graph::Sh
       for (int32_t q = 0; q < parts; ++q) {
         const graph::ShardSnapshot& r = shards[q].snapshots[t];
         std::vector<int64_t> sent, wanted;
-        for (int64_t k = s.send_offsets[q]; k < s.send_offsets[q + 1]; ++k)
-          sent.push_back(shard.owned_gid[s.send_idx[k]]);
-        for (int64_t h = r.recv_offsets[shard.part]; h < r.recv_offsets[shard.part + 1]; ++h)
+        for (int64_t k = s.plan.send_offsets[q]; k < s.plan.send_offsets[q + 1]; ++k)
+          sent.push_back(shard.owned_gid[s.plan.send_idx[k]]);
+        for (int64_t h = r.plan.recv_offsets[shard.part]; h < r.plan.recv_offsets[shard.part + 1]; ++h)
           wanted.push_back(shards[q].halo_gid[r.halo_rows[h]]);
         EXPECT_EQ(sent, wanted) << "from " << shard.part << " to " << q << " step " << t;
       }
@@ -125,16 +125,16 @@ TEST(SnapshotShard, PathSnapshotsGiveExactShards) {
   ASSERT_EQ(snaps.size(), 2u);
   EXPECT_EQ(a.halo_gid, (std::vector<int64_t>{2}));
   EXPECT_EQ(snaps[0].halo_rows, (std::vector<int64_t>{0}));
-  EXPECT_EQ(snaps[0].recv_offsets, (std::vector<int64_t>{0, 0, 1}));
-  EXPECT_EQ(snaps[0].send_idx, (std::vector<int32_t>{1}));
-  EXPECT_EQ(snaps[0].send_offsets, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(snaps[0].plan.recv_offsets, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(snaps[0].plan.send_idx, (std::vector<int32_t>{1}));
+  EXPECT_EQ(snaps[0].plan.send_offsets, (std::vector<int64_t>{0, 0, 1}));
   EXPECT_EQ(snaps[0].indptr, (std::vector<int64_t>{0, 0, 1}));
   EXPECT_EQ(snaps[0].indices, (std::vector<int32_t>{2}));
   EXPECT_EQ(snaps[0].degree_owned, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(snaps[0].degree_halo, (std::vector<int64_t>{1}));
   EXPECT_TRUE(snaps[1].halo_rows.empty());  // a step with no halo at all
-  EXPECT_EQ(snaps[1].recv_offsets, (std::vector<int64_t>{0, 0, 0}));
-  EXPECT_TRUE(snaps[1].send_idx.empty());
+  EXPECT_EQ(snaps[1].plan.recv_offsets, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_TRUE(snaps[1].plan.send_idx.empty());
   EXPECT_EQ(snaps[1].indptr, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(snaps[1].indices, (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(snaps[1].degree_owned, (std::vector<int64_t>{1, 1}));

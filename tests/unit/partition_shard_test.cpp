@@ -47,9 +47,9 @@ TEST(PartitionShardBuilder, PathGraphGivesExactShards) {
   graph::Shard a = build_shard(g, plan, 0), b = build_shard(g, plan, 1);
   EXPECT_EQ(a.owned_gid, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(a.halo_gid, (std::vector<int64_t>{2}));
-  EXPECT_EQ(a.recv_offsets, (std::vector<int64_t>{0, 0, 1}));
-  EXPECT_EQ(a.send_idx, (std::vector<int32_t>{1}));  // part 1's halo is {1} = part 0's local row 1
-  EXPECT_EQ(a.send_offsets, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(a.plan.recv_offsets, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(a.plan.send_idx, (std::vector<int32_t>{1}));  // part 1's halo is {1} = part 0's local row 1
+  EXPECT_EQ(a.plan.send_offsets, (std::vector<int64_t>{0, 0, 1}));
   EXPECT_EQ(a.indptr, (std::vector<int64_t>{0, 1, 3}));
   EXPECT_EQ(a.indices, (std::vector<int32_t>{1, 0, 2}));
   EXPECT_EQ(a.degree_owned, (std::vector<int64_t>{1, 2}));
@@ -60,9 +60,9 @@ TEST(PartitionShardBuilder, PathGraphGivesExactShards) {
   EXPECT_EQ(a.valid, (std::vector<int64_t>{1}));  // gid 1
   EXPECT_EQ(b.owned_gid, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(b.halo_gid, (std::vector<int64_t>{1}));
-  EXPECT_EQ(b.recv_offsets, (std::vector<int64_t>{0, 1, 1}));
-  EXPECT_EQ(b.send_idx, (std::vector<int32_t>{0}));  // gid 2 = part 1's local row 0
-  EXPECT_EQ(b.send_offsets, (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(b.plan.recv_offsets, (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(b.plan.send_idx, (std::vector<int32_t>{0}));  // gid 2 = part 1's local row 0
+  EXPECT_EQ(b.plan.send_offsets, (std::vector<int64_t>{0, 1, 1}));
   EXPECT_EQ(b.indptr, (std::vector<int64_t>{0, 2, 3}));
   EXPECT_EQ(b.indices,
             (std::vector<int32_t>{1, 2, 0}));     // row gid2: {3 -> 1, 1 -> halo 2}; row gid3: {2 -> 0}
@@ -81,7 +81,7 @@ TEST(PartitionShardBuilder, RowsAreSortedByLocalIdAcrossOwners) {
   HaloPlan plan = build_halo_plan(g.adjacency, {1, 2, 0, 2, 1}, 3);
   graph::Shard s = build_shard(g, plan, 0);
   EXPECT_EQ(s.halo_gid, (std::vector<int64_t>{0, 4, 1, 3}));
-  EXPECT_EQ(s.recv_offsets, (std::vector<int64_t>{0, 0, 2, 4}));
+  EXPECT_EQ(s.plan.recv_offsets, (std::vector<int64_t>{0, 0, 2, 4}));
   EXPECT_EQ(s.indices, (std::vector<int32_t>{1, 2, 3, 4}));
 }
 
@@ -97,7 +97,7 @@ TEST(PartitionShardBuilder, PartWithNoHalo) {
   EXPECT_EQ(r.stats.cut_edges, 0);
   graph::Shard s = io::read_shard(dir.sub("out"), 1);
   EXPECT_EQ(s.num_halo(), 0);
-  EXPECT_TRUE(s.send_idx.empty());
+  EXPECT_TRUE(s.plan.send_idx.empty());
   EXPECT_NO_THROW(check_partition_dir(dir.sub("out"), g));
 }
 
@@ -174,7 +174,7 @@ TEST(PartitionCheck, DetectsCorruptedShards) {
   write_dir(g, out, Method::random, 3);
   const io::PartitionMeta meta = io::read_partition_meta(out);
   const graph::Shard original = io::read_shard(out, 0);
-  ASSERT_GE(original.send_idx.size(), 2u);
+  ASSERT_GE(original.plan.send_idx.size(), 2u);
 
   auto expect_violation = [&](graph::Shard bad, const std::string& expected) {
     io::write_shard(io::shard_path(out, 0), bad);
@@ -186,8 +186,8 @@ TEST(PartitionCheck, DetectsCorruptedShards) {
     }
   };
   graph::Shard swapped = original;  // send rows in the wrong order
-  std::swap(swapped.send_idx.front(), swapped.send_idx.back());
-  if (swapped.send_idx.front() != swapped.send_idx.back()) expect_violation(swapped, "send row");
+  std::swap(swapped.plan.send_idx.front(), swapped.plan.send_idx.back());
+  if (swapped.plan.send_idx.front() != swapped.plan.send_idx.back()) expect_violation(swapped, "send row");
   graph::Shard feature = original;
   feature.features[0] += 1.0f;
   expect_violation(feature, "/node/feat");
@@ -224,7 +224,7 @@ TEST(PartitionPartFile, ShardRoundTripsAndReadRejectsWrongPart) {
   const graph::Shard built = build_shard(g, plan2, 1);
   EXPECT_EQ(s.owned_gid, built.owned_gid);
   EXPECT_EQ(s.halo_gid, built.halo_gid);
-  EXPECT_EQ(s.send_idx, built.send_idx);
+  EXPECT_EQ(s.plan.send_idx, built.plan.send_idx);
   EXPECT_EQ(s.indptr, built.indptr);
   EXPECT_EQ(s.indices, built.indices);
   EXPECT_EQ(s.weight, built.weight);

@@ -1,0 +1,152 @@
+#include "nn/distributed_adjacency.h"
+
+#include "core/error.h"
+#include "kernels/ops.h"
+
+namespace halogen::nn {
+
+DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph::LocalGraph& local,
+                                           const graph::HaloPlan& plan, int64_t max_width, Device device,
+                                           kernels::Stream stream)
+    : comm_(comm), num_owned_(local.num_owned), num_halo_(local.num_halo), max_width_(max_width), device_(device),
+      stream_(stream), own_(local.a_own, device), halo_(local.a_halo, device), own_t_(local.a_own_t, device),
+      halo_t_(local.a_halo_t, device) {
+  HALOGEN_ASSERT(comm.device() == device, "the adjacency lives on %s but the communicator moves %s buffers",
+                 device_name(device), device_name(comm.device()));
+  HALOGEN_ASSERT(max_width >= 0);
+  HALOGEN_ASSERT(plan.num_halo() == num_halo_, "the plan has %lld halo rows, the local graph %lld",
+                 (long long)plan.num_halo(), (long long)num_halo_);
+  exchange_ = std::make_unique<comm::HaloExchange>(comm, plan, num_owned_, max_width);
+  partial_ = Tensor(num_halo_, max_width, device);
+}
+
+int64_t DistributedAdjacency::bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
+                                        int64_t max_width) {
+  // A_own, A_halo, A_own^T (n + 1 row pointers each), A_halo^T (h + 1); every entry stored twice.
+  const int64_t row_pointers = 3 * (num_owned + 1) + (num_halo + 1);
+  return DeviceCsr::bytes_for(row_pointers - 1, 2 * entries) +
+         num_halo * max_width * static_cast<int64_t>(sizeof(float)) +
+         comm::HaloExchange::buffer_bytes(num_send, max_width);
+}
+
+bool DistributedAdjacency::moves_rows() const { return exchange_->num_send() > 0 || num_halo_ > 0; }
+
+void DistributedAdjacency::begin(Phase phase) {
+  if (clock_ != nullptr) clock_->begin(phase, stream_);
+}
+
+void DistributedAdjacency::end(Phase phase) {
+  if (clock_ != nullptr) clock_->end(phase, stream_);
+}
+
+// out "=" (or "+=") a x, timed; skips empty products (a rank without halo has an A_halo with no entries).
+void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
+  if (out.rows == 0 || out.cols == 0) return;
+  if (accumulate && a.nnz() == 0) return;
+  begin(Phase::spmm);
+  kernels::spmm(a.view(), x, out, accumulate, stream_);
+  end(Phase::spmm);
+}
+
+void DistributedAdjacency::check_forward(Matrix<const float> x, Matrix<const float> out) const {
+  HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == x.cols && x.cols <= max_width_,
+                 "forward: x is %lld x %lld (stride %lld), expected %lld rows, width <= %lld", (long long)x.rows,
+                 (long long)x.cols, (long long)x.stride, (long long)(num_owned_ + num_halo_), (long long)max_width_);
+  HALOGEN_ASSERT(out.rows == num_owned_ && out.cols == x.cols, "forward: out is %lld x %lld", (long long)out.rows,
+                 (long long)out.cols);
+}
+
+void DistributedAdjacency::start_forward(Matrix<float> x) {
+  if (moves_rows()) begin(Phase::halo_total);
+  begin(Phase::halo_exposed);
+  exchange_->start_forward(x, stream_);
+  end(Phase::halo_exposed);
+}
+
+void DistributedAdjacency::finish_forward() {
+  begin(Phase::halo_exposed);
+  exchange_->finish_forward(stream_);
+  end(Phase::halo_exposed);
+  if (moves_rows()) end(Phase::halo_total);
+}
+
+void DistributedAdjacency::forward(Matrix<float> x, Matrix<float> out, OverlapWork extra) {
+  check_forward(x, out);
+  const int64_t n = num_owned_;
+  start_forward(x);
+  if (!overlap_) finish_forward();
+  product(own_, x.slice_rows(0, n), out, false);
+  if (extra) extra();
+  if (overlap_) finish_forward();
+  product(halo_, x.slice_rows(n, n + num_halo_), out, true);
+}
+
+void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra) {
+  const int64_t n = num_owned_, width = g.cols;
+  HALOGEN_ASSERT(g.rows == n && out.rows == n && out.cols == width && out.stride == width && width <= max_width_,
+                 "transpose: g is %lld x %lld, out %lld x %lld (stride %lld)", (long long)g.rows, (long long)width,
+                 (long long)out.rows, (long long)out.cols, (long long)out.stride);
+  // The halo columns' share of S^T g belongs to the owners of those vertices: computed here, sent back.
+  Matrix<float> partial{partial_.data(), num_halo_, width, width, device_};
+  product(halo_t_, g, partial, false);
+  if (moves_rows()) begin(Phase::halo_total);
+  begin(Phase::halo_exposed);
+  exchange_->start_reverse(partial, stream_);
+  end(Phase::halo_exposed);
+  auto receive = [&] {  // the owners' side: sums other ranks computed for our rows, scatter-added into out
+    begin(Phase::halo_exposed);
+    exchange_->finish_reverse(out, stream_);
+    end(Phase::halo_exposed);
+    if (moves_rows()) end(Phase::halo_total);
+  };
+  if (overlap_) {
+    product(own_t_, g, out, false);
+    if (extra) extra();
+    receive();
+  } else {
+    kernels::fill(Span<float>{out.data, n * width, out.device}, 0.0f, stream_);
+    receive();
+    product(own_t_, g, out, true);
+    if (extra) extra();
+  }
+}
+
+void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
+                       FunctionRef<Matrix<float>(int64_t)> input_of, const std::vector<Matrix<float>>& out) {
+  const int64_t m = static_cast<int64_t>(adjacencies.size());
+  HALOGEN_ASSERT(static_cast<int64_t>(out.size()) == m);
+  if (m == 0) return;
+  if (m == 1 || !adjacencies[0]->overlap()) {
+    for (int64_t i = 0; i < m; ++i) adjacencies[i]->forward(input_of(i), out[i]);
+    return;
+  }
+  for (int64_t i = 1; i < m; ++i)
+    HALOGEN_ASSERT(adjacencies[i] != adjacencies[i - 1], "consecutive steps of a pipelined pass must differ");
+  // The whole pass is one halo_total interval (the exchanges overlap each other and the products); every start
+  // and finish is exposed time.
+  DistributedAdjacency& first = *adjacencies[0];
+  first.begin(Phase::halo_total);
+  std::vector<Matrix<float>> x(static_cast<size_t>(m));
+  auto post = [&](int64_t i) {
+    DistributedAdjacency& a = *adjacencies[i];
+    x[i] = input_of(i);
+    a.check_forward(x[i], out[i]);
+    a.begin(Phase::halo_exposed);
+    a.exchange_->start_forward(x[i], a.stream_);
+    a.end(Phase::halo_exposed);
+  };
+  post(0);
+  for (int64_t i = 0; i < m; ++i) {
+    DistributedAdjacency& a = *adjacencies[i];
+    if (i + 1 < m) post(i + 1);
+    const int64_t n = a.num_owned_;
+    a.product(a.own_, x[i].slice_rows(0, n), out[i], false);
+    a.begin(Phase::halo_exposed);
+    a.exchange_->finish_forward(a.stream_);
+    a.end(Phase::halo_exposed);
+    a.product(a.halo_, x[i].slice_rows(n, n + a.num_halo_), out[i], true);
+  }
+  first.end(Phase::halo_total);
+}
+
+}  // namespace halogen::nn

@@ -1,0 +1,106 @@
+#pragma once
+// DistributedAdjacency: one sparse operator S of a graph whose vertices are spread over P ranks, applied on one
+// rank to a matrix of its rows. The one distributed SpMM of the engine: GraphConv (GCN, GraphSAGE) and every
+// temporal model (through SnapshotSequence, one object per time step) use it.
+//
+// S's rows are this rank's n owned vertices; its columns are split (graph/local_graph.h) into A_own (n x n, owned
+// columns) and A_halo (n x h, the plan's halo rows, in recv order). It owns A_own, A_halo and their transposes on
+// `device`, the comm::HaloExchange of its graph::HaloPlan, and a (h, max_width) partial-sum buffer.
+//
+//   forward(x, out, extra):    out (n, f) "=" S x
+//       x: (n + h, f), stride f; rows [0, n) are the input; rows [n, n + h) are OVERWRITTEN with the owners'
+//       rows (the forward exchange lands in place).
+//       start exchange -> out = A_own x[0, n) -> extra() -> wait -> out += A_halo x[n, n + h)
+//   transpose(g, out, extra):  out (n, f) "=" S^T g, the other ranks' terms included
+//       g: (n, f); out: stride f.
+//       partial = A_halo^T g -> start reverse exchange -> out = A_own^T g -> extra() -> wait, out[send_idx] +=
+//       received partials (scatter-add)
+// extra (optional): work that takes no part in the exchange, run while it is in flight (e.g. GraphSAGE's
+// X W_self); it runs after `out` holds the owned product and may add (+=) into `out`.
+// Overlap off (set_overlap(false), for comparison): the exchange is waited for before the owned product (the
+// transpose zeroes `out`, waits and scatter-adds, then adds A_own^T g), so nothing hides it.
+//
+// Collective: every rank calls the same operations on its object of the same plan in the same order, even a
+// rank without vertices. Every kernel and Communicator call is enqueued on `stream` (nullptr on the CPU). With a
+// clock set, products are timed as Phase::spmm, the exchange as halo_exposed (inside its start and finish:
+// packing, posting, waiting, unpacking) and halo_total (from start to the end of finish; only when this rank
+// moves rows, so a rank without halo shows no halo time).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/halo_exchange.h"
+#include "core/function_ref.h"
+#include "graph/halo_plan.h"
+#include "graph/local_graph.h"
+#include "nn/profile.h"
+#include "nn/sparse_adjacency.h"
+
+namespace halogen::nn {
+
+using OverlapWork = FunctionRef<void()>;
+
+class DistributedAdjacency {
+ public:
+  // `local`: S split by columns (its num_halo must equal plan.num_halo()); `max_width`: the widest matrix that
+  // will be multiplied (floats per row); every buffer is allocated here, on `device` (== comm.device()).
+  DistributedAdjacency(comm::Communicator& comm, const graph::LocalGraph& local, const graph::HaloPlan& plan,
+                       int64_t max_width, Device device, kernels::Stream stream = nullptr);
+  DistributedAdjacency(const DistributedAdjacency&) = delete;
+  DistributedAdjacency& operator=(const DistributedAdjacency&) = delete;
+
+  void forward(Matrix<float> x, Matrix<float> out, OverlapWork extra = {});
+  void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
+
+  void set_overlap(bool overlap) { overlap_ = overlap; }
+  void set_clock(PhaseClock* clock) { clock_ = clock; }  // nullptr: untimed
+  bool overlap() const { return overlap_; }
+
+  int64_t num_owned() const { return num_owned_; }
+  int64_t num_halo() const { return num_halo_; }
+  int64_t max_width() const { return max_width_; }
+  Device device() const { return device_; }
+  kernels::Stream stream() const { return stream_; }
+  // The exchange (its HaloStats: bytes sent, host-side time).
+  comm::HaloExchange& exchange() { return *exchange_; }
+  const comm::HaloExchange& exchange() const { return *exchange_; }
+
+  // Bytes the constructor allocates (memory estimates): `entries` = nnz(A_own) + nnz(A_halo), `num_send` =
+  // plan.num_send().
+  static int64_t bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
+                           int64_t max_width);
+
+ private:
+  friend void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
+                                FunctionRef<Matrix<float>(int64_t)> input_of, const std::vector<Matrix<float>>& out);
+  void product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate);
+  bool moves_rows() const;
+  void begin(Phase phase);
+  void end(Phase phase);
+  void start_forward(Matrix<float> x);
+  void finish_forward();
+  void check_forward(Matrix<const float> x, Matrix<const float> out) const;
+
+  comm::Communicator& comm_;
+  int64_t num_owned_ = 0, num_halo_ = 0, max_width_ = 0;
+  Device device_;
+  kernels::Stream stream_ = nullptr;
+  DeviceCsr own_, halo_, own_t_, halo_t_;
+  std::unique_ptr<comm::HaloExchange> exchange_;
+  Tensor partial_;  // (h, max_width): A_halo^T g, sent back to the owners
+  bool overlap_ = true;
+  PhaseClock* clock_ = nullptr;
+};
+
+// out[i] "=" S_i x_i for i = 0 .. m-1 in one pass, S_i = *adjacencies[i] (the same communicator and stream):
+// the exchange of step i+1 is in flight while step i's owned product runs, so only the first exchange can be
+// exposed. input_of(i) returns x_i ((n + h_i, f_i), stride f_i, as in forward: halo rows overwritten) with its
+// owned rows filled; it is called once per i in ascending order, after step i-2 has finished (so two buffers
+// used in turn suffice). out[i]: (n, f_i). Consecutive adjacencies must differ (one exchange in flight per
+// object). With overlap off (on adjacencies[0]) or m == 1: m forward calls. Collective, like forward.
+// Timing: halo_total spans the whole pass, halo_exposed the time inside each start and finish.
+void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
+                       FunctionRef<Matrix<float>(int64_t)> input_of, const std::vector<Matrix<float>>& out);
+
+}  // namespace halogen::nn
