@@ -9,6 +9,11 @@
 // Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
+// Evaluation runs the same forward with dropout off, except that when layer 0 aggregates first (F_1 >= F_0)
+// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start from
+// it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no input
+// gradient), which pays for that buffer.
+//
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss and the gradients over
 // ranks (one allreduce of parameters().grads()).
