@@ -18,18 +18,28 @@ void check_loss_inputs(Matrix<const float> logits, Span<const int32_t> labels, S
                  (long long)labels.size, (long long)logits.rows);
 }
 
+// Rows with at most this many classes keep their exponentials on the stack and compute each once.
+constexpr int64_t kStackClasses = 256;
+
 // -log softmax(row)[label] of one row; writes (softmax - onehot) * scale into grad_row when it is not null.
+// exp(row[c] - max) is the same double whether it is kept or recomputed, so both paths give the same bits.
 double row_cross_entropy(const float* row, int64_t classes, int32_t label, float scale, float* grad_row) {
   float max_logit = row[0];
   for (int64_t c = 1; c < classes; ++c) max_logit = std::max(max_logit, row[c]);
+  double exps[kStackClasses];
+  const bool keep = classes <= kStackClasses;
   double sum_exp = 0.0;
-  for (int64_t c = 0; c < classes; ++c) sum_exp += std::exp(static_cast<double>(row[c] - max_logit));
+  for (int64_t c = 0; c < classes; ++c) {
+    const double e = std::exp(static_cast<double>(row[c] - max_logit));
+    if (keep) exps[c] = e;
+    sum_exp += e;
+  }
   const double log_sum_exp = std::log(sum_exp);
   if (grad_row != nullptr) {
     const double inv_sum = 1.0 / sum_exp;
     for (int64_t c = 0; c < classes; ++c) {
-      const double softmax = std::exp(static_cast<double>(row[c] - max_logit)) * inv_sum;
-      grad_row[c] = static_cast<float>((softmax - (c == label ? 1.0 : 0.0)) * scale);
+      const double e = keep ? exps[c] : std::exp(static_cast<double>(row[c] - max_logit));
+      grad_row[c] = static_cast<float>((e * inv_sum - (c == label ? 1.0 : 0.0)) * scale);
     }
   }
   return log_sum_exp - static_cast<double>(row[label] - max_logit);

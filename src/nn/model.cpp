@@ -35,103 +35,118 @@ std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_
 Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device)
     : config_(config), comm_(comm), device_(device), stream_(device), clock_(make_phase_clock(device)),
       num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
-  HALOGEN_USER_CHECK(comm.device() == device, "the model runs on %s but the communicator moves %s buffers",
-                     device_name(device), device_name(comm.device()));
+  check_inputs(shard);
+  widths_ = layer_widths(config, shard.num_features, shard.num_classes);
+  build_layers(shard);
+  copy_features(shard);
+  copy_labels_and_splits(shard);
+  allocate_activations();
+}
+
+void Model::check_inputs(const graph::Shard& shard) const {
+  HALOGEN_USER_CHECK(comm_.device() == device_, "the model runs on %s but the communicator moves %s buffers",
+                     device_name(device_), device_name(comm_.device()));
   HALOGEN_USER_CHECK(shard.num_classes >= 2, "shard %d: the graph has %d classes; node classification needs >= 2",
                      shard.part, shard.num_classes);
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
-  HALOGEN_USER_CHECK(config.dropout >= 0.0f && config.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
-                     config.dropout);
-  const int64_t n = num_owned_, h = num_halo_;
-  widths_ = layer_widths(config, shard.num_features, shard.num_classes);
-  const int num_layers = config.layers;
+  HALOGEN_USER_CHECK(config_.dropout >= 0.0f && config_.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
+                     config_.dropout);
+}
 
-  for (int l = 0; l < num_layers; ++l)
-    layers_.push_back(std::make_unique<GraphConv>(config.kind, l, widths_[l], widths_[l + 1], store_));
-  store_.allocate(device);
-  store_.initialize(config.seed);
-
+void Model::build_layers(const graph::Shard& shard) {
+  for (int l = 0; l < config_.layers; ++l)
+    layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_));
+  store_.allocate(device_);
+  store_.initialize(config_.seed);
   {  // the host copy of the normalised adjacency is freed once it is on the device
-    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config.kind));
-    adjacency_ = std::make_unique<DistributedAdjacency>(comm, local, shard.plan, max_exchange_width(widths_), device,
-                                                        stream_.get());
+    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config_.kind));
+    adjacency_ = std::make_unique<DistributedAdjacency>(comm_, local, shard.plan, max_exchange_width(widths_),
+                                                        device_, stream_.get());
   }
   adjacency_->set_clock(clock_.get());
-  adjacency_->set_overlap(config.overlap);
+  adjacency_->set_overlap(config_.overlap);
   for (auto& layer : layers_) layer->allocate(*adjacency_);
-
-  HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * shard.num_features);
-  features_ = Tensor(n, shard.num_features, device);
-  features_.copy_from_host(shard.features.data(), features_.size());
-  {
-    // Nonzero count decides the input-dropout path (see model.h).
-    const int64_t f0 = shard.num_features;
-    int64_t nonzeros = 0;
-    for (float value : shard.features) nonzeros += value != 0.0f;
-    sparse_input_ = uses_sparse_input(nonzeros, n, f0);
-    if (sparse_input_) {
-      std::vector<float> values;
-      std::vector<int64_t> keys;
-      std::vector<int32_t> positions;
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t c = 0; c < f0; ++c) {
-          const float value = shard.features[r * f0 + c];
-          if (value == 0.0f) continue;
-          values.push_back(value);
-          keys.push_back(shard.owned_gid[r] * f0 + c);
-          positions.push_back(static_cast<int32_t>(r * f0 + c));
-        }
-      nonzero_values_ = Tensor(nonzeros, 1, device);
-      nonzero_values_.copy_from_host(values.data(), nonzeros);
-      nonzero_dropped_ = Tensor(nonzeros, 1, device);
-      nonzero_mask_ = Tensor(nonzeros, 1, device);
-      nonzero_key_ = Buffer<int64_t>(nonzeros, device);
-      nonzero_key_.copy_from_host(keys.data(), nonzeros);
-      nonzero_position_ = Buffer<int32_t>(nonzeros, device);
-      nonzero_position_.copy_from_host(positions.data(), nonzeros);
-      sparse_first_layer_ = layers_[0]->transform_first();
-    }
-    if (sparse_first_layer_) {
-      // Positions are row-major ascending: CSR order. Transpose by counting sort over columns.
-      std::vector<int64_t> indptr(n + 1, 0), t_indptr(f0 + 1, 0);
-      std::vector<int32_t> columns(nonzeros), t_rows(nonzeros), t_order(nonzeros);
-      std::vector<int32_t> positions(nonzeros);
-      nonzero_position_.copy_to_host(positions.data());
-      for (int64_t i = 0; i < nonzeros; ++i) {
-        const int64_t r = positions[i] / f0, c = positions[i] % f0;
-        columns[i] = static_cast<int32_t>(c);
-        ++indptr[r + 1];
-        ++t_indptr[c + 1];
-      }
-      for (int64_t r = 0; r < n; ++r) indptr[r + 1] += indptr[r];
-      for (int64_t c = 0; c < f0; ++c) t_indptr[c + 1] += t_indptr[c];
-      std::vector<int64_t> next(t_indptr.begin(), t_indptr.end() - 1);
-      for (int64_t i = 0; i < nonzeros; ++i) {
-        const int64_t slot = next[columns[i]]++;
-        t_rows[slot] = positions[i] / static_cast<int32_t>(f0);
-        t_order[slot] = static_cast<int32_t>(i);
-      }
-      input_indptr_ = Buffer<int64_t>(n + 1, device);
-      input_indptr_.copy_from_host(indptr.data(), n + 1);
-      input_t_indptr_ = Buffer<int64_t>(f0 + 1, device);
-      input_t_indptr_.copy_from_host(t_indptr.data(), f0 + 1);
-      input_columns_ = Buffer<int32_t>(nonzeros, device);
-      input_columns_.copy_from_host(columns.data(), nonzeros);
-      input_t_rows_ = Buffer<int32_t>(nonzeros, device);
-      input_t_rows_.copy_from_host(t_rows.data(), nonzeros);
-      input_t_order_ = Buffer<int32_t>(nonzeros, device);
-      input_t_order_.copy_from_host(t_order.data(), nonzeros);
-      input_t_values_ = Tensor(nonzeros, 1, device);
-      layers_[0]->set_sparse_input(
-          kernels::CsrView{n, f0, nonzeros, input_indptr_.data(), input_columns_.data(), nonzero_dropped_.data(), device},
-          kernels::CsrView{f0, n, nonzeros, input_t_indptr_.data(), input_t_rows_.data(), input_t_values_.data(), device});
-    }
+  for (int k = 0; k < store_.count(); ++k) {
+    if (store_.info(k).name == "layer0.weight") first_weight_ = k;
+    if (store_.info(k).name == "layer0.weight_self") first_weight_self_ = k;
   }
-  row_gid_ = Buffer<int64_t>(n, device);
+  HALOGEN_ASSERT(first_weight_ >= 0 && (config_.kind != ConvKind::sage || first_weight_self_ >= 0));
+}
+
+void Model::copy_features(const graph::Shard& shard) {
+  const int64_t n = num_owned_, f0 = shard.num_features;
+  HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * f0);
+  features_ = Tensor(n, f0, device_);
+  features_.copy_from_host(shard.features.data(), features_.size());
+  // Nonzero count decides the input-dropout path (see model.h).
+  int64_t nonzeros = 0;
+  for (float value : shard.features) nonzeros += value != 0.0f;
+  sparse_input_ = uses_sparse_input(nonzeros, n, f0);
+  if (!sparse_input_) return;
+  std::vector<float> values;
+  std::vector<int64_t> keys;
+  std::vector<int32_t> positions;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < f0; ++c) {
+      const float value = shard.features[r * f0 + c];
+      if (value == 0.0f) continue;
+      values.push_back(value);
+      keys.push_back(shard.owned_gid[r] * f0 + c);
+      positions.push_back(static_cast<int32_t>(r * f0 + c));
+    }
+  nonzero_values_ = Tensor(nonzeros, 1, device_);
+  nonzero_values_.copy_from_host(values.data(), nonzeros);
+  nonzero_dropped_ = Tensor(nonzeros, 1, device_);
+  nonzero_key_ = Buffer<int64_t>(nonzeros, device_);
+  nonzero_key_.copy_from_host(keys.data(), nonzeros);
+  nonzero_position_ = Buffer<int32_t>(nonzeros, device_);
+  nonzero_position_.copy_from_host(positions.data(), nonzeros);
+  sparse_first_layer_ = layers_[0]->transform_first();
+  if (sparse_first_layer_) build_sparse_first_layer(positions, f0);
+}
+
+void Model::build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0) {
+  // Positions are row-major ascending: CSR order. Transpose by counting sort over columns.
+  const int64_t n = num_owned_, nonzeros = static_cast<int64_t>(positions.size());
+  std::vector<int64_t> indptr(n + 1, 0), t_indptr(f0 + 1, 0);
+  std::vector<int32_t> columns(nonzeros), t_rows(nonzeros), t_order(nonzeros);
+  for (int64_t i = 0; i < nonzeros; ++i) {
+    const int64_t r = positions[i] / f0, c = positions[i] % f0;
+    columns[i] = static_cast<int32_t>(c);
+    ++indptr[r + 1];
+    ++t_indptr[c + 1];
+  }
+  for (int64_t r = 0; r < n; ++r) indptr[r + 1] += indptr[r];
+  for (int64_t c = 0; c < f0; ++c) t_indptr[c + 1] += t_indptr[c];
+  std::vector<int64_t> next(t_indptr.begin(), t_indptr.end() - 1);
+  for (int64_t i = 0; i < nonzeros; ++i) {
+    const int64_t slot = next[columns[i]]++;
+    t_rows[slot] = positions[i] / static_cast<int32_t>(f0);
+    t_order[slot] = static_cast<int32_t>(i);
+  }
+  input_indptr_ = Buffer<int64_t>(n + 1, device_);
+  input_indptr_.copy_from_host(indptr.data(), n + 1);
+  input_t_indptr_ = Buffer<int64_t>(f0 + 1, device_);
+  input_t_indptr_.copy_from_host(t_indptr.data(), f0 + 1);
+  input_columns_ = Buffer<int32_t>(nonzeros, device_);
+  input_columns_.copy_from_host(columns.data(), nonzeros);
+  input_t_rows_ = Buffer<int32_t>(nonzeros, device_);
+  input_t_rows_.copy_from_host(t_rows.data(), nonzeros);
+  input_t_order_ = Buffer<int32_t>(nonzeros, device_);
+  input_t_order_.copy_from_host(t_order.data(), nonzeros);
+  input_t_values_ = Tensor(nonzeros, 1, device_);
+  layers_[0]->set_sparse_input(
+      kernels::CsrView{n, f0, nonzeros, input_indptr_.data(), input_columns_.data(), nonzero_dropped_.data(), device_},
+      kernels::CsrView{f0, n, nonzeros, input_t_indptr_.data(), input_t_rows_.data(), input_t_values_.data(), device_});
+}
+
+void Model::copy_labels_and_splits(const graph::Shard& shard) {
+  const int64_t n = num_owned_;
+  row_gid_ = Buffer<int64_t>(n, device_);
   row_gid_.copy_from_host(shard.owned_gid.data(), n);
   std::vector<int32_t> labels = shard.labels;
   if (labels.empty()) labels.assign(n, -1);
-  labels_ = Buffer<int32_t>(n, device);
+  labels_ = Buffer<int32_t>(n, device_);
   labels_.copy_from_host(labels.data(), n);
   const std::vector<int64_t>* splits[3] = {&shard.train, &shard.valid, &shard.test};
   for (int s = 0; s < 3; ++s) {
@@ -141,18 +156,25 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
       if (labels[r] >= 0) rows.push_back(r);
     }
     split_sizes_[s] = static_cast<int64_t>(rows.size());
-    split_rows_[s] = Buffer<int64_t>(split_sizes_[s], device);
+    split_rows_[s] = Buffer<int64_t>(split_sizes_[s], device_);
     split_rows_[s].copy_from_host(rows.data(), split_sizes_[s]);
   }
+}
 
-  for (int l = 0; l <= num_layers; ++l) {
-    activations_.emplace_back(n + h, widths_[l], device);
+void Model::allocate_activations() {
+  const int64_t n = num_owned_, h = num_halo_;
+  for (int l = 0; l <= num_layers(); ++l) {
+    activations_.emplace_back(n + h, widths_[l], device_);
     activations_.back().zero();
   }
-  for (int l = 0; l < num_layers; ++l) {
-    masks_.emplace_back(n, widths_[l], device);
-    grads_.emplace_back(n, widths_[l + 1], device);
-  }
+  masks_.emplace_back();  // the input dropout's mask is never read: X_0 has no gradient
+  for (int l = 1; l < num_layers(); ++l) masks_.emplace_back(n, widths_[l], device_);
+  for (int l = 0; l < num_layers(); ++l) grads_.emplace_back(n, widths_[l + 1], device_);
+  if (caches_input_aggregate(widths_)) input_aggregate_ = Tensor(n, widths_[0], device_);
+}
+
+bool Model::caches_input_aggregate(const std::vector<int64_t>& widths) {
+  return widths[1] >= widths[0];  // layer 0 aggregates first (graph_conv.h: transform_first() is out < in)
 }
 
 bool Model::uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f) {
@@ -169,12 +191,14 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   for (int l = 0; l < config.layers; ++l) {
     num_parameters += widths[l] * widths[l + 1] * (config.kind == ConvKind::sage ? 2 : 1) + widths[l + 1];
     bytes += GraphConv::scratch_bytes(widths[l], widths[l + 1], n, h);
-    bytes += (n + h) * widths[l + 1] * f + n * widths[l] * f + n * widths[l + 1] * f;  // activation, mask, grad
+    bytes += (n + h) * widths[l + 1] * f + n * widths[l + 1] * f;  // activation, grad
+    if (l > 0) bytes += n * widths[l] * f;                            // dropout mask of the layer's input
   }
+  if (caches_input_aggregate(widths)) bytes += n * widths[0] * f;     // Â X_0 for evaluation
   bytes += (n + h) * widths[0] * f;                 // X_0
   bytes += 2 * num_parameters * f;                  // parameters + gradients
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
-  bytes += s.sparse_feature_nonzeros * (3 * f + 8 + 4);                  // sparse input dropout
+  bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
   if (s.sparse_feature_nonzeros > 0 && widths[1] < widths[0])             // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
@@ -186,29 +210,61 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
 LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
 
 void Model::forward(int64_t epoch, bool training) {
-  const int64_t n = num_owned_;
   const float p = training ? config_.dropout : 0.0f;
   const LayerContext ctx = context();
-  const Span<const int64_t> gid{row_gid_.data(), n, row_gid_.device()};
   auto stream_of = [&](int layer) {
     return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
   };
-  const kernels::Stream stream = stream_.get();
-  {
-    PhaseScope timer(*clock_, Phase::elementwise, stream);
-    input_dropout(p, stream_of(0));
-  }
-  for (int l = 0; l < num_layers(); ++l) {
-    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
-    PhaseScope timer(*clock_, Phase::elementwise, stream);
-    Matrix<float> z = activations_[l + 1].matrix().slice_rows(0, n);
-    if (l + 1 < num_layers()) {
-      kernels::EpilogueParams params{true, p, config_.seed, stream_of(l + 1)};
-      kernels::bias_relu_dropout(z, layers_[l]->bias(), gid, params, masks_[l + 1].matrix(), stream);
-    } else {
-      kernels::add_bias(z, layers_[l]->bias(), stream);
+  if (!training && input_aggregate_.size() > 0) {
+    first_layer_from_input_aggregate();
+  } else {
+    {
+      PhaseScope timer(*clock_, Phase::elementwise, stream_.get());
+      input_dropout(p, stream_of(0));
     }
+    layers_[0]->forward(activations_[0].matrix(), activations_[1].matrix(), ctx);
   }
+  epilogue(0, p, stream_of(1), training);
+  for (int l = 1; l < num_layers(); ++l) {
+    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
+    epilogue(l, p, stream_of(l + 1), training);
+  }
+}
+
+void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
+  const kernels::Stream stream = stream_.get();
+  PhaseScope timer(*clock_, Phase::elementwise, stream);
+  Matrix<float> z = activations_[l + 1].matrix().slice_rows(0, num_owned_);
+  if (l + 1 == num_layers()) {
+    kernels::add_bias(z, layers_[l]->bias(), stream);
+    return;
+  }
+  const kernels::EpilogueParams params{true, p, config_.seed, rng_stream};
+  // Only training reads the mask (backward); evaluation does not write it.
+  kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()},
+                             params, training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);
+}
+
+void Model::first_layer_from_input_aggregate() {
+  // Â X_0 with dropout off depends on neither the epoch nor the parameters: it is made by the first evaluation
+  // (collective, like every forward) and reused, which leaves layer 0 one gemm (two for SAGE) per evaluation
+  // instead of the widest product of the model and its halo exchange. The arithmetic is GraphConv's
+  // aggregate-first forward (own part "=", then halo part "+=", then the gemms), so results are unchanged.
+  const int64_t n = num_owned_;
+  const kernels::Stream stream = stream_.get();
+  Matrix<float> aggregate = input_aggregate_.matrix();  // (n, F_0)
+  if (!input_aggregate_ready_) {
+    Matrix<float> x0 = activations_[0].matrix();  // (n + h, F_0)
+    input_dropout(0.0f, /*rng_stream=*/0);  // X_0 = the features
+    adjacency_->forward(x0, aggregate);  // collective: the halo exchange of X_0, then Â X_0
+    input_aggregate_ready_ = true;
+  }
+  Matrix<float> z0 = activations_[1].matrix().slice_rows(0, n);
+  if (n == 0 || z0.cols == 0) return;
+  PhaseScope timer(*clock_, Phase::gemm, stream);
+  kernels::gemm(aggregate, false, store_.param(first_weight_), false, z0, 1.0f, 0.0f, stream);
+  if (first_weight_self_ >= 0)
+    kernels::gemm(features_.matrix(), false, store_.param(first_weight_self_), false, z0, 1.0f, 1.0f, stream);
 }
 
 void Model::input_dropout(float p, uint64_t rng_stream) {
@@ -216,16 +272,17 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   Matrix<float> x0 = activations_[0].matrix().slice_rows(0, n);
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
   const kernels::Stream stream = stream_.get();
+  // No mask is recorded: layer 0 never asks for the gradient of its input.
   if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {
     kernels::dropout(features_.matrix(), Span<const int64_t>{row_gid_.data(), n, row_gid_.device()}, params, x0,
-                     masks_[0].matrix(), stream);
+                     Matrix<float>{}, stream);
     return;
   }
   // The nonzeros as an (nnz, 1) matrix whose "global row id" is gid * F_0 + c: the kernel's decision for
   // (key, column 0) is rng::uniform(seed, stream, key), the dense decision for (gid, c).
   const int64_t nnz = nonzero_values_.rows();
   kernels::dropout(nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nnz, nonzero_key_.device()},
-                   params, nonzero_dropped_.matrix(), nonzero_mask_.matrix(), stream);
+                   params, nonzero_dropped_.matrix(), Matrix<float>{}, stream);
   if (sparse_first_layer_) {  // layer 0 reads the CSR views; the dense X_0 is not needed
     kernels::gather_rows(nonzero_dropped_.matrix(),
                          Span<const int32_t>{input_t_order_.data(), nnz, input_t_order_.device()},

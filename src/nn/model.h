@@ -9,6 +9,11 @@
 // Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
+// Evaluation runs the same forward with dropout off, except that when layer 0 aggregates first (F_1 >= F_0)
+// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start from
+// it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no input
+// gradient), which pays for that buffer.
+//
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
 // gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the backward).
@@ -100,8 +105,23 @@ class Model {
   static std::vector<int64_t> layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes);
 
  private:
+  // Construction, in this order.
+  void check_inputs(const graph::Shard& shard) const;
+  void build_layers(const graph::Shard& shard);  // layers, parameters, adjacency, halo exchange
+  void copy_features(const graph::Shard& shard);  // dense features, and the sparse input path when it applies
+  void build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0);
+  void copy_labels_and_splits(const graph::Shard& shard);
+  void allocate_activations();  // activations, masks, gradients, the evaluation's input aggregate
+  // Whether evaluation keeps Â X_0 (layer 0 aggregates first: it costs no more memory than one activation).
+  static bool caches_input_aggregate(const std::vector<int64_t>& widths);
+
   void forward(int64_t epoch, bool training);
   void input_dropout(float p, uint64_t rng_stream);
+  // Bias, then relu and dropout (keyed by `rng_stream`) for hidden layers, on layer l's output; the mask only
+  // when training.
+  void epilogue(int l, float p, uint64_t rng_stream, bool training);
+  // Evaluation's layer 0 from input_aggregate_ (made on the first call).
+  void first_layer_from_input_aggregate();
   LayerContext context();
 
   ModelConfig config_;
@@ -116,11 +136,16 @@ class Model {
   std::unique_ptr<DistributedAdjacency> adjacency_;  // Â (or M) with the shard's halo plan, shared by the layers
 
   Tensor features_;                 // (n_own, F_0)
+  int first_weight_ = -1, first_weight_self_ = -1;  // layer 0's W (and W_self for SAGE) in store_
+  // Evaluation (dropout off) with layer 0 aggregating first: Â X_0 (n_own, F_0), made once (see
+  // first_layer_from_input_aggregate); empty otherwise.
+  Tensor input_aggregate_;
+  bool input_aggregate_ready_ = false;
   // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which
   // gives exactly the dense result (a dropped or kept zero is zero) at a fraction of the RNG cost. Entry i is
   // feature (r, c): value, key gid*F_0 + c (the dense dropout index), position r*F_0 + c in X_0.
   bool sparse_input_ = false;
-  Tensor nonzero_values_, nonzero_dropped_, nonzero_mask_;  // (nnz, 1)
+  Tensor nonzero_values_, nonzero_dropped_;               // (nnz, 1)
   Buffer<int64_t> nonzero_key_;                            // (nnz)
   Buffer<int32_t> nonzero_position_;                       // (nnz)
   // When layer 0 transforms first, it multiplies the sparse X_0 directly (spmm instead of gemm) and the dense
@@ -135,7 +160,7 @@ class Model {
   std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)
   std::array<int64_t, 3> split_sizes_{};
   std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits
-  std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 0 .. L-1 (input of layer l)
+  std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
   std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = 0 .. L-1
 };
 
