@@ -89,4 +89,77 @@ double sum_squares(Span<const float> x, Stream stream) {
   HALOGEN_DISPATCH(x.device, sum_squares(x, stream));
 }
 
+
+// ==== temporal cells ======================================================================================
+
+void sigmoid_forward(Matrix<const float> x, Matrix<float> y, Stream stream) {
+  HALOGEN_DISPATCH(y.device, sigmoid_forward(x, y, stream));
+}
+
+void sigmoid_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x, Stream stream) {
+  HALOGEN_DISPATCH(grad_x.device, sigmoid_backward(y, grad_y, grad_x, stream));
+}
+
+void tanh_forward(Matrix<const float> x, Matrix<float> y, Stream stream) {
+  HALOGEN_DISPATCH(y.device, tanh_forward(x, y, stream));
+}
+
+void tanh_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x, Stream stream) {
+  HALOGEN_DISPATCH(grad_x.device, tanh_backward(y, grad_y, grad_x, stream));
+}
+
+void relu_forward(Matrix<const float> x, Matrix<float> y, Stream stream) {
+  HALOGEN_DISPATCH(y.device, relu_forward(x, y, stream));
+}
+
+void relu_backward(Matrix<const float> y, Matrix<float> grad, Stream stream) {
+  HALOGEN_DISPATCH(grad.device, relu_backward(y, grad, stream));
+}
+
+void multiply(Matrix<const float> a, Matrix<const float> b, Matrix<float> out, Stream stream) {
+  HALOGEN_DISPATCH(out.device, multiply(a, b, out, stream));
+}
+
+void scale_add(float alpha, Matrix<const float> x, float beta, Matrix<float> y, Stream stream) {
+  HALOGEN_DISPATCH(y.device, scale_add(alpha, x, beta, y, stream));
+}
+
+void gru_gates(Matrix<const float> pre_z, Matrix<const float> pre_r, Matrix<const float> h_prev, Matrix<float> z,
+               Matrix<float> r, Matrix<float> hr, Stream stream) {
+  HALOGEN_DISPATCH(z.device, gru_gates(pre_z, pre_r, h_prev, z, r, hr, stream));
+}
+
+void gru_update(Matrix<const float> pre_h, Matrix<const float> z, Matrix<const float> h_prev, GruMix mix,
+                Matrix<float> h_candidate, Matrix<float> h, Stream stream) {
+  HALOGEN_DISPATCH(h.device, gru_update(pre_h, z, h_prev, mix, h_candidate, h, stream));
+}
+
+void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_carry, Matrix<const float> z,
+                         Matrix<const float> h_prev, Matrix<const float> h_candidate, GruMix mix,
+                         Matrix<float> grad_pre_z, Matrix<float> grad_pre_h, Matrix<float> grad_h_prev,
+                         Stream stream) {
+  HALOGEN_DISPATCH(grad_h_prev.device, gru_update_backward(grad_h, grad_carry, z, h_prev, h_candidate, mix,
+                                                           grad_pre_z, grad_pre_h, grad_h_prev, stream));
+}
+
+void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev,
+                        Matrix<float> grad_pre_r, Matrix<float> grad_h_prev, Stream stream) {
+  HALOGEN_DISPATCH(grad_pre_r.device, gru_gates_backward(grad_hr, r, h_prev, grad_pre_r, grad_h_prev, stream));
+}
+
+void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,
+              Stream stream) {
+  HALOGEN_DISPATCH(x.device, pair_dot(x, a, b, scores, stream));
+}
+
+void pair_dot_backward(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b,
+                       Span<const float> grad_scores, Matrix<float> grad_x, Stream stream) {
+  HALOGEN_DISPATCH(grad_x.device, pair_dot_backward(x, a, b, grad_scores, grad_x, stream));
+}
+
+double bce_with_logits(Span<const float> scores, Span<const uint8_t> labels, float scale, Span<float> grad_scores,
+                       Stream stream) {
+  HALOGEN_DISPATCH(scores.device, bce_with_logits(scores, labels, scale, grad_scores, stream));
+}
+
 }  // namespace halogen::kernels

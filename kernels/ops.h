@@ -104,4 +104,78 @@ void axpy(float alpha, Span<const float> x, Span<float> y, Stream stream = nullp
 // Sum of squares (for gradient norms / NaN checks); returns NaN if any element is NaN or Inf.
 double sum_squares(Span<const float> x, Stream stream = nullptr);
 
+
+// ==== temporal cells: activations, GRU gates, link scores ==================================================
+// Elementwise ops of the recurrent cells (nn/tgcn.cpp, nn/gconvgru.cpp, nn/evolve_gcn.cpp), their head
+// (nn/relu_linear_head.cpp) and the link task's scores (train/link_task.cpp). Every matrix view may be a
+// column block of a wider matrix (stride >= cols); all views of one call have the same shape (n, f).
+// "May alias" = the output may be the same memory as that input (each element is read before it is written);
+// outputs must not otherwise overlap inputs.
+
+// y = sigmoid(x) = 1 / (1 + exp(-x)).              x, y: (n, f); y may alias x.
+void sigmoid_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+// grad_x = grad_y * y * (1 - y), y = sigmoid(x).    y, grad_y, grad_x: (n, f); grad_x may alias grad_y.
+void sigmoid_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x,
+                      Stream stream = nullptr);
+// y = tanh(x).                                      x, y: (n, f); y may alias x.
+void tanh_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+// grad_x = grad_y * (1 - y * y), y = tanh(x).       y, grad_y, grad_x: (n, f); grad_x may alias grad_y.
+void tanh_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x, Stream stream = nullptr);
+// y = max(x, 0).                                    x, y: (n, f); y may alias x.
+void relu_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+// grad = y > 0 ? grad : 0, in place; y = relu(x) (or x itself: same sign test).   y, grad: (n, f)
+void relu_backward(Matrix<const float> y, Matrix<float> grad, Stream stream = nullptr);
+// out = a * b elementwise.                          a, b, out: (n, f); out may alias a or b.
+// (Its backward is two more calls: grad_a = grad_out * b, grad_b = grad_out * a.)
+void multiply(Matrix<const float> a, Matrix<const float> b, Matrix<float> out, Stream stream = nullptr);
+// y = alpha * x + beta * y; beta == 0 does not read y (a scaled copy: y = x for alpha = 1).   x, y: (n, f);
+// y may alias x (in-place scaling).
+void scale_add(float alpha, Matrix<const float> x, float beta, Matrix<float> y, Stream stream = nullptr);
+
+// GRU gates, fused (one pass each). A GRU step from state h_prev with gate pre-activations pre_z, pre_r, pre_h
+// (the products, computed by gemm/spmm, pre_h from hr = r o h_prev) is
+//   z = sigmoid(pre_z),  r = sigmoid(pre_r),  hr = r o h_prev                              gru_gates
+//   h~ = tanh(pre_h),    h = z o h_prev + (1 - z) o h~     GruMix::z_keeps_state            gru_update
+//                        h = (1 - z) o h_prev + z o h~     GruMix::z_takes_candidate
+// z_keeps_state is PyTorch's GRU and PyG Temporal's TGCN/GConvGRU; z_takes_candidate is EvolveGCN's matrix GRU.
+enum class GruMix { z_keeps_state, z_takes_candidate };
+// pre_z, pre_r, h_prev, z, r, hr: (n, h). z may alias pre_z, r may alias pre_r.
+void gru_gates(Matrix<const float> pre_z, Matrix<const float> pre_r, Matrix<const float> h_prev, Matrix<float> z,
+               Matrix<float> r, Matrix<float> hr, Stream stream = nullptr);
+// pre_h, z, h_prev, h_candidate, h: (n, h). h_candidate "=" tanh(pre_h) (may alias pre_h); h "=" the mix (may
+// alias h_prev).
+void gru_update(Matrix<const float> pre_h, Matrix<const float> z, Matrix<const float> h_prev, GruMix mix,
+                Matrix<float> h_candidate, Matrix<float> h, Stream stream = nullptr);
+// Backward of gru_update. With d = grad_h + grad_carry (grad_carry: a second gradient of h, e.g. the one
+// carried back from the next step; an empty view (rows == 0) means none):
+//   z_keeps_state:     grad_pre_z = d (h_prev - h~) z (1 - z),  grad_pre_h = d (1 - z) (1 - h~^2),  g = d z
+//   z_takes_candidate: grad_pre_z = d (h~ - h_prev) z (1 - z),  grad_pre_h = d z (1 - h~^2),        g = d (1 - z)
+// all "=", g into grad_h_prev (the direct term of dLoss/dh_prev; may alias grad_carry or grad_h).
+// grad_h, grad_carry, z, h_prev, h_candidate, grad_pre_z, grad_pre_h, grad_h_prev: (n, h)
+void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_carry, Matrix<const float> z,
+                         Matrix<const float> h_prev, Matrix<const float> h_candidate, GruMix mix,
+                         Matrix<float> grad_pre_z, Matrix<float> grad_pre_h, Matrix<float> grad_h_prev,
+                         Stream stream = nullptr);
+// Backward of hr = r o h_prev, r = sigmoid(pre_r), given grad_hr = dLoss/dhr:
+//   grad_pre_r "=" grad_hr h_prev r (1 - r),   grad_h_prev "+=" grad_hr r.
+// grad_hr, r, h_prev, grad_pre_r, grad_h_prev: (n, h); grad_pre_r may alias grad_hr.
+void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev,
+                        Matrix<float> grad_pre_r, Matrix<float> grad_h_prev, Stream stream = nullptr);
+
+// Link scores: scores[k] = <x[a[k], :], x[b[k], :]>, summed in double and rounded once.
+//   x: (n, f);  a, b: (m) row ids in [0, n);  scores: (m)
+void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,
+              Stream stream = nullptr);
+// Backward of pair_dot: for every k, grad_x[a[k], :] += grad_scores[k] x[b[k], :] and
+// grad_x[b[k], :] += grad_scores[k] x[a[k], :] ("+="). grad_x must not overlap x.
+//   x, grad_x: (n, f);  a, b, grad_scores: (m)
+void pair_dot_backward(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b,
+                       Span<const float> grad_scores, Matrix<float> grad_x, Stream stream = nullptr);
+// Binary cross-entropy with logits over m scores with labels 0/1: returns the *sum* of
+// softplus(s_k) - label_k s_k (stable: max(s, 0) + log1p(exp(-|s|)) - label s, in double), and
+// grad_scores[k] "=" (sigmoid(s_k) - label_k) * scale (the caller's scale makes the sum a mean over ranks).
+//   scores, labels, grad_scores: (m); labels are 0 or 1.
+double bce_with_logits(Span<const float> scores, Span<const uint8_t> labels, float scale, Span<float> grad_scores,
+                       Stream stream = nullptr);
+
 }  // namespace halogen::kernels

@@ -54,4 +54,34 @@ void fill(Span<float> x, float value, Stream stream = nullptr);
 void axpy(float alpha, Span<const float> x, Span<float> y, Stream stream = nullptr);
 double sum_squares(Span<const float> x, Stream stream = nullptr);
 
+
+// ---- temporal cells (kernels/cuda/recurrent.cu, link.cu) -------------------------------------------------
+// pair_dot_backward uses float atomics (order of the additions differs from the CPU); bce_with_logits returns
+// a host scalar and synchronises `stream`.
+void sigmoid_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+void sigmoid_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x,
+                      Stream stream = nullptr);
+void tanh_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+void tanh_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x, Stream stream = nullptr);
+void relu_forward(Matrix<const float> x, Matrix<float> y, Stream stream = nullptr);
+void relu_backward(Matrix<const float> y, Matrix<float> grad, Stream stream = nullptr);
+void multiply(Matrix<const float> a, Matrix<const float> b, Matrix<float> out, Stream stream = nullptr);
+void scale_add(float alpha, Matrix<const float> x, float beta, Matrix<float> y, Stream stream = nullptr);
+void gru_gates(Matrix<const float> pre_z, Matrix<const float> pre_r, Matrix<const float> h_prev, Matrix<float> z,
+               Matrix<float> r, Matrix<float> hr, Stream stream = nullptr);
+void gru_update(Matrix<const float> pre_h, Matrix<const float> z, Matrix<const float> h_prev, GruMix mix,
+                Matrix<float> h_candidate, Matrix<float> h, Stream stream = nullptr);
+void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_carry, Matrix<const float> z,
+                         Matrix<const float> h_prev, Matrix<const float> h_candidate, GruMix mix,
+                         Matrix<float> grad_pre_z, Matrix<float> grad_pre_h, Matrix<float> grad_h_prev,
+                         Stream stream = nullptr);
+void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev,
+                        Matrix<float> grad_pre_r, Matrix<float> grad_h_prev, Stream stream = nullptr);
+void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,
+              Stream stream = nullptr);
+void pair_dot_backward(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b,
+                       Span<const float> grad_scores, Matrix<float> grad_x, Stream stream = nullptr);
+double bce_with_logits(Span<const float> scores, Span<const uint8_t> labels, float scale, Span<float> grad_scores,
+                       Stream stream = nullptr);
+
 }  // namespace halogen::kernels::cuda

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "comm/halo_exchange.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "kernels/ops.h"
 
 namespace halogen::train {
 namespace {
@@ -27,8 +27,6 @@ struct StepPairs {
   int64_t fetched = 0;
   double global_pairs = 0;
 };
-
-float logistic(double v) { return static_cast<float>(1.0 / (1.0 + std::exp(-v))); }
 
 class LinkTask final : public TemporalTask {
  public:
@@ -61,6 +59,7 @@ class LinkTask final : public TemporalTask {
       max_pairs = std::max(max_pairs, static_cast<int64_t>(steps_pairs_.back().label.size()));
     }
     pair_grad_ = Tensor(max_pairs, 1, Device::cpu);
+    scores_ = Tensor(max_pairs, 1, Device::cpu);
     ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
     grad_ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
   }
@@ -76,40 +75,21 @@ class LinkTask final : public TemporalTask {
     StepPairs& p = steps_pairs_[step];
     Matrix<float> ext = gather(p, y);
     Matrix<float> grad_ext{grad_ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
-    std::fill(grad_ext.data, grad_ext.data + grad_ext.rows * width_, 0.0f);
+    kernels::fill(Span<float>{grad_ext.data, grad_ext.rows * width_, Device::cpu}, 0.0f);
     const double inv = 1.0 / p.global_pairs;
-    const int64_t sources = static_cast<int64_t>(p.sources.size());
-    float* pair_grad = pair_grad_.data();
-    double sum = 0;
-    // Per source (one thread owns a source's row): scores, loss, d loss / d score, and the source's gradient.
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : sum)
-    for (int64_t i = 0; i < sources; ++i) {
-      const int32_t u = p.sources[i];
-      float* gu = grad_ext.row(u);
-      const float* eu = ext.row(u);
-      for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) {
-        const float* ev = ext.row(p.target[k]);
-        const double score = dot(eu, ev);
-        // softplus(score) - label * score, stably
-        sum += std::max(score, 0.0) + std::log1p(std::exp(-std::fabs(score))) - (p.label[k] ? score : 0.0);
-        const float d = static_cast<float>((logistic(score) - static_cast<double>(p.label[k])) * inv * scale);
-        pair_grad[k] = d;
-        for (int64_t c = 0; c < width_; ++c) gu[c] += d * ev[c];
-      }
-    }
-    // Per target row (one thread owns it): the targets' gradient, in pair order.
-    const int64_t rows = n_ + p.fetched;
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t r = 0; r < rows; ++r) {
-      float* gv = grad_ext.row(r);
-      for (int64_t j = p.by_target_offsets[r]; j < p.by_target_offsets[r + 1]; ++j) {
-        const int64_t k = p.by_target[j];
-        const float d = pair_grad[k];
-        const float* eu = ext.row(p.pair_source[k]);
-        for (int64_t c = 0; c < width_; ++c) gv[c] += d * eu[c];
-      }
-    }
-    for (int64_t r = 0; r < n_; ++r) std::memcpy(grad_y.row(r), grad_ext.row(r), width_ * sizeof(float));
+    // scores = <ext[source], ext[target]>, the loss (softplus(score) - label * score) and d loss / d score, then
+    // both endpoints' gradients.
+    const int64_t pairs = static_cast<int64_t>(p.target.size());
+    const Span<const int32_t> source_rows{p.pair_source.data(), pairs, Device::cpu};
+    const Span<const int32_t> target_rows{p.target.data(), pairs, Device::cpu};
+    const Span<float> scores{scores_.data(), pairs, Device::cpu}, pair_grad{pair_grad_.data(), pairs, Device::cpu};
+    kernels::pair_dot(ext, source_rows, target_rows, scores);
+    const double sum = kernels::bce_with_logits(Span<const float>{scores.data, pairs, Device::cpu},
+                                                Span<const uint8_t>{p.label.data(), pairs, Device::cpu},
+                                                static_cast<float>(inv * scale), pair_grad);
+    kernels::pair_dot_backward(ext, source_rows, target_rows, Span<const float>{pair_grad.data, pairs, Device::cpu},
+                               grad_ext);
+    kernels::scale_add(1.0f, grad_ext.slice_rows(0, n_), 0.0f, grad_y);
     p.fetch->start_reverse(Matrix<const float>(grad_ext.slice_rows(n_, n_ + p.fetched)), nullptr);
     p.fetch->finish_reverse(grad_y, nullptr);
     return sum * inv;
@@ -119,13 +99,16 @@ class LinkTask final : public TemporalTask {
     StepPairs& p = steps_pairs_[step];
     Matrix<float> ext = gather(p, y);
     const uint64_t random_stream = rng::stream_id(rng::kNegativeSampling, static_cast<uint32_t>(step), 1u << 31);
+    const int64_t pairs = static_cast<int64_t>(p.target.size());
+    const Span<float> scores{scores_.data(), pairs, Device::cpu};
+    kernels::pair_dot(ext, Span<const int32_t>{p.pair_source.data(), pairs, Device::cpu},
+                      Span<const int32_t>{p.target.data(), pairs, Device::cpu}, scores);
     std::vector<std::pair<double, uint8_t>> model_scores, random_scores;
     for (size_t i = 0; i + 1 < p.source_offsets.size(); ++i) {
-      const int32_t u = p.sources[i];
       model_scores.clear();
       random_scores.clear();
       for (int64_t k = p.source_offsets[i]; k < p.source_offsets[i + 1]; ++k) {
-        model_scores.emplace_back(dot(ext.row(u), ext.row(p.target[k])), p.label[k]);
+        model_scores.emplace_back(scores[k], p.label[k]);
         const uint64_t index = static_cast<uint64_t>(p.source_gid[i]) * 0x100000000ull +
                                static_cast<uint64_t>(p.target_gid[k]);
         random_scores.emplace_back(rng::uniform(seed_, random_stream, index), p.label[k]);
@@ -173,17 +156,11 @@ class LinkTask final : public TemporalTask {
     sums[1] += reciprocal;
   }
 
-  double dot(const float* a, const float* b) const {
-    double s = 0;
-    for (int64_t c = 0; c < width_; ++c) s += static_cast<double>(a[c]) * b[c];
-    return s;
-  }
-
   // ext (n + fetched, width): y's rows, then the fetched rows of this step.
   Matrix<float> gather(StepPairs& p, Matrix<const float> y) {
     HALOGEN_ASSERT(y.rows == n_ && y.cols == width_);
     Matrix<float> ext{ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
-    for (int64_t r = 0; r < n_; ++r) std::memcpy(ext.row(r), y.row(r), width_ * sizeof(float));
+    kernels::scale_add(1.0f, y, 0.0f, ext.slice_rows(0, n_));
     p.fetch->start_forward(ext, nullptr);
     p.fetch->finish_forward(nullptr);
     return ext;
@@ -306,6 +283,7 @@ class LinkTask final : public TemporalTask {
   int64_t steps_ = 0, train_ = 0;
   Tensor features_, ext_, grad_ext_;
   Tensor pair_grad_;  // (max pairs of a step) d loss / d score
+  Tensor scores_;     // (max pairs of a step) <y_u, y_v> of each pair
   std::vector<StepPairs> steps_pairs_;
   double sums_[5] = {0, 0, 0, 0, 0};  // AP, RR, random AP, random RR, sources
 };
