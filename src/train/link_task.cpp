@@ -129,7 +129,8 @@ class LinkTask final : public TemporalTask {
   }
 
   int64_t bytes() const override {
-    int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size()) * static_cast<int64_t>(sizeof(float));
+    int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size() + pair_grad_.size() + scores_.size()) *
+                    static_cast<int64_t>(sizeof(float));
     for (const StepPairs& p : steps_pairs_) {
       bytes += static_cast<int64_t>(p.target.size()) * (4 + 8 + 1 + 4 + 8) +
                static_cast<int64_t>(p.by_target_offsets.size()) * 8 +
