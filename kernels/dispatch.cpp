@@ -147,6 +147,18 @@ void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matr
   HALOGEN_DISPATCH(grad_pre_r.device, gru_gates_backward(grad_hr, r, h_prev, grad_pre_r, grad_h_prev, stream));
 }
 
+void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+               Matrix<float> h, Stream stream) {
+  HALOGEN_DISPATCH(c.device, lstm_cell(pre, c_prev, gates, c, h, stream));
+}
+
+void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+                        Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre,
+                        Matrix<float> grad_c_prev, Stream stream) {
+  HALOGEN_DISPATCH(grad_pre.device,
+                   lstm_cell_backward(grad_h, grad_c, gates, c_prev, c, grad_pre, grad_c_prev, stream));
+}
+
 void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,
               Stream stream) {
   HALOGEN_DISPATCH(x.device, pair_dot(x, a, b, scores, stream));

@@ -162,6 +162,23 @@ void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_ca
 void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev,
                         Matrix<float> grad_pre_r, Matrix<float> grad_h_prev, Stream stream = nullptr);
 
+// LSTM cell, fused (PyTorch's gate order i, f, g, o). pre = [pre_i | pre_f | pre_g | pre_o] are the gate
+// pre-activations (the products, by gemm/spmm):
+//   i = sigmoid(pre_i), f = sigmoid(pre_f), g = tanh(pre_g), o = sigmoid(pre_o),
+//   c = f o c_prev + i o g,  h = o o tanh(c).
+// gates "=" [i | f | g | o] (kept for backward; may alias pre), c "=", h "=".
+//   pre, gates: (n, 4h);  c_prev, c, h: (n, h)
+void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+               Matrix<float> h, Stream stream = nullptr);
+// Backward of lstm_cell. grad_h = dLoss/dh; grad_c = dLoss/dc from later steps (empty view: none). With
+// t = tanh(c), dc = grad_c + grad_h o o o (1 - t^2):
+//   grad_pre "=" [dc g i (1 - i) | dc c_prev f (1 - f) | dc i (1 - g^2) | grad_h t o (1 - o)],
+//   grad_c_prev "=" dc o f (may alias grad_c).
+//   grad_h, grad_c, c_prev, c, grad_c_prev: (n, h);  gates, grad_pre: (n, 4h)
+void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+                        Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre,
+                        Matrix<float> grad_c_prev, Stream stream = nullptr);
+
 // Link scores: scores[k] = <x[a[k], :], x[b[k], :]>, summed in double and rounded once.
 //   x: (n, f);  a, b: (m) row ids in [0, n);  scores: (m)
 void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,

@@ -225,4 +225,74 @@ void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matr
   });
 }
 
+namespace {
+
+void require_lstm_shapes(Matrix<const float> gates, Matrix<const float> state, const char* gates_name,
+                         const char* state_name) {
+  HALOGEN_ASSERT(gates.rows == state.rows && gates.cols == 4 * state.cols, "%s is (%lld, %lld) but %s is (%lld, %lld)",
+                 gates_name, (long long)gates.rows, (long long)gates.cols, state_name, (long long)state.rows,
+                 (long long)state.cols);
+}
+
+}  // namespace
+
+void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+               Matrix<float> h, Stream) {
+  detail::require_host(c_prev, "lstm_cell c_prev");
+  detail::require_host(pre, "lstm_cell pre");
+  require_like(gates, pre, "lstm_cell gates", "pre");
+  require_like(c, c_prev, "lstm_cell c", "c_prev");
+  require_like(h, c_prev, "lstm_cell h", "c_prev");
+  require_lstm_shapes(pre, c_prev, "pre", "c_prev");
+  const int64_t width = c_prev.cols;
+  for_each_row(c_prev.rows, [&](int64_t r) {
+    const float* in = pre.row(r);
+    float* gate = gates.row(r);
+    detail::sigmoid_run(in, gate, 2 * width);                          // i | f
+    detail::tanh_run(in + 2 * width, gate + 2 * width, width);         // g
+    detail::sigmoid_run(in + 3 * width, gate + 3 * width, width);      // o
+    const float* prev = c_prev.row(r);
+    float* cell = c.row(r);
+    float* out = h.row(r);
+    for (int64_t k = 0; k < width; ++k) cell[k] = gate[width + k] * prev[k] + gate[k] * gate[2 * width + k];
+    detail::tanh_run(cell, out, width);
+    for (int64_t k = 0; k < width; ++k) out[k] *= gate[3 * width + k];
+  });
+}
+
+void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+                        Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre,
+                        Matrix<float> grad_c_prev, Stream) {
+  detail::require_host(grad_h, "lstm_cell_backward grad_h");
+  const bool carry = grad_c.rows > 0;
+  if (carry) require_like(grad_c, grad_h, "lstm_cell_backward grad_c", "grad_h");
+  require_like(c_prev, grad_h, "lstm_cell_backward c_prev", "grad_h");
+  require_like(c, grad_h, "lstm_cell_backward c", "grad_h");
+  require_like(grad_c_prev, grad_h, "lstm_cell_backward grad_c_prev", "grad_h");
+  detail::require_host(gates, "lstm_cell_backward gates");
+  require_like(grad_pre, gates, "lstm_cell_backward grad_pre", "gates");
+  require_lstm_shapes(gates, grad_h, "gates", "grad_h");
+  const int64_t width = grad_h.cols;
+  for_each_row(grad_h.rows, [&](int64_t r) {
+    const float* gh = grad_h.row(r);
+    const float* gc = carry ? grad_c.row(r) : nullptr;
+    const float* gate = gates.row(r);
+    const float* prev = c_prev.row(r);
+    float* tanh_c = grad_pre.row(r) + 3 * width;  // tanh(c) parked in the o block until that block is written
+    detail::tanh_run(c.row(r), tanh_c, width);
+    float* d = grad_pre.row(r);
+    float* dprev = grad_c_prev.row(r);
+    for (int64_t k = 0; k < width; ++k) {
+      const float i = gate[k], f = gate[width + k], g = gate[2 * width + k], o = gate[3 * width + k];
+      const float t = tanh_c[k];
+      const float dc = (carry ? gc[k] : 0.0f) + gh[k] * o * (1.0f - t * t);
+      d[k] = dc * g * i * (1.0f - i);
+      d[width + k] = dc * prev[k] * f * (1.0f - f);
+      d[2 * width + k] = dc * i * (1.0f - g * g);
+      d[3 * width + k] = gh[k] * t * o * (1.0f - o);
+      dprev[k] = dc * f;
+    }
+  });
+}
+
 }  // namespace halogen::kernels::cpu

@@ -77,6 +77,11 @@ void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_ca
                          Stream stream = nullptr);
 void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev,
                         Matrix<float> grad_pre_r, Matrix<float> grad_h_prev, Stream stream = nullptr);
+void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+               Matrix<float> h, Stream stream = nullptr);
+void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+                        Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre,
+                        Matrix<float> grad_c_prev, Stream stream = nullptr);
 void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores,
               Stream stream = nullptr);
 void pair_dot_backward(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b,

@@ -150,6 +150,46 @@ struct GruGatesBackwardOp {
   }
 };
 
+struct LstmCellOp {
+  View<const float> pre, c_prev;
+  int64_t width;
+  View<float> gates, c, h;
+  __device__ void operator()(int64_t r, int64_t k) const {
+    const float i = sigmoid(pre(r, k)), f = sigmoid(pre(r, width + k)), g = tanhf(pre(r, 2 * width + k)),
+                o = sigmoid(pre(r, 3 * width + k));
+    gates(r, k) = i;
+    gates(r, width + k) = f;
+    gates(r, 2 * width + k) = g;
+    gates(r, 3 * width + k) = o;
+    const float cell = f * c_prev(r, k) + i * g;
+    c(r, k) = cell;
+    h(r, k) = tanhf(cell) * o;
+  }
+};
+struct LstmCellBackwardOp {
+  View<const float> grad_h, grad_c, gates, c_prev, c;
+  bool carry;
+  int64_t width;
+  View<float> grad_pre, grad_c_prev;
+  __device__ void operator()(int64_t r, int64_t k) const {
+    const float i = gates(r, k), f = gates(r, width + k), g = gates(r, 2 * width + k), o = gates(r, 3 * width + k);
+    const float t = tanhf(c(r, k)), gh = grad_h(r, k);
+    const float dc = (carry ? grad_c(r, k) : 0.0f) + gh * o * (1.0f - t * t);
+    grad_pre(r, k) = dc * g * i * (1.0f - i);
+    grad_pre(r, width + k) = dc * c_prev(r, k) * f * (1.0f - f);
+    grad_pre(r, 2 * width + k) = dc * i * (1.0f - g * g);
+    grad_pre(r, 3 * width + k) = gh * t * o * (1.0f - o);
+    grad_c_prev(r, k) = dc * f;
+  }
+};
+
+void require_lstm_shapes(Matrix<const float> gates, Matrix<const float> state, const char* gates_name,
+                         const char* state_name) {
+  HALOGEN_ASSERT(gates.rows == state.rows && gates.cols == 4 * state.cols, "%s is (%lld, %lld) but %s is (%lld, %lld)",
+                 gates_name, (long long)gates.rows, (long long)gates.cols, state_name, (long long)state.rows,
+                 (long long)state.cols);
+}
+
 }  // namespace
 
 void sigmoid_forward(Matrix<const float> x, Matrix<float> y, Stream stream) {
@@ -256,6 +296,36 @@ void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matr
   require_like(grad_h_prev, grad_hr, "gru_gates_backward grad_h_prev", "grad_hr");
   launch(GruGatesBackwardOp{view_of(grad_hr), view_of(r), view_of(h_prev), view_of(grad_pre_r), view_of(grad_h_prev)},
          grad_hr.rows, grad_hr.cols, stream);
+}
+
+void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+               Matrix<float> h, Stream stream) {
+  detail::require_device(c_prev, "lstm_cell c_prev");
+  detail::require_device(pre, "lstm_cell pre");
+  require_like(gates, pre, "lstm_cell gates", "pre");
+  require_like(c, c_prev, "lstm_cell c", "c_prev");
+  require_like(h, c_prev, "lstm_cell h", "c_prev");
+  require_lstm_shapes(pre, c_prev, "pre", "c_prev");
+  launch(LstmCellOp{view_of(pre), view_of(c_prev), c_prev.cols, view_of(gates), view_of(c), view_of(h)}, c_prev.rows,
+         c_prev.cols, stream);
+}
+
+void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+                        Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre,
+                        Matrix<float> grad_c_prev, Stream stream) {
+  detail::require_device(grad_h, "lstm_cell_backward grad_h");
+  const bool carry = grad_c.rows > 0;
+  if (carry) require_like(grad_c, grad_h, "lstm_cell_backward grad_c", "grad_h");
+  require_like(c_prev, grad_h, "lstm_cell_backward c_prev", "grad_h");
+  require_like(c, grad_h, "lstm_cell_backward c", "grad_h");
+  require_like(grad_c_prev, grad_h, "lstm_cell_backward grad_c_prev", "grad_h");
+  detail::require_device(gates, "lstm_cell_backward gates");
+  require_like(grad_pre, gates, "lstm_cell_backward grad_pre", "gates");
+  require_lstm_shapes(gates, grad_h, "gates", "grad_h");
+  const View<const float> no_carry{nullptr, 0};
+  launch(LstmCellBackwardOp{view_of(grad_h), carry ? view_of(grad_c) : no_carry, view_of(gates), view_of(c_prev),
+                            view_of(c), carry, grad_h.cols, view_of(grad_pre), view_of(grad_c_prev)},
+         grad_h.rows, grad_h.cols, stream);
 }
 
 }  // namespace halogen::kernels::cuda

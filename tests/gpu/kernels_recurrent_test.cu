@@ -1,7 +1,7 @@
 // GPU parity of the temporal-cell ops (kernels/cuda/recurrent.cu, link.cu) against halogen::kernels::cpu:
-// activations and their backward, multiply, scale_add, the fused GRU gates (both mixes), pair scores, their
-// backward and the binary cross-entropy with logits. Views are strided; whole arrays (padding included) are
-// compared, so a kernel writing into the padding fails.
+// activations and their backward, multiply, scale_add, the fused GRU gates (both mixes), the fused LSTM cell,
+// pair scores, their backward and the binary cross-entropy with logits. Views are strided; whole arrays
+// (padding included) are compared, so a kernel writing into the padding fails.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -122,6 +122,33 @@ TEST(GpuRecurrent, GruGatesForwardAndBackwardMatchCpu) {
     EXPECT_LE(max_difference(dr_d.host(), dr.data), 1e-6);
     EXPECT_LE(max_difference(carry_d.host(), carry.data), 1e-6);
   }
+}
+
+TEST(GpuRecurrent, LstmCellForwardAndBackwardMatchCpu) {
+  HALOGEN_REQUIRE_GPU();
+  const int64_t width = 45, stride = 48;
+  HostMatrix pre = uniform_matrix(40, -4, 4, kRows, 4 * width, 4 * stride),
+             c_prev = uniform_matrix(41, -1, 1, kRows, width, stride),
+             grad_h = uniform_matrix(42, -1, 1, kRows, width, stride),
+             grad_c = uniform_matrix(43, -1, 1, kRows, width, stride);
+  HostMatrix gates = uniform_matrix(44, 0, 1, kRows, 4 * width, 4 * stride), grad_pre = gates,
+             c = uniform_matrix(45, 0, 1, kRows, width, stride), h = c;
+  DeviceMatrix pre_d(pre), c_prev_d(c_prev), grad_h_d(grad_h), grad_c_d(grad_c), gates_d(gates), grad_pre_d(grad_pre),
+      c_d(c), h_d(h);
+  kernels::cpu::lstm_cell(cview(pre), cview(c_prev), gates.view(), c.view(), h.view());
+  kernels::cuda::lstm_cell(cview(pre_d), cview(c_prev_d), gates_d.view(), c_d.view(), h_d.view());
+  EXPECT_LE(max_difference(gates_d.host(), gates.data), kTranscendental);
+  EXPECT_LE(max_difference(c_d.host(), c.data), 2 * kTranscendental);  // a sum of two products of such values
+  EXPECT_LE(max_difference(h_d.host(), h.data), 4 * kTranscendental);
+  // Backward from the CPU's forward on both sides; the carry aliased as grad_c_prev.
+  DeviceMatrix gates_same(gates), c_same(c);
+  kernels::cpu::lstm_cell_backward(cview(grad_h), cview(grad_c), cview(gates), cview(c_prev), cview(c), grad_pre.view(),
+                                   grad_c.view());
+  kernels::cuda::lstm_cell_backward(cview(grad_h_d), cview(grad_c_d), cview(gates_same), cview(c_prev_d),
+                                    cview(c_same), grad_pre_d.view(), grad_c_d.view());
+  // tanh(c) recomputed on each side (a few ulp apart) enters every term: 2e-6 on O(1) values.
+  EXPECT_LE(max_difference(grad_pre_d.host(), grad_pre.data), 2e-6);
+  EXPECT_LE(max_difference(grad_c_d.host(), grad_c.data), 2e-6);
 }
 
 TEST(GpuRecurrent, PairScoresAndBackwardMatchCpu) {
