@@ -73,7 +73,8 @@ TEST(GpuRecurrent, ActivationsMatchCpu) {
 
 TEST(GpuRecurrent, MultiplyAndScaleAddMatchCpuExactly) {
   HALOGEN_REQUIRE_GPU();
-  // One or two roundings per element, the same float operations in the same order: bit for bit.
+  // multiply is one rounding per element. scale_add with alpha, beta powers of two has exact products, so its
+  // one rounding (the sum) is the same even where nvcc contracts alpha * x + beta * y into an FMA: bit for bit.
   HostMatrix a = uniform_matrix(5, -2.0f, 2.0f), b = uniform_matrix(6, -2.0f, 2.0f), out = uniform_matrix(7, 0, 1);
   DeviceMatrix a_d(a), b_d(b), out_d(out);
   kernels::cpu::multiply(cview(a), cview(b), out.view());
