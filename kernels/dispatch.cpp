@@ -21,4 +21,5 @@ void release_sparse_cache() {
   if (const CudaBackend* backend = cuda_backend_if_loaded()) backend->release_sparse_cache();
 }
 
+
 }  // namespace halogen::kernels

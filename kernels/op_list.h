@@ -72,3 +72,52 @@ HALOGEN_OP(double, sum_squares, x.device, (Span<const float> x), (x))
 HALOGEN_OP(double, squared_error, y.device,
            (Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y),
            (y, target, grad_scale, grad_y))
+
+// ---- temporal cells: activations, GRU/LSTM gates, link scores -----------------------------------------------
+HALOGEN_OP(void, sigmoid_forward, y.device, (Matrix<const float> x, Matrix<float> y), (x, y))
+HALOGEN_OP(void, sigmoid_backward, grad_x.device,
+           (Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x), (y, grad_y, grad_x))
+HALOGEN_OP(void, tanh_forward, y.device, (Matrix<const float> x, Matrix<float> y), (x, y))
+HALOGEN_OP(void, tanh_backward, grad_x.device,
+           (Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x), (y, grad_y, grad_x))
+HALOGEN_OP(void, relu_forward, y.device, (Matrix<const float> x, Matrix<float> y), (x, y))
+HALOGEN_OP(void, relu_backward, grad.device, (Matrix<const float> y, Matrix<float> grad), (y, grad))
+HALOGEN_OP(void, multiply, out.device, (Matrix<const float> a, Matrix<const float> b, Matrix<float> out),
+           (a, b, out))
+HALOGEN_OP(void, scale_add, y.device, (float alpha, Matrix<const float> x, float beta, Matrix<float> y),
+           (alpha, x, beta, y))
+HALOGEN_OP(void, gru_gates, z.device,
+           (Matrix<const float> pre_z, Matrix<const float> pre_r, Matrix<const float> h_prev, Matrix<float> z,
+            Matrix<float> r, Matrix<float> hr),
+           (pre_z, pre_r, h_prev, z, r, hr))
+HALOGEN_OP(void, gru_update, h.device,
+           (Matrix<const float> pre_h, Matrix<const float> z, Matrix<const float> h_prev, GruMix mix,
+            Matrix<float> h_candidate, Matrix<float> h),
+           (pre_h, z, h_prev, mix, h_candidate, h))
+HALOGEN_OP(void, gru_update_backward, grad_h_prev.device,
+           (Matrix<const float> grad_h, Matrix<const float> grad_carry, Matrix<const float> z,
+            Matrix<const float> h_prev, Matrix<const float> h_candidate, GruMix mix, Matrix<float> grad_pre_z,
+            Matrix<float> grad_pre_h, Matrix<float> grad_h_prev),
+           (grad_h, grad_carry, z, h_prev, h_candidate, mix, grad_pre_z, grad_pre_h, grad_h_prev))
+HALOGEN_OP(void, gru_gates_backward, grad_pre_r.device,
+           (Matrix<const float> grad_hr, Matrix<const float> r, Matrix<const float> h_prev, Matrix<float> grad_pre_r,
+            Matrix<float> grad_h_prev),
+           (grad_hr, r, h_prev, grad_pre_r, grad_h_prev))
+HALOGEN_OP(void, lstm_cell, c.device,
+           (Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float> gates, Matrix<float> c,
+            Matrix<float> h),
+           (pre, c_prev, gates, c, h))
+HALOGEN_OP(void, lstm_cell_backward, grad_pre.device,
+           (Matrix<const float> grad_h, Matrix<const float> grad_c, Matrix<const float> gates,
+            Matrix<const float> c_prev, Matrix<const float> c, Matrix<float> grad_pre, Matrix<float> grad_c_prev),
+           (grad_h, grad_c, gates, c_prev, c, grad_pre, grad_c_prev))
+HALOGEN_OP(void, pair_dot, x.device,
+           (Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<float> scores),
+           (x, a, b, scores))
+HALOGEN_OP(void, pair_dot_backward, grad_x.device,
+           (Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, Span<const float> grad_scores,
+            Matrix<float> grad_x),
+           (x, a, b, grad_scores, grad_x))
+HALOGEN_OP(double, bce_with_logits, scores.device,
+           (Span<const float> scores, Span<const uint8_t> labels, float scale, Span<float> grad_scores),
+           (scores, labels, scale, grad_scores))

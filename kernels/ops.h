@@ -103,6 +103,69 @@ struct AdamParams {
 // when grad_y is not empty (rows == 0: value only). The caller passes grad_scale = 2 * scale / N for the
 // gradient of scale * mean over N. y, target, grad_y: (n, f). Synchronises `stream` (returns a host scalar).
 
+// ==== temporal cells: activations, GRU gates, link scores ==================================================
+// Elementwise ops of the recurrent cells (nn/tgcn.cpp, nn/gconvgru.cpp, nn/evolve_gcn.cpp), their head
+// (nn/relu_linear_head.cpp) and the link task's scores (train/link_task.cpp). Every matrix view may be a
+// column block of a wider matrix (stride >= cols); all views of one call have the same shape (n, f).
+// "May alias" = the output may be the same memory as that input (each element is read before it is written);
+// outputs must not otherwise overlap inputs.
+
+// y = sigmoid(x) = 1 / (1 + exp(-x)).              x, y: (n, f); y may alias x.
+// grad_x = grad_y * y * (1 - y), y = sigmoid(x).    y, grad_y, grad_x: (n, f); grad_x may alias grad_y.
+// y = tanh(x).                                      x, y: (n, f); y may alias x.
+// grad_x = grad_y * (1 - y * y), y = tanh(x).       y, grad_y, grad_x: (n, f); grad_x may alias grad_y.
+// y = max(x, 0).                                    x, y: (n, f); y may alias x.
+// grad = y > 0 ? grad : 0, in place; y = relu(x) (or x itself: same sign test).   y, grad: (n, f)
+// out = a * b elementwise.                          a, b, out: (n, f); out may alias a or b.
+// (Its backward is two more calls: grad_a = grad_out * b, grad_b = grad_out * a.)
+// y = alpha * x + beta * y; beta == 0 does not read y (a scaled copy: y = x for alpha = 1).   x, y: (n, f);
+// y may alias x (in-place scaling).
+
+// GRU gates, fused (one pass each). A GRU step from state h_prev with gate pre-activations pre_z, pre_r, pre_h
+// (the products, computed by gemm/spmm, pre_h from hr = r o h_prev) is
+//   z = sigmoid(pre_z),  r = sigmoid(pre_r),  hr = r o h_prev                              gru_gates
+//   h~ = tanh(pre_h),    h = z o h_prev + (1 - z) o h~     GruMix::z_keeps_state            gru_update
+//                        h = (1 - z) o h_prev + z o h~     GruMix::z_takes_candidate
+// z_keeps_state is PyTorch's GRU and PyG Temporal's TGCN/GConvGRU; z_takes_candidate is EvolveGCN's matrix GRU.
+// (enum GruMix: above the generated declarations)
+// pre_z, pre_r, h_prev, z, r, hr: (n, h). z may alias pre_z, r may alias pre_r.
+// pre_h, z, h_prev, h_candidate, h: (n, h). h_candidate "=" tanh(pre_h) (may alias pre_h); h "=" the mix (may
+// alias h_prev).
+// Backward of gru_update. With d = grad_h + grad_carry (grad_carry: a second gradient of h, e.g. the one
+// carried back from the next step; an empty view (rows == 0) means none):
+//   z_keeps_state:     grad_pre_z = d (h_prev - h~) z (1 - z),  grad_pre_h = d (1 - z) (1 - h~^2),  g = d z
+//   z_takes_candidate: grad_pre_z = d (h~ - h_prev) z (1 - z),  grad_pre_h = d z (1 - h~^2),        g = d (1 - z)
+// all "=", g into grad_h_prev (the direct term of dLoss/dh_prev; may alias grad_carry or grad_h).
+// grad_h, grad_carry, z, h_prev, h_candidate, grad_pre_z, grad_pre_h, grad_h_prev: (n, h)
+// Backward of hr = r o h_prev, r = sigmoid(pre_r), given grad_hr = dLoss/dhr:
+//   grad_pre_r "=" grad_hr h_prev r (1 - r),   grad_h_prev "+=" grad_hr r.
+// grad_hr, r, h_prev, grad_pre_r, grad_h_prev: (n, h); grad_pre_r may alias grad_hr.
+
+// LSTM cell, fused (PyTorch's gate order i, f, g, o). pre = [pre_i | pre_f | pre_g | pre_o] are the gate
+// pre-activations (the products, by gemm/spmm):
+//   i = sigmoid(pre_i), f = sigmoid(pre_f), g = tanh(pre_g), o = sigmoid(pre_o),
+//   c = f o c_prev + i o g,  h = o o tanh(c).
+// gates "=" [i | f | g | o] (kept for backward; may alias pre), c "=", h "=".
+//   pre, gates: (n, 4h);  c_prev, c, h: (n, h)
+// Backward of lstm_cell. grad_h = dLoss/dh; grad_c = dLoss/dc from later steps (empty view: none). With
+// t = tanh(c), dc = grad_c + grad_h o o o (1 - t^2):
+//   grad_pre "=" [dc g i (1 - i) | dc c_prev f (1 - f) | dc i (1 - g^2) | grad_h t o (1 - o)],
+//   grad_c_prev "=" dc o f (may alias grad_c).
+//   grad_h, grad_c, c_prev, c, grad_c_prev: (n, h);  gates, grad_pre: (n, 4h)
+
+// Link scores: scores[k] = <x[a[k], :], x[b[k], :]>, summed in double and rounded once.
+//   x: (n, f);  a, b: (m) row ids in [0, n);  scores: (m)
+// Backward of pair_dot: for every k, grad_x[a[k], :] += grad_scores[k] x[b[k], :] and
+// grad_x[b[k], :] += grad_scores[k] x[a[k], :] ("+="). grad_x must not overlap x.
+//   x, grad_x: (n, f);  a, b, grad_scores: (m)
+// Binary cross-entropy with logits over m scores with labels 0/1: returns the *sum* of
+// softplus(s_k) - label_k s_k (stable: max(s, 0) + log1p(exp(-|s|)) - label s, in double), and
+// grad_scores[k] "=" (sigmoid(s_k) - label_k) * scale (the caller's scale makes the sum a mean over ranks).
+//   scores, labels, grad_scores: (m); labels are 0 or 1.
+
+// How gru_update mixes the state and the candidate (see above).
+enum class GruMix { z_keeps_state, z_takes_candidate };
+
 // ---- the declarations (generated from kernels/op_list.h) ------------------------------------------------------
 #define HALOGEN_UNPAREN(...) __VA_ARGS__
 #define HALOGEN_OP(return_type, name, dispatch_device, parameters, arguments) \

@@ -3,6 +3,7 @@
 # PyTorch and PyG, but no MPI/HDF5/METIS development files and no network). Runs, within a time budget
 # (default 470 s, i.e. under 8 minutes):
 #   1. the GPU tests (every CUDA kernel against its CPU version; NcclComm), from the bundle;
+#   1b. every temporal model trained on Chickenpox with --device cuda and --device cpu: per-epoch losses agree;
 #   2. `halogen bench spmm --device cuda` (when the bench has --device) on an ogbn-products-sized matrix;
 #   3. a synthetic graph of ogbn-products' size (2,449,029 vertices, 61,859,140 pairs = ~124M stored edges,
 #      100 features, 47 classes) made once by scripts/bench/pyg_gcn.py, converted and partitioned (1 part);
@@ -169,6 +170,63 @@ if [ "$RUN_TESTS" = 1 ]; then
   step gpu_tests 60 150 run_gpu_tests
 fi
 
+# ---- 1b. temporal models: --device cuda against --device cpu on Chickenpox --------------------------------------
+# Every temporal model (evolvegcn-o, tgcn, gconvgru) trains regression on Chickenpox (20 vertices, ~520 weekly
+# snapshots, from PyTorch Geometric Temporal's JSON) for TEMPORAL_EPOCHS epochs on each device, same seed (metrics
+# lines are written at evaluated epochs: --eval-every 1; --threads 2 because 20 rows gain nothing from more); the
+# per-epoch training losses must agree to 1e-4 relative. Why 1e-4: the two backends run the same ops on the
+# same data, but cuBLAS/cuSPARSE sum in another order than OpenBLAS/our CPU SpMM and CUDA's expf/tanhf are a
+# few ulp from glibc's vector exp/tanh, so each op differs by ~1e-7..1e-6 relative; through ~460 BPTT steps and
+# a few Adam updates (whose step size does not scale with the gradient's error) this grows to ~1e-6..1e-5,
+# while a wrong op (a missing term, a wrong index, a gate mixed the wrong way) moves the loss by 1e-2 or more.
+TEMPORAL_EPOCHS=${TEMPORAL_EPOCHS:-3}
+CHICKENPOX=${HALOGEN_CHICKENPOX:-}
+for candidate in "$ROOT/shared/data/temporal/chickenpox.json" "$ROOT/../shared/data/temporal/chickenpox.json"; do
+  [ -z "$CHICKENPOX" ] && [ -f "$candidate" ] && CHICKENPOX=$candidate
+done
+if [ -n "$CHICKENPOX" ]; then
+  temporal_parity() {
+    local dir=$WORK/chickenpox failed=0 model device
+    mkdir -p "$dir"
+    if [ ! -f "$dir/chickenpox.p1/meta.json" ]; then
+      "$HALOGEN" convert --format pgt-json "$CHICKENPOX" -o "$dir/chickenpox.h5" &&
+        "$HALOGEN" partition "$dir/chickenpox.h5" -k 1 -o "$dir/chickenpox.p1" || return 1
+    fi
+    for model in evolvegcn-o tgcn gconvgru; do
+      for device in cpu cuda; do
+        rm -f "$dir/$model-$device.jsonl"
+        if ! "$HALOGEN" train "$dir/chickenpox.p1" --model "$model" --task regression --device "$device" \
+            --epochs "$TEMPORAL_EPOCHS" --eval-every 1 --threads 2 --seed 1 --metrics "$dir/$model-$device.jsonl"; then
+          echo "temporal_parity: $model --device $device failed"; failed=1; continue 2
+        fi
+      done
+      python3 - "$model" "$dir/$model-cpu.jsonl" "$dir/$model-cuda.jsonl" <<'EOF_PY' || failed=1
+import json, sys
+model, cpu_file, cuda_file = sys.argv[1:4]
+def losses(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    return {r["epoch"]: r["loss"] for r in rows if "loss" in r and "epoch" in r}
+cpu, cuda = losses(cpu_file), losses(cuda_file)
+if not cpu or sorted(cpu) != sorted(cuda):
+    print(f"{model}: epochs differ: cpu {sorted(cpu)} cuda {sorted(cuda)}"); sys.exit(1)
+worst = 0.0
+for epoch in sorted(cpu):
+    rel = abs(cuda[epoch] - cpu[epoch]) / max(abs(cpu[epoch]), 1e-30)
+    worst = max(worst, rel)
+    print(f"{model} epoch {epoch}: loss cpu {cpu[epoch]:.9g} cuda {cuda[epoch]:.9g} relative difference {rel:.2e}")
+print(f"{model}: worst relative difference {worst:.2e} ({'ok' if worst <= 1e-4 else 'FAILED'}, limit 1e-4)")
+sys.exit(0 if worst <= 1e-4 else 1)
+EOF_PY
+    done
+    return $failed
+  }
+  export CHICKENPOX TEMPORAL_EPOCHS
+  export -f temporal_parity
+  step temporal_parity 45 150 temporal_parity
+else
+  STATUS[temporal_parity]="skipped (no chickenpox.json under $ROOT/shared/data/temporal or ../shared: set HALOGEN_CHICKENPOX)"
+fi
+
 # ---- 2. SpMM benchmark ------------------------------------------------------------------------------------------
 if "$HALOGEN" bench spmm --help 2>/dev/null | grep -q -- '--device'; then
   step bench_spmm 60 90 "$HALOGEN" bench spmm --device cuda --rows 2449029 --avg-degree 50.5 --width 100 256 \
@@ -236,7 +294,7 @@ fi
 # ---- summary -------------------------------------------------------------------------------------------------------
 echo
 echo "== summary ($(elapsed) s)"
-for name in gpu_tests bench_spmm graph halogen_train bench_epoch pyg_train; do
+for name in gpu_tests temporal_parity bench_spmm graph halogen_train bench_epoch pyg_train; do
   [ -n "${STATUS[$name]:-}" ] && printf '  %-15s %s\n' "$name" "${STATUS[$name]}"
 done
 RATIO=""
@@ -249,4 +307,5 @@ import json, sys
 json.dump({"halogen_epoch_ms": "${HALOGEN_MS}" or None, "pyg_epoch_ms": "${PYG_MS}" or None,
            "ratio": "${RATIO}" or None, "seconds": $(elapsed)}, open(sys.argv[1], "w"))
 EOF
+case "${STATUS[temporal_parity]:-}" in "rc 0"*|""|skipped*) ;; *) exit 1 ;; esac
 case "${STATUS[gpu_tests]:-}" in "rc 0"*|"") exit 0 ;; *) exit 1 ;; esac

@@ -9,7 +9,11 @@
 //   gemm also sets OpenBLAS's thread count to omp_get_max_threads() before calling it.
 // - Determinism: no op uses atomics on floats; every reduction (bias_backward, softmax_cross_entropy's sum,
 //   sum_squares) sums fixed blocks of rows in a fixed order, so results are bitwise identical for any thread
-//   count. spmm computes each output row wholly in one thread, in index order.
+//   count. spmm computes each output row wholly in one thread, in index order. Temporal cells: elementwise ops
+//   have no reductions; pair_dot_backward sums each row's terms in pair order (the a-side term of a pair
+//   before its b-side term) whatever the thread count; bce_with_logits and squared_error sum fixed blocks in
+//   order. sigmoid/tanh use glibc's vector exp/tanh (kernels/cpu/gate_math.cpp, -ffast-math), a few ulp from
+//   std::exp/std::tanh.
 // - `stream` is ignored.
 // - Extensions of the common contract (the CUDA backend should accept the same):
 //   * bias_relu_dropout / dropout: `mask` may be empty (rows == 0) when nothing is to be recorded

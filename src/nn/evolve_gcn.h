@@ -15,12 +15,13 @@
 //                     ParameterStore; the caller keeps each step's gates). Used by nn/evolvegcn_o.cpp.
 //   EvolveGcnWeights  owns the nine tensors and runs T steps forward and BPTT over them (a self-contained
 //                     recurrence, built on MatrixGruStep; its test checks the step functions too).
-// Host (CPU) buffers; products go through kernels::gemm, elementwise gate math is a host loop (a device kernel
-// is still to be written for GPU runs).
+// Buffers on the device given to the constructors (default: host); products go through kernels::gemm, the gate
+// math through the fused GRU ops of kernels/ops.h (gru_gates, gru_update and their backward), all on `stream`.
 #include <cstdint>
 #include <vector>
 
 #include "core/buffer.h"
+#include "kernels/ops.h"
 
 namespace halogen::nn {
 
@@ -41,7 +42,7 @@ struct MatrixGruGates {
 // One step of the recurrence on views. Owns only a (d_in, d_out) workspace: no allocation per call.
 class MatrixGruStep {
  public:
-  MatrixGruStep(int64_t d_in, int64_t d_out);
+  MatrixGruStep(int64_t d_in, int64_t d_out, Device device = Device::cpu, kernels::Stream stream = nullptr);
   int64_t d_in() const { return d_in_; }
   int64_t d_out() const { return d_out_; }
 
@@ -55,6 +56,8 @@ class MatrixGruStep {
 
  private:
   int64_t d_in_, d_out_;
+  Device device_;
+  kernels::Stream stream_;
   Tensor rq_, d_rq_, da_z_, da_r_, da_h_;  // (d_in, d_out) each
 };
 
@@ -64,7 +67,7 @@ struct MatrixGruTensors {
   Buffer<float> b_z, b_r, b_h;                 // (d_in, d_out)
 
   MatrixGruTensors() = default;
-  MatrixGruTensors(int64_t d_in, int64_t d_out);
+  MatrixGruTensors(int64_t d_in, int64_t d_out, Device device = Device::cpu);
   // The nine buffers in a fixed order (w_z, u_z, b_z, w_r, u_r, b_r, w_h, u_h, b_h): for optimisers and
   // tests.
   std::vector<Buffer<float>*> all();
@@ -75,7 +78,7 @@ struct MatrixGruTensors {
 
 class EvolveGcnWeights {
  public:
-  EvolveGcnWeights(int64_t d_in, int64_t d_out);
+  EvolveGcnWeights(int64_t d_in, int64_t d_out, Device device = Device::cpu, kernels::Stream stream = nullptr);
 
   int64_t d_in() const { return d_in_; }
   int64_t d_out() const { return d_out_; }
@@ -96,6 +99,8 @@ class EvolveGcnWeights {
 
  private:
   int64_t d_in_, d_out_;
+  Device device_;
+  kernels::Stream stream_;
   MatrixGruTensors gru_, gru_grad_;
   MatrixGruStep step_;
   std::vector<Buffer<float>> q_;                    // [steps + 1] W_0..W_T

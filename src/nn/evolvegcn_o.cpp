@@ -1,7 +1,6 @@
 #include "nn/evolvegcn_o.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -35,23 +34,25 @@ class EvolveGcnO final : public TemporalModel {
         n_(num_owned),
         h_(config.hidden),
         slots_(config.max_window + 1),
+        stream_(config.stream),
         head_(register_layers(), config.layers, config.hidden, config.out) {
-    store_.allocate(Device::cpu);
+    const Device device = config.device;
+    store_.allocate(device);
     store_.initialize(config.seed);
-    head_.allocate(n_, config.max_window);
+    head_.allocate(n_, config.max_window, device, stream_);
     for (int l = 0; l < config.layers; ++l) {
       Layer& layer = layers_[l];
       const int64_t d = layer.d_in, square = d * h_;
-      layer.step = std::make_unique<MatrixGruStep>(d, h_);
-      layer.current = Tensor(d, h_, Device::cpu);
-      layer.previous = Tensor(slots_ * d, h_, Device::cpu);
-      layer.weights = Tensor(slots_ * d, h_, Device::cpu);
-      layer.gates = Tensor(slots_ * 3 * d, h_, Device::cpu);
-      if (!layer.transform_first || l == 0) layer.input = Tensor(slots_ * n_, d, Device::cpu);
-      if (layer.transform_first) layer.product = Tensor(slots_ * n_, h_, Device::cpu);
-      layer.output = Tensor(slots_ * n_, h_, Device::cpu);
-      layer.carry = Tensor(d, h_, Device::cpu);
-      layer.carry_next = Tensor(d, h_, Device::cpu);
+      layer.step = std::make_unique<MatrixGruStep>(d, h_, device, stream_);
+      layer.current = Tensor(d, h_, device);
+      layer.previous = Tensor(slots_ * d, h_, device);
+      layer.weights = Tensor(slots_ * d, h_, device);
+      layer.gates = Tensor(slots_ * 3 * d, h_, device);
+      if (!layer.transform_first || l == 0) layer.input = Tensor(slots_ * n_, d, device);
+      if (layer.transform_first) layer.product = Tensor(slots_ * n_, h_, device);
+      layer.output = Tensor(slots_ * n_, h_, device);
+      layer.carry = Tensor(d, h_, device);
+      layer.carry_next = Tensor(d, h_, device);
       scratch_bytes_ += static_cast<int64_t>(sizeof(float)) *
                             (3 * square + slots_ * 5 * square + layer.input.size() + layer.product.size() +
                              layer.output.size()) +
@@ -60,8 +61,8 @@ class EvolveGcnO final : public TemporalModel {
     recorded_steps_.assign(config.max_window, -1);
     aggregate_in_.reserve(config.max_window);
     aggregate_out_.reserve(config.max_window);
-    grad_h_ = Tensor(n_, h_, Device::cpu);
-    grad_scratch_ = Tensor(n_, h_, Device::cpu);
+    grad_h_ = Tensor(n_, h_, device);
+    grad_scratch_ = Tensor(n_, h_, device);
     scratch_bytes_ += 2 * n_ * h_ * static_cast<int64_t>(sizeof(float)) + head_.scratch_bytes();
     reset_state();
   }
@@ -80,8 +81,8 @@ class EvolveGcnO final : public TemporalModel {
     prefetched_ = 0;
     window_from_w0_ = at_w0_;
     for (Layer& layer : layers_) {
-      layer.carry.zero();
-      layer.carry_next.zero();
+      kernels::fill(layer.carry.span(), 0.0f, stream_);
+      kernels::fill(layer.carry_next.span(), 0.0f, stream_);
     }
   }
 
@@ -152,13 +153,8 @@ class EvolveGcnO final : public TemporalModel {
                            gru_grads(l), layer.carry_next.matrix());
       std::swap(layer.carry, layer.carry_next);
       if (slot == 0) {
-        if (window_from_w0_) {
-          Matrix<float> grad_w0 = store_.grad(layer.w0);
-          const Matrix<const float> from = layer.carry.matrix();
-          for (int64_t i = 0; i < grad_w0.rows; ++i)
-            for (int64_t j = 0; j < grad_w0.cols; ++j) grad_w0(i, j) += from(i, j);
-        }
-        layer.carry.zero();  // truncation: nothing flows into the steps before the window
+        if (window_from_w0_) kernels::scale_add(1.0f, layer.carry.matrix(), 1.0f, store_.grad(layer.w0), stream_);
+        kernels::fill(layer.carry.span(), 0.0f, stream_);  // truncation: nothing flows into the steps before the window
       }
     }
   }
@@ -221,9 +217,9 @@ class EvolveGcnO final : public TemporalModel {
       if (record && slot == 0) window_from_w0_ = at_w0_;
       const Matrix<const float> q = at_w0_ ? store_.param(layer.w0) : layer.current.matrix();
       // Backward needs Q; unrecorded steps only need it as the GRU input (read in place).
-      if (record) std::memcpy(previous.data, q.data, d * h_ * sizeof(float));
+      if (record) kernels::scale_add(1.0f, q, 0.0f, previous, stream_);
       layer.step->forward(gru_params(l), record ? Matrix<const float>(previous) : q, gates(l, slot), next);
-      std::memcpy(layer.current.data(), next.data, d * h_ * sizeof(float));
+      kernels::scale_add(1.0f, next, 0.0f, layer.current.matrix(), stream_);
     }
     at_w0_ = false;
   }
@@ -276,34 +272,17 @@ class EvolveGcnO final : public TemporalModel {
   Matrix<float> slot_rows(Tensor& tensor, int64_t slot) { return slot_rows(tensor, slot, n_); }
 
   // c = op(a) op(b) + beta c (kernels::gemm handles empty row counts: a rank may own no vertex).
-  static void gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta) {
-    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, nullptr);
+  void gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta) {
+    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, stream_);
   }
-  static void copy_rows(Matrix<const float> from, Matrix<float> to) {
-    for (int64_t r = 0; r < from.rows; ++r) std::memcpy(to.row(r), from.row(r), from.cols * sizeof(float));
-  }
-  static void relu(Matrix<float> m) {
-    const int64_t rows = m.rows, cols = m.cols;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = m.row(r);
-      for (int64_t c = 0; c < cols; ++c) row[c] = std::max(row[c], 0.0f);
-    }
-  }
+  void copy_rows(Matrix<const float> from, Matrix<float> to) { kernels::scale_add(1.0f, from, 0.0f, to, stream_); }
+  void relu(Matrix<float> m) { kernels::relu_forward(m, m, stream_); }
   // grad = 0 where the relu output was 0 (its input was <= 0).
-  static void relu_backward(Matrix<const float> output, Matrix<float> grad) {
-    const int64_t rows = output.rows, cols = output.cols;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* __restrict__ out = output.row(r);
-      float* __restrict__ g = grad.row(r);
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) g[c] = out[c] > 0.0f ? g[c] : 0.0f;  // branch-free: vectorises
-    }
-  }
+  void relu_backward(Matrix<const float> output, Matrix<float> grad) { kernels::relu_backward(output, grad, stream_); }
 
   TemporalModelConfig config_;
   int64_t n_, h_, slots_;
+  kernels::Stream stream_;
   ParameterStore store_;
   std::vector<Layer> layers_;
   ReluLinearHead head_;

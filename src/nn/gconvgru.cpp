@@ -1,11 +1,9 @@
 #include "nn/gconvgru.h"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
-#include "nn/gate_math.h"
 #include "nn/relu_linear_head.h"
 #include "kernels/ops.h"
 
@@ -42,23 +40,25 @@ class GConvGru final : public TemporalModel {
         in_(config.in),
         h_(config.hidden),
         k_(config.cheb_k),
+        stream_(config.stream),
         head_(init_store(), 1, config.hidden, config.out) {
-    store_.allocate(Device::cpu);
+    const Device device = config.device;
+    store_.allocate(device);
     store_.initialize(config.seed);
     rescale_to_pyg_glorot();
-    head_.allocate(n_, config.max_window);
+    head_.allocate(n_, config.max_window, device, stream_);
     const int64_t slots = config.max_window + 1;  // the last slot serves unrecorded steps
-    tx_ = Tensor(slots * n_, k_ * in_, Device::cpu);
-    th_ = Tensor(slots * n_, k_ * h_, Device::cpu);
-    thr_ = Tensor(slots * n_, k_ * h_, Device::cpu);
-    gates_ = Tensor(slots * n_, 3 * h_, Device::cpu);  // Z | R | H~
-    state_ = Tensor(n_, h_, Device::cpu);
-    pre_ = Tensor(n_, 3 * h_, Device::cpu);
-    grad_state_ = Tensor(n_, h_, Device::cpu);
-    grad_head_ = Tensor(n_, h_, Device::cpu);
-    grad_pre_ = Tensor(n_, 3 * h_, Device::cpu);
-    grad_basis_ = Tensor(n_, k_ * h_, Device::cpu);
-    transposed_ = Tensor(n_, h_, Device::cpu);
+    tx_ = Tensor(slots * n_, k_ * in_, device);
+    th_ = Tensor(slots * n_, k_ * h_, device);
+    thr_ = Tensor(slots * n_, k_ * h_, device);
+    gates_ = Tensor(slots * n_, 3 * h_, device);  // Z | R | H~
+    state_ = Tensor(n_, h_, device);
+    pre_ = Tensor(n_, 3 * h_, device);
+    grad_state_ = Tensor(n_, h_, device);
+    grad_head_ = Tensor(n_, h_, device);
+    grad_pre_ = Tensor(n_, 3 * h_, device);
+    grad_basis_ = Tensor(n_, k_ * h_, device);
+    transposed_ = Tensor(n_, h_, device);
     prefetched_.reserve(config.max_window);
     prefetch_in_.reserve(config.max_window);
     prefetch_out_.reserve(config.max_window);
@@ -69,13 +69,13 @@ class GConvGru final : public TemporalModel {
   const TemporalModelConfig& config() const override { return config_; }
 
   void reset_state() override {
-    std::fill(state_.data(), state_.data() + n_ * h_, 0.0f);
+    kernels::fill(state_.span(), 0.0f, stream_);
     begin_window();
   }
   void begin_window() override {
     recorded_ = 0;
     prefetched_.clear();
-    std::fill(grad_state_.data(), grad_state_.data() + n_ * h_, 0.0f);
+    kernels::fill(grad_state_.span(), 0.0f, stream_);
   }
 
   void prefetch(SnapshotSequence& seq, const std::vector<int64_t>& snapshots,
@@ -122,32 +122,20 @@ class GConvGru final : public TemporalModel {
     Matrix<float> pre = pre_.matrix();
     gemm(tx, x_weight(false), pre, 0.0f);
     add_row(pre, bias_span(x_bias_, 3 * h));
-    // Gates z, r from H's basis.
+    // Gates z, r from H's basis: Z | R = sigmoid, H o R into block 0 of its basis.
     copy_rows(state_.matrix(), block(th, 0, h));
     chebyshev_basis(seq, t, th, h);
     gemm(th, h_zr_weight(false), columns(pre, 0, 2 * h), 1.0f);
     add_row(columns(pre, 0, 2 * h), bias_span(h_zr_bias_, 2 * h));
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      sigmoid_run(pre.row(r), gates.row(r), 2 * h);  // Z | R
-      const float* prev = th.row(r);
-      float* hr = thr.row(r);
-      for (int64_t c = 0; c < h; ++c) hr[c] = prev[c] * gates(r, h + c);
-    }
-    // Candidate from the basis of H o R.
+    kernels::gru_gates(columns(pre, 0, h), columns(pre, h, h), block(th, 0, h), columns(gates, 0, h),
+                       columns(gates, h, h), block(thr, 0, h), stream_);
+    // Candidate from the basis of H o R: H~ = tanh, H_t = Z o H + (1 - Z) o H~.
     chebyshev_basis(seq, t, thr, h);
     gemm(thr, h_h_weight(false), columns(pre, 2 * h, h), 1.0f);
     add_row(columns(pre, 2 * h, h), bias_span(h_h_bias_, h));
     Matrix<float> state = state_.matrix();
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      tanh_run(pre.row(r) + 2 * h, gates.row(r) + 2 * h, h);  // H~
-      const float* prev = th.row(r);
-      for (int64_t c = 0; c < h; ++c) {
-        const float z = gates(r, c);
-        state(r, c) = z * prev[c] + (1.0f - z) * gates(r, 2 * h + c);
-      }
-    }
+    kernels::gru_update(columns(pre, 2 * h, h), columns(gates, 0, h), block(th, 0, h), kernels::GruMix::z_keeps_state,
+                        columns(gates, 2 * h, h), state, stream_);
     head_.forward(state, y, record ? slot : -1);
     if (record) ++recorded_;
   }
@@ -162,42 +150,25 @@ class GConvGru final : public TemporalModel {
                   grad_basis = grad_basis_.matrix();
     head_.backward(slot, grad_y, grad_h);
     // dH_t = head + carried from step t+1; pre-activation gradients of z and h; the direct dH_prev = dH_t o Z.
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      const float* prev = th.row(r);
-      for (int64_t c = 0; c < h; ++c) {
-        const float d = grad_h(r, c) + grad_state(r, c);
-        const float z = gates(r, c), cand = gates(r, 2 * h + c);
-        grad_pre(r, c) = d * (prev[c] - cand) * z * (1.0f - z);
-        grad_pre(r, 2 * h + c) = d * (1.0f - z) * (1.0f - cand * cand);
-        grad_state(r, c) = d * z;
-      }
-    }
+    const Matrix<const float> prev = columns(th, 0, h);
+    kernels::gru_update_backward(grad_h, grad_state, columns(gates, 0, h), prev, columns(gates, 2 * h, h),
+                                 kernels::GruMix::z_keeps_state, columns(grad_pre, 0, h), columns(grad_pre, 2 * h, h),
+                                 grad_state, stream_);
     // Candidate: pre_h = THR Whh + bhh  ->  dWhh, dbhh, d(H o R) through the basis.
     Matrix<const float> grad_pre_h = columns(grad_pre, 2 * h, h);
     gemm_grad(thr, grad_pre_h, h_h_weight(true));
     bias_grad(grad_pre_h, bias_span_grad(h_h_bias_, h));
     gemm(grad_pre_h, h_h_weight(false), grad_basis, 0.0f, false, true);
     chebyshev_adjoint(seq, t, grad_basis, h);
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      const float* prev = th.row(r);
-      for (int64_t c = 0; c < h; ++c) {
-        const float rr = gates(r, h + c), grad_hr = grad_basis(r, c);
-        grad_pre(r, h + c) = grad_hr * prev[c] * rr * (1.0f - rr);
-        grad_state(r, c) += grad_hr * rr;
-      }
-    }
+    kernels::gru_gates_backward(block(grad_basis, 0, h), columns(gates, h, h), prev, columns(grad_pre, h, h),
+                                grad_state, stream_);
     // Gates z, r: pre_zr += TH Whzr + bhzr  ->  dWhzr, dbhzr, dH through the basis.
     Matrix<const float> grad_pre_zr = columns(grad_pre, 0, 2 * h);
     gemm_grad(th, grad_pre_zr, h_zr_weight(true));
     bias_grad(grad_pre_zr, bias_span_grad(h_zr_bias_, 2 * h));
     gemm(grad_pre_zr, h_zr_weight(false), grad_basis, 0.0f, false, true);
     chebyshev_adjoint(seq, t, grad_basis, h);
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      for (int64_t c = 0; c < h; ++c) grad_state(r, c) += grad_basis(r, c);
-    }
+    kernels::scale_add(1.0f, block(grad_basis, 0, h), 1.0f, grad_state, stream_);
     // x-convolutions: pre = Tx Wx + bx.
     gemm_grad(tx, grad_pre, x_weight(true));
     bias_grad(grad_pre, bias_span_grad(x_bias_, 3 * h));
@@ -245,7 +216,7 @@ class GConvGru final : public TemporalModel {
     auto rescale = [&](Matrix<float> w, int64_t rows, int64_t gates) {
       const float factor = static_cast<float>(std::sqrt(static_cast<double>(rows + gates * h_) /
                                                         static_cast<double>(rows + h_)));
-      for (int64_t i = 0; i < w.size(); ++i) w.data[i] *= factor;
+      kernels::scale_add(factor, w, 0.0f, w, stream_);
     };
     rescale(x_weight(false), in_, 3);
     rescale(h_zr_weight(false), h_, 2);
@@ -254,16 +225,16 @@ class GConvGru final : public TemporalModel {
   // The K stacked Thetas of a group as one (K rows, cols) matrix (consecutive tensors in the flat store).
   Matrix<float> stacked(int first, bool grad) {
     Matrix<float> m0 = grad ? store_.grad(first) : store_.param(first);
-    return Matrix<float>{m0.data, k_ * m0.rows, m0.cols, m0.cols, Device::cpu};
+    return Matrix<float>{m0.data, k_ * m0.rows, m0.cols, m0.cols, m0.device};
   }
   Matrix<float> x_weight(bool grad) { return stacked(x_theta_, grad); }
   Matrix<float> h_zr_weight(bool grad) { return stacked(h_zr_theta_, grad); }
   Matrix<float> h_h_weight(bool grad) { return stacked(h_h_theta_, grad); }
   Span<const float> bias_span(int first, int64_t count) {
-    return Span<const float>{store_.param(first).data, count, Device::cpu};
+    return Span<const float>{store_.param(first).data, count, store_.params().device()};
   }
   Span<float> bias_span_grad(int first, int64_t count) {
-    return Span<float>{store_.grad(first).data, count, Device::cpu};
+    return Span<float>{store_.grad(first).data, count, store_.grads().device()};
   }
 
   // basis (n, K w) with block 0 = v: blocks k = 1..K-1 = T_k(v) under L~_t (K-1 collective exchanges).
@@ -275,31 +246,16 @@ class GConvGru final : public TemporalModel {
   }
   // Block k holds L~ T_{k-1}: make it T_k = 2 L~ T_{k-1} - T_{k-2}.
   void chebyshev_combine(Matrix<float> basis, int64_t k, int64_t width) {
-    const int64_t n = basis.rows;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n; ++r) {
-      float* current = basis.row(r) + k * width;
-      const float* older = basis.row(r) + (k - 2) * width;
-      for (int64_t c = 0; c < width; ++c) current[c] = 2.0f * current[c] - older[c];
-    }
+    kernels::scale_add(-1.0f, block(basis, k - 2, width), 2.0f, block(basis, k, width), stream_);
   }
   // grad (n, K w) holds dLoss/dT_k in block k; afterwards block 0 is dLoss/dv (the other blocks are consumed).
   void chebyshev_adjoint(SnapshotSequence& seq, int64_t t, Matrix<float> grad, int64_t width) {
-    Matrix<float> transposed{transposed_.data(), n_, width, width, Device::cpu};
-    const int64_t n = n_;
+    Matrix<float> transposed{transposed_.data(), n_, width, width, transposed_.device()};
     for (int64_t k = k_ - 1; k >= 1; --k) {
       seq.aggregate_transpose(t, block(grad, k, width), transposed);
       const float scale = k >= 2 ? 2.0f : 1.0f;
-#pragma omp parallel for schedule(static)
-      for (int64_t r = 0; r < n; ++r) {
-        const float* from = grad.row(r) + k * width;
-        float* previous = grad.row(r) + (k - 1) * width;
-        for (int64_t c = 0; c < width; ++c) previous[c] += scale * transposed(r, c);
-        if (k >= 2) {
-          float* older = grad.row(r) + (k - 2) * width;
-          for (int64_t c = 0; c < width; ++c) older[c] -= from[c];
-        }
-      }
+      kernels::scale_add(scale, transposed, 1.0f, block(grad, k - 1, width), stream_);
+      if (k >= 2) kernels::scale_add(-1.0f, block(grad, k, width), 1.0f, block(grad, k - 2, width), stream_);
     }
   }
 
@@ -311,30 +267,29 @@ class GConvGru final : public TemporalModel {
   static Matrix<const float> columns(Matrix<const float> m, int64_t begin, int64_t count) {
     return Matrix<const float>{m.data + begin, m.rows, count, m.stride, m.device};
   }
-  static void copy_rows(Matrix<const float> from, Matrix<float> to) {
-    for (int64_t r = 0; r < from.rows; ++r) std::memcpy(to.row(r), from.row(r), from.cols * sizeof(float));
-  }
+  void copy_rows(Matrix<const float> from, Matrix<float> to) { kernels::scale_add(1.0f, from, 0.0f, to, stream_); }
 
   // c = op(a) op(b) + beta c over the n rows (nothing to do without rows).
-  static void gemm(Matrix<const float> a, Matrix<const float> b, Matrix<float> c, float beta, bool ta = false,
+  void gemm(Matrix<const float> a, Matrix<const float> b, Matrix<float> c, float beta, bool ta = false,
                    bool tb = false) {
     if (c.rows == 0) return;
-    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, nullptr);
+    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, stream_);
   }
   // grad_w += a^T g
-  static void gemm_grad(Matrix<const float> a, Matrix<const float> g, Matrix<float> grad_w) {
+  void gemm_grad(Matrix<const float> a, Matrix<const float> g, Matrix<float> grad_w) {
     if (a.rows == 0) return;
-    kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, nullptr);
+    kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, stream_);
   }
-  static void add_row(Matrix<float> m, Span<const float> bias) {
-    if (m.rows > 0) kernels::add_bias(m, bias, nullptr);
+  void add_row(Matrix<float> m, Span<const float> bias) {
+    if (m.rows > 0) kernels::add_bias(m, bias, stream_);
   }
-  static void bias_grad(Matrix<const float> g, Span<float> grad_bias) {
-    if (g.rows > 0) kernels::bias_backward(g, grad_bias, nullptr);
+  void bias_grad(Matrix<const float> g, Span<float> grad_bias) {
+    if (g.rows > 0) kernels::bias_backward(g, grad_bias, stream_);
   }
 
   TemporalModelConfig config_;
   int64_t n_, in_, h_, k_;
+  kernels::Stream stream_;
   // First tensor of each parameter group in the store (see the class comment for the order).
   int x_theta_ = -1, x_bias_ = -1, h_zr_theta_ = -1, h_zr_bias_ = -1, h_h_theta_ = -1, h_h_bias_ = -1;
   ParameterStore store_;

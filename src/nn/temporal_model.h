@@ -1,5 +1,6 @@
 #pragma once
-// TemporalModel: a recurrent graph model over a snapshot sequence, on one rank of P (CPU). One call of
+// TemporalModel: a recurrent graph model over a snapshot sequence, on one rank of P, on config.device (every
+// buffer of a model is allocated there; activations and gradients are touched by kernels/ ops only). One call of
 // forward() is one time step t: it reads the step's input features x_t (owned rows), advances the hidden state
 // and writes the head's output y_t = Linear(relu(h_t)) (owned rows). Hidden state is carried from step to step
 // (never reset inside a sequence); gradients flow back through time inside a BPTT window and stop at its start:
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "kernels/ops.h"
 #include "nn/snapshot_sequence.h"
 #include "graph/local_graph.h"
 #include "nn/parameters.h"
@@ -50,6 +52,10 @@ struct TemporalModelConfig {
   int cheb_k = 2;          // GConvGRU: Chebyshev terms K (K = 1: no neighbours, like PyG's ChebConv)
   int64_t max_window = 1;  // the most recorded forward steps before backward; caches are sized by it
   uint64_t seed = 0;       // weight init (Glorot-uniform by registration order, biases zero; nn/parameters.h)
+  // Where the store, the caches and the scratch live, and the stream every op of the model is enqueued on
+  // (kernels/ops.h). x, y and grad_y passed to forward/backward must live on `device` too.
+  Device device = Device::cpu;
+  kernels::Stream stream = nullptr;
 };
 
 class TemporalModel {

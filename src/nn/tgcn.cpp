@@ -1,12 +1,6 @@
 #include "nn/tgcn.h"
 
-#include <omp.h>
-
-#include <cmath>
-#include <cstring>
-
 #include "core/error.h"
-#include "nn/gate_math.h"
 #include "nn/relu_linear_head.h"
 #include "kernels/ops.h"
 
@@ -28,27 +22,32 @@ namespace {
 class Tgcn final : public TemporalModel {
  public:
   Tgcn(const TemporalModelConfig& config, int64_t num_owned)
-      : config_(config), n_(num_owned), h_(config.hidden), head_(init_store(), 1, config.hidden, config.out) {
-    store_.allocate(Device::cpu);
+      : config_(config),
+        n_(num_owned),
+        h_(config.hidden),
+        stream_(config.stream),
+        head_(init_store(), 1, config.hidden, config.out) {
+    const Device device = config.device;
+    store_.allocate(device);
     store_.initialize(config.seed);
-    head_.allocate(n_, config.max_window);
+    head_.allocate(n_, config.max_window, device, stream_);
     const int64_t slots = config.max_window + 1;  // the last slot serves unrecorded steps
     const int64_t in = config.in, h = h_;
-    ax_ = Tensor(slots * n_, in, Device::cpu);
-    h_prev_ = Tensor(slots * n_, h, Device::cpu);
-    gates_ = Tensor(slots * n_, 4 * h, Device::cpu);  // Z | R | H~ | H o R
-    state_ = Tensor(n_, h, Device::cpu);
-    pre_ = Tensor(n_, 3 * h, Device::cpu);
-    grad_state_ = Tensor(n_, h, Device::cpu);
-    grad_head_ = Tensor(n_, h, Device::cpu);
-    grad_pre_ = Tensor(n_, 3 * h, Device::cpu);
-    grad_hr_ = Tensor(n_, h, Device::cpu);
-    folded_ = Tensor(in, 3 * h, Device::cpu);
-    folded_bias_ = Tensor(1, 3 * h, Device::cpu);
-    bottom_zr_ = Tensor(h, 2 * h, Device::cpu);
-    grad_folded_ = Tensor(in, 3 * h, Device::cpu);
-    grad_folded_bias_ = Tensor(1, 3 * h, Device::cpu);
-    grad_bottom_zr_ = Tensor(h, 2 * h, Device::cpu);
+    ax_ = Tensor(slots * n_, in, device);
+    h_prev_ = Tensor(slots * n_, h, device);
+    gates_ = Tensor(slots * n_, 4 * h, device);  // Z | R | H~ | H o R
+    state_ = Tensor(n_, h, device);
+    pre_ = Tensor(n_, 3 * h, device);
+    grad_state_ = Tensor(n_, h, device);
+    grad_head_ = Tensor(n_, h, device);
+    grad_pre_ = Tensor(n_, 3 * h, device);
+    grad_hr_ = Tensor(n_, h, device);
+    folded_ = Tensor(in, 3 * h, device);
+    folded_bias_ = Tensor(1, 3 * h, device);
+    bottom_zr_ = Tensor(h, 2 * h, device);
+    grad_folded_ = Tensor(in, 3 * h, device);
+    grad_folded_bias_ = Tensor(1, 3 * h, device);
+    grad_bottom_zr_ = Tensor(h, 2 * h, device);
     reset_state();
   }
 
@@ -56,13 +55,13 @@ class Tgcn final : public TemporalModel {
   const TemporalModelConfig& config() const override { return config_; }
 
   void reset_state() override {
-    std::fill(state_.data(), state_.data() + n_ * h_, 0.0f);
+    kernels::fill(state_.span(), 0.0f, stream_);
     begin_window();
   }
   void begin_window() override {
     recorded_ = 0;
     prefetched_.clear();
-    std::fill(grad_state_.data(), grad_state_.data() + n_ * h_, 0.0f);
+    kernels::fill(grad_state_.span(), 0.0f, stream_);
   }
 
   void forward(SnapshotSequence& seq, int64_t t, Matrix<const float> x, Matrix<float> y, bool record) override {
@@ -76,28 +75,21 @@ class Tgcn final : public TemporalModel {
     } else {
       seq.aggregate(t, x, ax);
     }
-    std::memcpy(h_prev.data, state_.data(), n_ * h_ * sizeof(float));
+    kernels::scale_add(1.0f, state_.matrix(), 0.0f, h_prev, stream_);
     fold_parameters();
     Matrix<float> pre = pre_.matrix();
     const int64_t h = h_;
     gemm(ax, folded_.matrix(), pre, 0.0f);
     add_row(pre, folded_bias_.matrix());
     gemm(h_prev, bottom_zr_.matrix(), columns(pre, 0, 2 * h), 1.0f);
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      sigmoid_run(pre.row(r), gates.row(r), 2 * h);  // Z | R
-      for (int64_t c = 0; c < h; ++c) gates(r, 3 * h + c) = h_prev(r, c) * gates(r, h + c);
-    }
+    // Z | R = sigmoid, H o R.
+    kernels::gru_gates(columns(pre, 0, h), columns(pre, h, h), h_prev, columns(gates, 0, h), columns(gates, h, h),
+                       columns(gates, 3 * h, h), stream_);
     gemm(columns(gates, 3 * h, h), lin_bottom(2), columns(pre, 2 * h, h), 1.0f);
+    // H~ = tanh, H_t = Z o H + (1 - Z) o H~.
     Matrix<float> state = state_.matrix();
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      tanh_run(pre.row(r) + 2 * h, gates.row(r) + 2 * h, h);  // H~
-      for (int64_t c = 0; c < h; ++c) {
-        const float z = gates(r, c);
-        state(r, c) = z * h_prev(r, c) + (1.0f - z) * gates(r, 2 * h + c);
-      }
-    }
+    kernels::gru_update(columns(pre, 2 * h, h), columns(gates, 0, h), h_prev, kernels::GruMix::z_keeps_state,
+                        columns(gates, 2 * h, h), state, stream_);
     head_.forward(state, y, record ? slot : -1);
     if (record) ++recorded_;
   }
@@ -122,36 +114,23 @@ class Tgcn final : public TemporalModel {
     head_.backward(slot, grad_y, grad_h);
     const int64_t h = h_;
     // dH_t = head + carried; dZ_pre, dH~_pre; dH_prev (direct term) replaces the carry.
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      for (int64_t c = 0; c < h; ++c) {
-        const float d = grad_h(r, c) + grad_state(r, c);
-        const float z = gates(r, c), cand = gates(r, 2 * h + c), prev = h_prev(r, c);
-        grad_pre(r, c) = d * (prev - cand) * z * (1.0f - z);
-        grad_pre(r, 2 * h + c) = d * (1.0f - z) * (1.0f - cand * cand);
-        grad_state(r, c) = d * z;
-      }
-    }
+    kernels::gru_update_backward(grad_h, grad_state, columns(gates, 0, h), h_prev, columns(gates, 2 * h, h),
+                                 kernels::GruMix::z_keeps_state, columns(grad_pre, 0, h), columns(grad_pre, 2 * h, h),
+                                 grad_state, stream_);
     // Candidate: pre_h += (H o R) L_h2.
     Matrix<const float> grad_pre_h = columns(grad_pre, 2 * h, h);
     gemm(grad_pre_h, lin_bottom(2), grad_hr, 0.0f, false, true);
     gemm_grad(columns(gates, 3 * h, h), grad_pre_h, lin_bottom_grad(2));
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n_; ++r) {
-      for (int64_t c = 0; c < h; ++c) {
-        const float rr = gates(r, h + c);
-        grad_pre(r, h + c) = grad_hr(r, c) * h_prev(r, c) * rr * (1.0f - rr);
-        grad_state(r, c) += grad_hr(r, c) * rr;
-      }
-    }
+    // H o R: dR_pre, and dH_prev += dHR o R.
+    kernels::gru_gates_backward(grad_hr, columns(gates, h, h), h_prev, columns(grad_pre, h, h), grad_state, stream_);
     // pre_zr += H [L_z2 | L_r2]: to the state and to the two bottoms.
     Matrix<const float> grad_pre_zr = columns(grad_pre, 0, 2 * h);
     gemm(grad_pre_zr, bottom_zr_.matrix(), grad_state, 1.0f, false, true);
-    std::fill(grad_bottom_zr_.data(), grad_bottom_zr_.data() + h * 2 * h, 0.0f);
+    kernels::fill(grad_bottom_zr_.span(), 0.0f, stream_);
     gemm_grad(h_prev, grad_pre_zr, grad_bottom_zr_.matrix());
     // pre = AX M + e.
-    std::fill(grad_folded_.data(), grad_folded_.data() + grad_folded_.size(), 0.0f);
-    std::fill(grad_folded_bias_.data(), grad_folded_bias_.data() + grad_folded_bias_.size(), 0.0f);
+    kernels::fill(grad_folded_.span(), 0.0f, stream_);
+    kernels::fill(grad_folded_bias_.span(), 0.0f, stream_);
     gemm_grad(ax, grad_pre, grad_folded_.matrix());
     bias_grad(grad_pre, grad_folded_bias_.matrix());
     unfold_gradients();
@@ -187,16 +166,12 @@ class Tgcn final : public TemporalModel {
     Matrix<float> w = store_.param(kConvWeight), b = store_.param(kConvBias);
     Matrix<float> folded = folded_.matrix(), folded_bias = folded_bias_.matrix(), bottom = bottom_zr_.matrix();
     for (int g = 0; g < 3; ++g) {
-      kernels::gemm(columns(w, g * h, h), false, lin_top(g), false, columns(folded, g * h, h), 1.0f, 0.0f, nullptr);
+      kernels::gemm(columns(w, g * h, h), false, lin_top(g), false, columns(folded, g * h, h), 1.0f, 0.0f, stream_);
       Matrix<float> e = columns(folded_bias, g * h, h);
-      kernels::gemm(columns(b, g * h, h), false, lin_top(g), false, e, 1.0f, 0.0f, nullptr);
-      Matrix<float> c = store_.param(kLinBias[g]);
-      for (int64_t k = 0; k < h; ++k) e(0, k) += c(0, k);
+      kernels::gemm(columns(b, g * h, h), false, lin_top(g), false, e, 1.0f, 0.0f, stream_);
+      kernels::scale_add(1.0f, store_.param(kLinBias[g]), 1.0f, e, stream_);
     }
-    for (int g = 0; g < 2; ++g) {
-      Matrix<float> l2 = lin_bottom(g);
-      for (int64_t r = 0; r < h; ++r) std::memcpy(bottom.row(r) + g * h, l2.row(r), h * sizeof(float));
-    }
+    for (int g = 0; g < 2; ++g) kernels::scale_add(1.0f, lin_bottom(g), 0.0f, columns(bottom, g * h, h), stream_);
   }
 
   // dW_g += dM_g L_g1^T, dL_g1 += W_g^T dM_g + b_g^T de_g, db_g += de_g L_g1^T, dc_g += de_g, d[L_z2|L_r2].
@@ -207,19 +182,14 @@ class Tgcn final : public TemporalModel {
     Matrix<float> dm = grad_folded_.matrix(), de = grad_folded_bias_.matrix(), dbottom = grad_bottom_zr_.matrix();
     for (int g = 0; g < 3; ++g) {
       Matrix<float> dm_g = columns(dm, g * h, h), de_g = columns(de, g * h, h);
-      kernels::gemm(dm_g, false, lin_top(g), true, columns(gw, g * h, h), 1.0f, 1.0f, nullptr);
-      kernels::gemm(columns(w, g * h, h), true, dm_g, false, lin_top_grad(g), 1.0f, 1.0f, nullptr);
-      kernels::gemm(columns(b, g * h, h), true, de_g, false, lin_top_grad(g), 1.0f, 1.0f, nullptr);
-      kernels::gemm(de_g, false, lin_top(g), true, columns(gb, g * h, h), 1.0f, 1.0f, nullptr);
-      Matrix<float> dc = store_.grad(kLinBias[g]);
-      for (int64_t k = 0; k < h; ++k) dc(0, k) += de_g(0, k);
+      kernels::gemm(dm_g, false, lin_top(g), true, columns(gw, g * h, h), 1.0f, 1.0f, stream_);
+      kernels::gemm(columns(w, g * h, h), true, dm_g, false, lin_top_grad(g), 1.0f, 1.0f, stream_);
+      kernels::gemm(columns(b, g * h, h), true, de_g, false, lin_top_grad(g), 1.0f, 1.0f, stream_);
+      kernels::gemm(de_g, false, lin_top(g), true, columns(gb, g * h, h), 1.0f, 1.0f, stream_);
+      kernels::scale_add(1.0f, de_g, 1.0f, store_.grad(kLinBias[g]), stream_);
     }
-    for (int g = 0; g < 2; ++g) {
-      Matrix<float> dl2 = lin_bottom_grad(g);
-      for (int64_t r = 0; r < h; ++r) {
-        for (int64_t k = 0; k < h; ++k) dl2(r, k) += dbottom(r, g * h + k);
-      }
-    }
+    for (int g = 0; g < 2; ++g)
+      kernels::scale_add(1.0f, columns(dbottom, g * h, h), 1.0f, lin_bottom_grad(g), stream_);
   }
 
   Matrix<float> slot_rows(Tensor& t, int64_t slot) { return t.matrix().slice_rows(slot * n_, (slot + 1) * n_); }
@@ -238,22 +208,23 @@ class Tgcn final : public TemporalModel {
   void gemm(Matrix<const float> a, Matrix<const float> b, Matrix<float> c, float beta, bool ta = false,
             bool tb = false) {
     if (c.rows == 0) return;
-    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, nullptr);
+    kernels::gemm(a, ta, b, tb, c, 1.0f, beta, stream_);
   }
   // grad_w += a^T g
   void gemm_grad(Matrix<const float> a, Matrix<const float> g, Matrix<float> grad_w) {
     if (a.rows == 0) return;
-    kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, nullptr);
+    kernels::gemm(a, true, g, false, grad_w, 1.0f, 1.0f, stream_);
   }
-  static void add_row(Matrix<float> m, Matrix<const float> bias) {
-    if (m.rows > 0) kernels::add_bias(m, Span<const float>{bias.data, bias.cols, Device::cpu}, nullptr);
+  void add_row(Matrix<float> m, Matrix<const float> bias) {
+    if (m.rows > 0) kernels::add_bias(m, Span<const float>{bias.data, bias.cols, bias.device}, stream_);
   }
-  static void bias_grad(Matrix<const float> g, Matrix<float> grad_bias) {
-    if (g.rows > 0) kernels::bias_backward(g, Span<float>{grad_bias.data, grad_bias.cols, Device::cpu}, nullptr);
+  void bias_grad(Matrix<const float> g, Matrix<float> grad_bias) {
+    if (g.rows > 0) kernels::bias_backward(g, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, stream_);
   }
 
   TemporalModelConfig config_;
   int64_t n_, h_;
+  kernels::Stream stream_;
   ParameterStore store_;
   ReluLinearHead head_;
   Tensor ax_, h_prev_, gates_;  // per slot

@@ -7,18 +7,17 @@
 #include "comm/halo_exchange.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "kernels/ops.h"
 
 namespace halogen::train {
 namespace {
 
 // The pairs one step scores (the shard's link step, written by `halogen partition`: graph/shard.h,
-// ShardLinkStep), the reverse index the targets' gradient needs, and the exchange that fetches the
-// non-owned endpoints' rows with the step's stored plan.
+// ShardLinkStep), the source row of every pair, and the exchange that fetches the non-owned endpoints' rows
+// with the step's stored plan.
 struct StepPairs {
   const graph::ShardLinkStep* step = nullptr;
   std::vector<int32_t> pair_source;        // (pairs) the source row of each pair
-  std::vector<int64_t> by_target_offsets;  // (n + fetched + 1) pairs of target row r: by_target[off[r] ..)
-  std::vector<int64_t> by_target;
   std::unique_ptr<comm::HaloExchange> fetch;
   int64_t fetched = 0;
   double global_pairs = 0;
@@ -27,14 +26,10 @@ struct StepPairs {
 // The exchange that brings a link step's fetched rows (rows [n_own, n_own + plan.num_halo()) of the
 // extended embedding matrix) from their owners, and sends their gradients back. The only place the link task
 // builds a HaloExchange.
-// TODO(merge): HaloExchange takes a graph::Shard until it takes (comm, plan, num_owned, max_width, ...);
-// then this becomes one line and the stand-in below goes.
 std::unique_ptr<comm::HaloExchange> make_link_fetch(comm::Communicator& comm, const graph::HaloPlan& plan,
                                                     int64_t num_owned, int64_t max_width) {
   return std::make_unique<comm::HaloExchange>(comm, plan, num_owned, max_width);
 }
-
-float logistic(double v) { return static_cast<float>(1.0 / (1.0 + std::exp(-v))); }
 
 class LinkTask final : public TemporalTask {
  public:
@@ -72,6 +67,7 @@ class LinkTask final : public TemporalTask {
       max_pairs = std::max(max_pairs, link_steps_[s].num_pairs());
     }
     pair_grad_ = Tensor(max_pairs, 1, Device::cpu);
+    scores_ = Tensor(max_pairs, 1, Device::cpu);
     ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
     grad_ext_ = Tensor(n_ + max_fetched, width_, Device::cpu);
   }
@@ -88,40 +84,21 @@ class LinkTask final : public TemporalTask {
     const graph::ShardLinkStep& link = *p.step;
     Matrix<float> ext = gather(p, y);
     Matrix<float> grad_ext{grad_ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
-    std::fill(grad_ext.data, grad_ext.data + grad_ext.rows * width_, 0.0f);
+    kernels::fill(Span<float>{grad_ext.data, grad_ext.rows * width_, Device::cpu}, 0.0f);
     const double inv = 1.0 / p.global_pairs;
-    const int64_t sources = static_cast<int64_t>(link.sources.size());
-    float* pair_grad = pair_grad_.data();
-    double sum = 0;
-    // Per source (one thread owns a source's row): scores, loss, d loss / d score, and the source's gradient.
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : sum)
-    for (int64_t i = 0; i < sources; ++i) {
-      const int32_t u = link.sources[i];
-      float* gu = grad_ext.row(u);
-      const float* eu = ext.row(u);
-      for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k) {
-        const float* ev = ext.row(link.target[k]);
-        const double score = dot(eu, ev);
-        // softplus(score) - label * score, stably
-        sum += std::max(score, 0.0) + std::log1p(std::exp(-std::fabs(score))) - (link.label[k] ? score : 0.0);
-        const float d = static_cast<float>((logistic(score) - static_cast<double>(link.label[k])) * inv * scale);
-        pair_grad[k] = d;
-        for (int64_t c = 0; c < width_; ++c) gu[c] += d * ev[c];
-      }
-    }
-    // Per target row (one thread owns it): the targets' gradient, in pair order.
-    const int64_t rows = n_ + p.fetched;
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t r = 0; r < rows; ++r) {
-      float* gv = grad_ext.row(r);
-      for (int64_t j = p.by_target_offsets[r]; j < p.by_target_offsets[r + 1]; ++j) {
-        const int64_t k = p.by_target[j];
-        const float d = pair_grad[k];
-        const float* eu = ext.row(p.pair_source[k]);
-        for (int64_t c = 0; c < width_; ++c) gv[c] += d * eu[c];
-      }
-    }
-    for (int64_t r = 0; r < n_; ++r) std::memcpy(grad_y.row(r), grad_ext.row(r), width_ * sizeof(float));
+    // scores = <ext[source], ext[target]>, the loss (softplus(score) - label * score) and d loss / d score, then
+    // both endpoints' gradients (kernels/ops.h: pair_dot, bce_with_logits, pair_dot_backward).
+    const int64_t pairs = link.num_pairs();
+    const Span<const int32_t> source_rows{p.pair_source.data(), pairs, Device::cpu};
+    const Span<const int32_t> target_rows{link.target.data(), pairs, Device::cpu};
+    const Span<float> scores{scores_.data(), pairs, Device::cpu}, pair_grad{pair_grad_.data(), pairs, Device::cpu};
+    kernels::pair_dot(ext, source_rows, target_rows, scores);
+    const double sum = kernels::bce_with_logits(Span<const float>{scores.data, pairs, Device::cpu},
+                                                Span<const uint8_t>{link.label.data(), pairs, Device::cpu},
+                                                static_cast<float>(inv * scale), pair_grad);
+    kernels::pair_dot_backward(ext, source_rows, target_rows, Span<const float>{pair_grad.data, pairs, Device::cpu},
+                               grad_ext);
+    kernels::scale_add(1.0f, grad_ext.slice_rows(0, n_), 0.0f, grad_y);
     p.fetch->start_reverse(Matrix<const float>(grad_ext.slice_rows(n_, n_ + p.fetched)), nullptr);
     p.fetch->finish_reverse(grad_y, nullptr);
     return sum * inv;
@@ -132,6 +109,10 @@ class LinkTask final : public TemporalTask {
     const graph::ShardLinkStep& link = *p.step;
     Matrix<float> ext = gather(p, y);
     const uint64_t random_stream = rng::stream_id(rng::kNegativeSampling, static_cast<uint32_t>(step), 1u << 31);
+    const int64_t pairs = link.num_pairs();
+    const Span<float> scores{scores_.data(), pairs, Device::cpu};
+    kernels::pair_dot(ext, Span<const int32_t>{p.pair_source.data(), pairs, Device::cpu},
+                      Span<const int32_t>{link.target.data(), pairs, Device::cpu}, scores);
     std::vector<std::pair<double, uint8_t>> model_scores, random_scores;
     for (size_t i = 0; i < link.sources.size(); ++i) {
       const int32_t u = link.sources[i];
@@ -139,7 +120,7 @@ class LinkTask final : public TemporalTask {
       random_scores.clear();
       for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k) {
         const int32_t row = link.target[k];
-        model_scores.emplace_back(dot(ext.row(u), ext.row(row)), link.label[k]);
+        model_scores.emplace_back(scores.data[k], link.label[k]);
         const int64_t target_gid = row < n_ ? owned_gid_[row] : link.fetched_gid[row - n_];
         const uint64_t index = static_cast<uint64_t>(owned_gid_[u]) * 0x100000000ull +
                                static_cast<uint64_t>(target_gid);
@@ -161,13 +142,14 @@ class LinkTask final : public TemporalTask {
   }
 
   int64_t bytes() const override {
-    int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size()) * static_cast<int64_t>(sizeof(float));
+    int64_t bytes = (features_.size() + ext_.size() + grad_ext_.size() + pair_grad_.size() + scores_.size()) *
+                    static_cast<int64_t>(sizeof(float));
     bytes += static_cast<int64_t>(owned_gid_.size()) * 8;
     for (const StepPairs& p : steps_pairs_) {
       const graph::ShardLinkStep& link = *p.step;
-      // per pair: target, label, pair_source, by_target; per source: id, offset; per fetched row: gid, offset
-      bytes += link.num_pairs() * (4 + 1 + 4 + 8) + static_cast<int64_t>(link.sources.size()) * (4 + 8) +
-               (link.num_fetched() + n_) * 8 + link.num_fetched() * 8 +
+      // per pair: target, label, pair_source; per source: id, offset; per fetched row: gid
+      bytes += link.num_pairs() * (4 + 1 + 4) + static_cast<int64_t>(link.sources.size()) * (4 + 8) +
+               link.num_fetched() * 8 +
                static_cast<int64_t>(link.plan.send_idx.size()) * 4 +
                comm::HaloExchange::buffer_bytes(p.fetch->num_send(), width_);
     }
@@ -191,24 +173,17 @@ class LinkTask final : public TemporalTask {
     sums[1] += reciprocal;
   }
 
-  double dot(const float* a, const float* b) const {
-    double s = 0;
-    for (int64_t c = 0; c < width_; ++c) s += static_cast<double>(a[c]) * b[c];
-    return s;
-  }
-
   // ext (n + fetched, width): y's rows, then the fetched rows of this step.
   Matrix<float> gather(StepPairs& p, Matrix<const float> y) {
     HALOGEN_ASSERT(y.rows == n_ && y.cols == width_);
     Matrix<float> ext{ext_.data(), n_ + p.fetched, width_, width_, Device::cpu};
-    for (int64_t r = 0; r < n_; ++r) std::memcpy(ext.row(r), y.row(r), width_ * sizeof(float));
+    kernels::scale_add(1.0f, y, 0.0f, ext.slice_rows(0, n_));
     p.fetch->start_forward(ext, nullptr);
     p.fetch->finish_forward(nullptr);
     return ext;
   }
 
-  // The step's reverse index (pairs grouped by target row, for the targets' gradient) and its exchange.
-  // Collective (the global pair count).
+  // The step's pair sources and its exchange. Collective (the global pair count).
   StepPairs index_pairs(const graph::ShardLinkStep& link) {
     StepPairs p;
     p.step = &link;
@@ -220,13 +195,6 @@ class LinkTask final : public TemporalTask {
       for (int64_t k = link.source_offsets[i]; k < link.source_offsets[i + 1]; ++k)
         p.pair_source[k] = link.sources[i];
     }
-    // Counting sort by target row, pair order kept.
-    p.by_target_offsets.assign(static_cast<size_t>(n_ + p.fetched + 1), 0);
-    for (int32_t row : link.target) p.by_target_offsets[row + 1] += 1;
-    for (int64_t r = 0; r < n_ + p.fetched; ++r) p.by_target_offsets[r + 1] += p.by_target_offsets[r];
-    p.by_target.resize(pairs);
-    std::vector<int64_t> fill_at(p.by_target_offsets.begin(), p.by_target_offsets.end() - 1);
-    for (int64_t k = 0; k < pairs; ++k) p.by_target[fill_at[link.target[k]]++] = k;
     double global_pairs = static_cast<double>(pairs);  // exact: pair counts are far below 2^53
     comm_.allreduce_sum(&global_pairs, 1);
     p.global_pairs = std::max(global_pairs, 1.0);
@@ -240,7 +208,7 @@ class LinkTask final : public TemporalTask {
   int64_t steps_ = 0, train_ = 0;
   std::vector<graph::ShardLinkStep> link_steps_;  // the shard's, copied: the caller may free the shard
   Tensor features_, ext_, grad_ext_;
-  Tensor pair_grad_;  // (max pairs of a step) d loss / d score
+  Tensor pair_grad_, scores_;  // (max pairs of a step) d loss / d score, score
   std::vector<StepPairs> steps_pairs_;
   double sums_[5] = {0, 0, 0, 0, 0};  // AP, RR, random AP, random RR, sources
 };

@@ -1,8 +1,10 @@
-#include "nn/gate_math.h"
+// Compiled with -ffast-math -fopenmp-simd (kernels/CMakeLists.txt): only these two loops, so that no other
+// kernel is reassociated.
+#include "kernels/cpu/gate_math.h"
 
 #include <cmath>
 
-namespace halogen::nn {
+namespace halogen::kernels::cpu::detail {
 
 void sigmoid_run(const float* x, float* y, int64_t count) {
 #pragma omp simd
@@ -14,4 +16,4 @@ void tanh_run(const float* x, float* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
 }
 
-}  // namespace halogen::nn
+}  // namespace halogen::kernels::cpu::detail
