@@ -98,13 +98,14 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
 
 // `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence, through the same
 // epoch runner as the static models (train/trainer.h) with a TemporalWorkload.
-void run_temporal(comm::Communicator& comm, const TrainFlags& flags) {
+void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device device) {
   train::RankInput input = train::load_rank_input(comm, flags.dir, false);
   const io::PartitionMeta& meta = input.meta;
-  const train::TemporalTrainConfig config = temporal_config(flags);
-  log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank",
+  train::TemporalTrainConfig config = temporal_config(flags);
+  config.device = device;
+  log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank | device %s",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
-                      meta.method.c_str(), omp_get_max_threads()));
+                      meta.method.c_str(), omp_get_max_threads(), device_name(device)));
   train::Trainer trainer(comm, input.shard, config);
   auto& workload = static_cast<train::TemporalWorkload&>(trainer.workload());
   const nn::TemporalModelConfig& model = workload.setup().model;
@@ -136,13 +137,10 @@ void run_train(const TrainFlags& flags) {
   comm::Communicator& comm = *rank_comm;
   try {
     if (is_temporal(flags.model)) {
-      HALOGEN_USER_CHECK(device == Device::cpu || flags.device.empty(),
-                         "--model %s runs on the CPU only for now (no CUDA kernels for the recurrent cells yet); "
-                         "use --device cpu", flags.model.c_str());
-      if (device != Device::cpu) {
+      // --task link runs on the CPU only (train/temporal_workload.h): without an explicit --device, use it.
+      if (device != Device::cpu && flags.device.empty() && flags.task == "link")
         rank_comm = make_rank_comm("cpu", "", session, device);
-      }
-      run_temporal(*rank_comm, flags);
+      run_temporal(*rank_comm, flags, device);
       return;
     }
     HALOGEN_USER_CHECK(flags.task == "node" || flags.task == "regression",
@@ -192,7 +190,7 @@ void run_train(const TrainFlags& flags) {
   } catch (const std::exception& e) {
     // Raised on this rank only: the others may be waiting in a collective, so take the whole job down.
     log::rank_line(std::string("error: ") + e.what());
-    comm.abort(1);
+    rank_comm->abort(1);
   }
 }
 

@@ -8,10 +8,11 @@
 namespace halogen::train {
 
 TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup)
-    : comm_(comm), setup_(setup), num_owned_(shard.num_owned()) {
-  HALOGEN_USER_CHECK(comm.device() == Device::cpu && setup.device == Device::cpu,
-                     "temporal models (--model %s) run on the CPU only for now; use --device cpu",
-                     nn::temporal_kind_name(setup.model.kind));
+    : comm_(comm), setup_(setup), stream_(setup.device), num_owned_(shard.num_owned()) {
+  HALOGEN_USER_CHECK(comm.device() == setup.device, "the communicator lives on %s, the model on %s",
+                     device_name(comm.device()), device_name(setup.device));
+  HALOGEN_USER_CHECK(setup.device == Device::cpu || setup.task.kind != TaskKind::link,
+                     "--task link runs on the CPU only for now (its row fetch is a host exchange); use --device cpu");
   nn::TemporalModelConfig& model = setup_.model;
   const int64_t embedding = setup.embedding > 0 ? setup.embedding : model.hidden;
   task_ = make_temporal_task(comm, shard, setup.task, embedding);
@@ -26,18 +27,59 @@ TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard&
               : setup.task.kind == TaskKind::node     ? std::max<int32_t>(shard.num_classes, 1)
                                                       : embedding;
   model.max_window = window_;
+  model.device = setup.device;
+  model.stream = stream_.get();
   HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
                      "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
   model_ = nn::make_temporal_model(model, num_owned_);
   sequence_ = std::make_unique<nn::SnapshotSequence>(comm, shard, nn::temporal_normalization(model.kind),
-                                                     nn::temporal_max_width(model));
+                                                     nn::temporal_max_width(model), setup.device, stream_.get());
   sequence_->set_overlap(setup.overlap);
-  clock_ = nn::make_phase_clock(Device::cpu);
+  clock_ = nn::make_phase_clock(setup.device);
   sequence_->set_clock(clock_.get());
   prefetch_snapshots_.reserve(window_);
   prefetch_inputs_.reserve(window_);
-  outputs_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
-  grads_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
+  outputs_ = Tensor(window_ * num_owned_, model.out, setup.device);
+  grads_ = Tensor(window_ * num_owned_, model.out, setup.device);
+  if (setup.device != Device::cpu) {
+    inputs_ = Tensor(window_ * num_owned_, model.in, setup.device);
+    outputs_host_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
+    grads_host_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
+  }
+}
+
+Matrix<const float> TemporalWorkload::input_on_device(int64_t step, int64_t slot) {
+  Matrix<const float> x = task_->input(step);
+  if (setup_.device == Device::cpu) return x;
+  const int64_t n = num_owned_;
+  Matrix<float> staged = inputs_.matrix().slice_rows(slot * n, (slot + 1) * n);
+  HALOGEN_ASSERT(x.stride == x.cols && staged.cols == x.cols);
+  detail::copy_bytes(staged.data, setup_.device, x.data, Device::cpu, sizeof(float) * n * x.cols);
+  return Matrix<const float>(staged);
+}
+
+double TemporalWorkload::slot_loss(int64_t step, int64_t slot, float scale) {
+  const int64_t n = num_owned_;
+  Matrix<float> y = outputs_.matrix().slice_rows(slot * n, (slot + 1) * n);
+  Matrix<float> grad = grads_.matrix().slice_rows(slot * n, (slot + 1) * n);
+  if (setup_.device == Device::cpu) return task_->loss(step, Matrix<const float>(y), scale, grad);
+  // Host staging (the copies are ordered with the compute stream: core/buffer.h, nn/compute_stream.h).
+  Matrix<float> y_host = outputs_host_.matrix().slice_rows(slot * n, (slot + 1) * n);
+  Matrix<float> grad_host = grads_host_.matrix().slice_rows(slot * n, (slot + 1) * n);
+  const size_t bytes = sizeof(float) * n * y.cols;
+  detail::copy_bytes(y_host.data, Device::cpu, y.data, setup_.device, bytes);
+  const double loss = task_->loss(step, Matrix<const float>(y_host), scale, grad_host);
+  detail::copy_bytes(grad.data, setup_.device, grad_host.data, Device::cpu, bytes);
+  return loss;
+}
+
+void TemporalWorkload::observe_slot0(int64_t step) {
+  const int64_t n = num_owned_;
+  Matrix<float> y = outputs_.matrix().slice_rows(0, n);
+  if (setup_.device == Device::cpu) return task_->observe(step, Matrix<const float>(y));
+  Matrix<float> y_host = outputs_host_.matrix().slice_rows(0, n);
+  detail::copy_bytes(y_host.data, Device::cpu, y.data, setup_.device, sizeof(float) * n * y.cols);
+  task_->observe(step, Matrix<const float>(y_host));
 }
 
 std::string TemporalWorkload::fingerprint() const {
@@ -63,15 +105,15 @@ double TemporalWorkload::step_local(int64_t epoch, int64_t step, nn::GradientRed
   prefetch_inputs_.clear();
   for (int64_t j = 0; j < k; ++j) {
     prefetch_snapshots_.push_back(task_->snapshot_of(w0 + j));
-    prefetch_inputs_.push_back(task_->input(w0 + j));
+    prefetch_inputs_.push_back(input_on_device(w0 + j, j));
   }
   model_->prefetch(*sequence_, prefetch_snapshots_, prefetch_inputs_);
   double loss = 0;
   for (int64_t j = 0; j < k; ++j) {
     const int64_t s = w0 + j;
     Matrix<float> y = outputs_.matrix().slice_rows(j * n, (j + 1) * n);
-    model_->forward(*sequence_, task_->snapshot_of(s), task_->input(s), y, true);
-    loss += task_->loss(s, y, 1.0f / static_cast<float>(k), grads_.matrix().slice_rows(j * n, (j + 1) * n));
+    model_->forward(*sequence_, task_->snapshot_of(s), prefetch_inputs_[j], y, true);
+    loss += slot_loss(s, j, 1.0f / static_cast<float>(k));
   }
   for (int64_t j = k - 1; j >= 0; --j) {
     const int64_t s = w0 + j;
@@ -87,8 +129,8 @@ Metrics TemporalWorkload::evaluate() {
   model_->reset_state();
   for (int64_t s = 0; s < steps; ++s) {
     Matrix<float> y = outputs_.matrix().slice_rows(0, n);
-    model_->forward(*sequence_, task_->snapshot_of(s), task_->input(s), y, false);
-    if (all_steps || s >= train) task_->observe(s, Matrix<const float>(y));
+    model_->forward(*sequence_, task_->snapshot_of(s), input_on_device(s, 0), y, false);
+    if (all_steps || s >= train) observe_slot0(s);
   }
   return task_->metrics();
 }
@@ -101,7 +143,9 @@ Metrics TemporalWorkload::summary() const {
 }
 
 int64_t TemporalWorkload::estimated_bytes() const {
-  const int64_t outputs = 2 * window_ * num_owned_ * setup_.model.out * static_cast<int64_t>(sizeof(float));
+  const int64_t staged = setup_.device == Device::cpu ? 0 : 1;  // GPU: inputs on the device, outputs staged
+  const int64_t outputs = (2 + 2 * staged) * window_ * num_owned_ * setup_.model.out * static_cast<int64_t>(sizeof(float)) +
+                          staged * window_ * num_owned_ * setup_.model.in * static_cast<int64_t>(sizeof(float));
   // parameters, gradients, Adam m and v
   const int64_t parameters = 4 * model_->store().total_size() * static_cast<int64_t>(sizeof(float));
   return sequence_->allocated_bytes() + model_->scratch_bytes() + task_->bytes() + outputs + parameters;

@@ -6,6 +6,12 @@
 // the next window starts from the state the previous one reached (truncated: no gradient crosses the boundary).
 // Evaluation: from the zero state, forward over all steps with the current parameters; the task's metrics on
 // its test steps (node: on the last step). Every buffer is allocated by the constructor.
+//
+// Device: with setup.device == cuda the model, its snapshot sequence and the window's inputs, outputs and
+// output gradients live on the GPU, and every op runs on one compute stream; the task (its inputs, loss and
+// metrics) stays on the host: each step's input is copied to the device, and its output to the host for the
+// loss, whose gradient is copied back ((n_own, out) floats each way per step). The link task's row fetch is a
+// host exchange, so --task link runs on the CPU only (UserError on cuda).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +19,7 @@
 
 #include "comm/communicator.h"
 #include "graph/shard.h"
+#include "nn/compute_stream.h"
 #include "nn/snapshot_sequence.h"
 #include "nn/temporal_model.h"
 #include "train/temporal_task.h"
@@ -39,8 +46,8 @@ class TemporalWorkload final : public Workload {
   std::string fingerprint() const override;
   nn::ParameterStore& parameters() override { return model_->store(); }
   nn::PhaseClock& clock() override { return *clock_; }
-  kernels::Stream stream() const override { return nullptr; }
-  Device device() const override { return Device::cpu; }
+  kernels::Stream stream() const override { return stream_.get(); }
+  Device device() const override { return setup_.device; }
 
   int64_t steps_per_epoch() const override { return (task_->train_steps() + window_ - 1) / window_; }
   void begin_epoch(int64_t epoch) override;
@@ -60,13 +67,23 @@ class TemporalWorkload final : public Workload {
   TemporalTask& task() { return *task_; }
 
  private:
+  // Step `step`'s input on the model's device, in window slot `slot` (the task's host input on the CPU).
+  Matrix<const float> input_on_device(int64_t step, int64_t slot);
+  // The task's loss of window slot `slot` (step `step`): on the host, through staging copies on the GPU.
+  double slot_loss(int64_t step, int64_t slot, float scale);
+  // The task observes window slot 0's output (evaluation).
+  void observe_slot0(int64_t step);
+
   comm::Communicator& comm_;
   TemporalSetup setup_;
+  nn::ComputeStream stream_;
   std::unique_ptr<TemporalTask> task_;
   std::unique_ptr<nn::TemporalModel> model_;
   std::unique_ptr<nn::SnapshotSequence> sequence_;
   std::unique_ptr<nn::PhaseClock> clock_;
-  Tensor outputs_, grads_;  // (window * n, out)
+  Tensor outputs_, grads_;  // (window * n, out) on the device
+  Tensor inputs_;           // GPU only: (window * n, in) the window's inputs on the device
+  Tensor outputs_host_, grads_host_;  // GPU only: (window * n, out) host staging of outputs_ and grads_
   int64_t window_ = 0, num_owned_ = 0;
   std::vector<int64_t> prefetch_snapshots_;  // capacity reserved once (window)
   std::vector<Matrix<const float>> prefetch_inputs_;
