@@ -35,6 +35,24 @@ inline void require_same_shape(const Matrix<A>& a, const Matrix<B>& b, const cha
                  (long long)a.rows, (long long)a.cols, what_b, (long long)b.rows, (long long)b.cols);
 }
 
+// Below this many elements an op runs on the calling thread: an OpenMP parallel region costs microseconds (and,
+// with libgomp, futex system calls even for one thread), more than the whole op on small matrices (a temporal
+// cell on a 20-vertex graph makes dozens of calls per step). Results do not depend on it (no op's arithmetic
+// depends on the thread count).
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
+
+// body(i) for i in [0, n): on the OpenMP threads when `elements` (the op's size) reaches kMinParallelElements,
+// else on the calling thread without entering the OpenMP runtime.
+template <typename Body>
+inline void parallel_for(int64_t n, int64_t elements, const Body& body) {
+  if (elements < kMinParallelElements) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
+
 // Rows are reduced in blocks of this many, each block serially, and the block sums are then added in block
 // order: the result does not depend on the number of threads.
 constexpr int64_t kReductionBlockRows = 1024;

@@ -1,4 +1,5 @@
 // Elementwise helpers on flat arrays.
+#include <algorithm>
 #include <omp.h>
 
 #include <cmath>
@@ -13,6 +14,10 @@ namespace halogen::kernels::cpu {
 void fill(Span<float> x, float value, Stream) {
   detail::require_host(x, "fill x");
   float* __restrict__ data = x.data;
+  if (x.size < detail::kMinParallelElements) {  // not worth an OpenMP region (checks.h)
+    std::fill(data, data + x.size, value);
+    return;
+  }
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < x.size; ++i) data[i] = value;
 }
@@ -23,6 +28,11 @@ void axpy(float alpha, Span<const float> x, Span<float> y, Stream) {
   HALOGEN_ASSERT(x.size == y.size, "x has %lld entries, y has %lld", (long long)x.size, (long long)y.size);
   const float* __restrict__ in = x.data;
   float* __restrict__ out = y.data;
+  if (x.size < detail::kMinParallelElements) {  // not worth an OpenMP region (checks.h)
+#pragma omp simd
+    for (int64_t i = 0; i < x.size; ++i) out[i] += alpha * in[i];
+    return;
+  }
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < x.size; ++i) out[i] += alpha * in[i];
 }
@@ -35,7 +45,7 @@ double sum_squares(Span<const float> x, Stream) {
   constexpr int64_t kBlock = 1 << 14;
   const int64_t blocks = (x.size + kBlock - 1) / kBlock;
   std::vector<double> block_sums(static_cast<size_t>(blocks), 0.0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int64_t block = 0; block < blocks; ++block) {
     const int64_t end = std::min(x.size, (block + 1) * kBlock);
     double sum = 0.0;

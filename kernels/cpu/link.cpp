@@ -25,7 +25,7 @@ void pair_dot(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> 
   detail::require_host(scores, "pair_dot scores");
   require_pairs(x, a, b, scores.size, "pair_dot x");
   const int64_t m = scores.size, n = x.rows, f = x.cols;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m * f >= detail::kMinParallelElements)
   for (int64_t k = 0; k < m; ++k) {
     const int32_t u = a[k], v = b[k];
     HALOGEN_ASSERT(u >= 0 && u < n && v >= 0 && v < n, "pair %lld = (%d, %d) outside [0, %lld)", (long long)k, u, v,
@@ -81,7 +81,7 @@ double bce_with_logits(Span<const float> scores, Span<const uint8_t> labels, flo
   constexpr int64_t kBlock = 4096;
   const int64_t blocks = (m + kBlock - 1) / kBlock;
   std::vector<double> block_sums(static_cast<size_t>(blocks), 0.0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m >= detail::kMinParallelElements)
   for (int64_t block = 0; block < blocks; ++block) {
     double sum = 0.0;
     for (int64_t k = block * kBlock; k < std::min(m, (block + 1) * kBlock); ++k) {

@@ -20,9 +20,8 @@ void require_like(const Matrix<A>& view, const Matrix<B>& reference, const char*
 
 // body(r) for every row r, rows split statically over the threads.
 template <typename Body>
-void for_each_row(int64_t rows, const Body& body) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) body(r);
+void for_each_row(int64_t rows, int64_t cols, const Body& body) {
+  detail::parallel_for(rows, rows * cols, body);
 }
 
 }  // namespace
@@ -30,13 +29,13 @@ void for_each_row(int64_t rows, const Body& body) {
 void sigmoid_forward(Matrix<const float> x, Matrix<float> y, Stream) {
   detail::require_host(x, "sigmoid x");
   require_like(y, x, "sigmoid y", "x");
-  for_each_row(x.rows, [&](int64_t r) { detail::sigmoid_run(x.row(r), y.row(r), x.cols); });
+  for_each_row(x.rows, x.cols, [&](int64_t r) { detail::sigmoid_run(x.row(r), y.row(r), x.cols); });
 }
 
 void tanh_forward(Matrix<const float> x, Matrix<float> y, Stream) {
   detail::require_host(x, "tanh x");
   require_like(y, x, "tanh y", "x");
-  for_each_row(x.rows, [&](int64_t r) { detail::tanh_run(x.row(r), y.row(r), x.cols); });
+  for_each_row(x.rows, x.cols, [&](int64_t r) { detail::tanh_run(x.row(r), y.row(r), x.cols); });
 }
 
 void sigmoid_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<float> grad_x, Stream) {
@@ -44,7 +43,7 @@ void sigmoid_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<
   require_like(grad_y, y, "sigmoid_backward grad_y", "y");
   require_like(grad_x, y, "sigmoid_backward grad_x", "y");
   const int64_t cols = y.cols;
-  for_each_row(y.rows, [&](int64_t r) {
+  for_each_row(y.rows, y.cols, [&](int64_t r) {
     const float* out = y.row(r);
     const float* g = grad_y.row(r);
     float* dx = grad_x.row(r);
@@ -58,7 +57,7 @@ void tanh_backward(Matrix<const float> y, Matrix<const float> grad_y, Matrix<flo
   require_like(grad_y, y, "tanh_backward grad_y", "y");
   require_like(grad_x, y, "tanh_backward grad_x", "y");
   const int64_t cols = y.cols;
-  for_each_row(y.rows, [&](int64_t r) {
+  for_each_row(y.rows, y.cols, [&](int64_t r) {
     const float* out = y.row(r);
     const float* g = grad_y.row(r);
     float* dx = grad_x.row(r);
@@ -71,7 +70,7 @@ void relu_forward(Matrix<const float> x, Matrix<float> y, Stream) {
   detail::require_host(x, "relu x");
   require_like(y, x, "relu y", "x");
   const int64_t cols = x.cols;
-  for_each_row(x.rows, [&](int64_t r) {
+  for_each_row(x.rows, x.cols, [&](int64_t r) {
     const float* in = x.row(r);
     float* out = y.row(r);
 #pragma omp simd
@@ -83,7 +82,7 @@ void relu_backward(Matrix<const float> y, Matrix<float> grad, Stream) {
   detail::require_host(y, "relu_backward y");
   require_like(grad, y, "relu_backward grad", "y");
   const int64_t cols = y.cols;
-  for_each_row(y.rows, [&](int64_t r) {
+  for_each_row(y.rows, y.cols, [&](int64_t r) {
     const float* __restrict__ out = y.row(r);
     float* __restrict__ g = grad.row(r);
 #pragma omp simd
@@ -96,7 +95,7 @@ void multiply(Matrix<const float> a, Matrix<const float> b, Matrix<float> out, S
   require_like(b, a, "multiply b", "a");
   require_like(out, a, "multiply out", "a");
   const int64_t cols = a.cols;
-  for_each_row(a.rows, [&](int64_t r) {
+  for_each_row(a.rows, a.cols, [&](int64_t r) {
     const float* x = a.row(r);
     const float* y = b.row(r);
     float* o = out.row(r);
@@ -109,7 +108,7 @@ void scale_add(float alpha, Matrix<const float> x, float beta, Matrix<float> y, 
   detail::require_host(x, "scale_add x");
   require_like(y, x, "scale_add y", "x");
   const int64_t cols = x.cols;
-  for_each_row(x.rows, [&](int64_t r) {
+  for_each_row(x.rows, x.cols, [&](int64_t r) {
     const float* in = x.row(r);  // y may alias x
     float* out = y.row(r);
     if (beta == 0.0f) {
@@ -131,7 +130,7 @@ void gru_gates(Matrix<const float> pre_z, Matrix<const float> pre_r, Matrix<cons
   require_like(r, pre_z, "gru_gates r", "pre_z");
   require_like(hr, pre_z, "gru_gates hr", "pre_z");
   const int64_t cols = pre_z.cols;
-  for_each_row(pre_z.rows, [&](int64_t i) {
+  for_each_row(pre_z.rows, pre_z.cols, [&](int64_t i) {
     detail::sigmoid_run(pre_z.row(i), z.row(i), cols);
     detail::sigmoid_run(pre_r.row(i), r.row(i), cols);
     const float* prev = h_prev.row(i);
@@ -150,7 +149,7 @@ void gru_update(Matrix<const float> pre_h, Matrix<const float> z, Matrix<const f
   require_like(h, pre_h, "gru_update h", "pre_h");
   const int64_t cols = pre_h.cols;
   const bool keeps = mix == GruMix::z_keeps_state;
-  for_each_row(pre_h.rows, [&](int64_t i) {
+  for_each_row(pre_h.rows, pre_h.cols, [&](int64_t i) {
     detail::tanh_run(pre_h.row(i), h_candidate.row(i), cols);
     const float* gate = z.row(i);
     const float* prev = h_prev.row(i);
@@ -178,7 +177,7 @@ void gru_update_backward(Matrix<const float> grad_h, Matrix<const float> grad_ca
   require_like(grad_h_prev, grad_h, "gru_update_backward grad_h_prev", "grad_h");
   const int64_t cols = grad_h.cols;
   const bool keeps = mix == GruMix::z_keeps_state;
-  for_each_row(grad_h.rows, [&](int64_t i) {
+  for_each_row(grad_h.rows, grad_h.cols, [&](int64_t i) {
     const float* g = grad_h.row(i);
     const float* extra = carry ? grad_carry.row(i) : nullptr;
     const float* gate = z.row(i);
@@ -211,7 +210,7 @@ void gru_gates_backward(Matrix<const float> grad_hr, Matrix<const float> r, Matr
   require_like(grad_pre_r, grad_hr, "gru_gates_backward grad_pre_r", "grad_hr");
   require_like(grad_h_prev, grad_hr, "gru_gates_backward grad_h_prev", "grad_hr");
   const int64_t cols = grad_hr.cols;
-  for_each_row(grad_hr.rows, [&](int64_t i) {
+  for_each_row(grad_hr.rows, grad_hr.cols, [&](int64_t i) {
     const float* g = grad_hr.row(i);
     const float* reset = r.row(i);
     const float* prev = h_prev.row(i);
@@ -245,7 +244,7 @@ void lstm_cell(Matrix<const float> pre, Matrix<const float> c_prev, Matrix<float
   require_like(h, c_prev, "lstm_cell h", "c_prev");
   require_lstm_shapes(pre, c_prev, "pre", "c_prev");
   const int64_t width = c_prev.cols;
-  for_each_row(c_prev.rows, [&](int64_t r) {
+  for_each_row(c_prev.rows, c_prev.cols, [&](int64_t r) {
     const float* in = pre.row(r);
     float* gate = gates.row(r);
     detail::sigmoid_run(in, gate, 2 * width);                          // i | f
@@ -273,7 +272,7 @@ void lstm_cell_backward(Matrix<const float> grad_h, Matrix<const float> grad_c, 
   require_like(grad_pre, gates, "lstm_cell_backward grad_pre", "gates");
   require_lstm_shapes(gates, grad_h, "gates", "grad_h");
   const int64_t width = grad_h.cols;
-  for_each_row(grad_h.rows, [&](int64_t r) {
+  for_each_row(grad_h.rows, grad_h.cols, [&](int64_t r) {
     const float* gh = grad_h.row(r);
     const float* gc = carry ? grad_c.row(r) : nullptr;
     const float* gate = gates.row(r);

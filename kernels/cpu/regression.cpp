@@ -21,10 +21,8 @@ double squared_error(Matrix<const float> y, Matrix<const float> target, double g
   }
   const int64_t n = y.rows, f = y.cols;
   const int64_t blocks = (n + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
-  std::vector<double> block_sums(static_cast<size_t>(blocks), 0.0);
   // Fixed blocks of rows, each summed serially, then the block sums in order: independent of the thread count.
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
+  auto block_sum = [&](int64_t b) {
     double sum = 0.0;
     const int64_t end = std::min(n, (b + 1) * detail::kReductionBlockRows);
     for (int64_t r = b * detail::kReductionBlockRows; r < end; ++r) {
@@ -34,9 +32,16 @@ double squared_error(Matrix<const float> y, Matrix<const float> target, double g
         if (want_grad) grad_y(r, c) = static_cast<float>(grad_scale * e);
       }
     }
-    block_sums[b] = sum;
-  }
+    return sum;
+  };
   double total = 0.0;
+  if (n * f < detail::kMinParallelElements) {  // small: no OpenMP region, no allocation (checks.h)
+    for (int64_t b = 0; b < blocks; ++b) total += block_sum(b);
+    return total;
+  }
+  std::vector<double> block_sums(static_cast<size_t>(blocks), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) block_sums[b] = block_sum(b);
   for (double s : block_sums) total += s;
   return total;
 }

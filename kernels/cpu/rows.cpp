@@ -18,13 +18,12 @@ void gather_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> o
                  (long long)x.cols, (long long)out.rows, (long long)out.cols);
   const size_t row_bytes = static_cast<size_t>(x.cols) * sizeof(float);
   if (row_bytes == 0) return;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < idx.size; ++i) {
+  detail::parallel_for(idx.size, idx.size * x.cols, [&](int64_t i) {
     const int64_t source = idx[i];
     HALOGEN_ASSERT(source >= 0 && source < x.rows, "gather index %lld at %lld is outside x's %lld rows",
                    (long long)source, (long long)i, (long long)x.rows);
     std::memcpy(out.row(i), x.row(source), row_bytes);
-  }
+  });
 }
 
 void scatter_add_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out, Stream) {

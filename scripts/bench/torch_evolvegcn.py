@@ -6,7 +6,7 @@
 
 The file is one made by `halogen generate temporal-sbm` (docs/dynamic.md): /snapshots/NNNNN/{indptr,indices}
 (one N x N CSR per step; weights, if any, are ignored as Halogen ignores them), /node/feat [N, F] (the input of
-every step), /node/label int [N] (classes), /split/train. The model is the one of src/dynamic/temporal_model.h:
+every step), /node/label int [N] (classes), /split/train. The model is the one of src/nn/temporal_model.h:
   A_hat_t = D^-1/2 (A_t + I) D^-1/2        torch sparse CSR (--adjacency coo: COO), built once per snapshot
                                            (setup, not timed)
   per layer l (widths F -> hidden -> ... -> hidden), W_0^l a parameter, W_t^l = matGRU^l(W_{t-1}^l) with the

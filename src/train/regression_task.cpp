@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "kernels/ops.h"
 
 namespace halogen::train {
 namespace {
@@ -59,23 +60,13 @@ class RegressionTask final : public TemporalTask {
 
   double loss(int64_t step, Matrix<const float> y, float scale, Matrix<float> grad_y) override {
     HALOGEN_ASSERT(y.cols == 1 && grad_y.cols == 1);
-    const int64_t t = step + lags_;
     const double inv_n = 1.0 / static_cast<double>(total_nodes_);
-    double sum = 0;
-    for (int64_t v = 0; v < n_; ++v) {
-      const double e = static_cast<double>(y(v, 0)) - target(t, v);
-      sum += e * e;
-      grad_y(v, 0) = static_cast<float>(2.0 * e * inv_n * scale);
-    }
-    return sum * inv_n;
+    // d (scale * sum e^2 / N) / dy = 2 e scale / N
+    return inv_n * kernels::squared_error(y, target_row(step + lags_), 2.0 * inv_n * scale, grad_y);
   }
 
   void observe(int64_t step, Matrix<const float> y) override {
-    const int64_t t = step + lags_;
-    for (int64_t v = 0; v < n_; ++v) {
-      const double e = static_cast<double>(y(v, 0)) - target(t, v);
-      sums_[0] += e * e;
-    }
+    sums_[0] += kernels::squared_error(y, target_row(step + lags_), 0.0, Matrix<float>{});
     sums_[1] += 1;
   }
 
@@ -106,6 +97,8 @@ class RegressionTask final : public TemporalTask {
 
  private:
   double target(int64_t t, int64_t v) const { return static_cast<double>(targets_[t * n_ + v]); }
+  // y_t of the owned vertices as an (n_own, 1) view.
+  Matrix<const float> target_row(int64_t t) const { return Matrix<const float>{targets_ + t * n_, n_, 1, 1, Device::cpu}; }
 
   comm::Communicator& comm_;
   int64_t n_, lags_, total_nodes_;
