@@ -1,9 +1,11 @@
 #include "train/temporal_workload.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/log.h"
 
 namespace halogen::train {
 
@@ -133,6 +135,24 @@ Metrics TemporalWorkload::evaluate() {
     if (all_steps || s >= train) observe_slot0(s);
   }
   return task_->metrics();
+}
+
+void TemporalWorkload::warm_up(int64_t epoch) {
+  if (setup_.device == Device::cpu && std::getenv("HALOGEN_TEST_WARM_UP_ON_CPU") == nullptr) return;
+  // The GPU SpMM makes its cuSPARSE descriptors and workspaces on the first product of each matrix and width
+  // (kernels/cuda/spmm.cu): one pass over every window (forward and backward, gradients summed but never
+  // applied) and one evaluation make them all before epoch 1. Parameters and Adam are untouched, every epoch
+  // starts from the zero state, and the metrics the task accumulated are dropped with the evaluation's result.
+  nn::GradientReducer reducer(model_->store(), comm_, nn::GradientReducer::kOneBucket);
+  begin_epoch(epoch);
+  for (int64_t step = 0; step < steps_per_epoch(); ++step) {
+    step_local(epoch, step, reducer);
+    reducer.finish();
+  }
+  model_->store().zero_grads(stream());
+  evaluate();
+  log::info(strformat("warm-up: one unapplied pass over %lld windows and one evaluation before epoch 1",
+                      (long long)steps_per_epoch()));
 }
 
 Metrics TemporalWorkload::summary() const {
