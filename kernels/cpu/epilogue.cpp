@@ -234,8 +234,11 @@ typedef float Floats8 __attribute__((vector_size(32)));
 
 // One element (F = float) or eight (F = Floats8) of the epilogue: out = dropout(relu(pre)), mask = the
 // factor applied. A dead unit is 0, but NaN stays NaN so that the caller's NaN check sees it.
+// Always inlined: the AVX2 clone of epilogue_rows passes Floats8 in ymm registers, a separately compiled baseline
+// copy (as -O0 leaves it) would take them in memory, and the values it read were garbage (a Debug/ASan build
+// failed the dropout tests; GCC's -Wpsabi case).
 template <bool kRelu, bool kDrop, typename F>
-inline void epilogue_lanes(F pre, F uniform, F p, F keep_scale, F& out, F& mask) {
+__attribute__((always_inline)) inline void epilogue_lanes(F pre, F uniform, F p, F keep_scale, F& out, F& mask) {
   const F zero = F{}, one = zero + 1.0f;
   const F factor = kDrop ? (uniform >= p ? keep_scale : zero) : one;
   if (kRelu) {
