@@ -21,4 +21,7 @@ expect_failure "missing shard" "part-00001.h5" 2 "$WORK/missing"
 cp -r "$WORK/p2" "$WORK/corrupt" && head -c 1000 "$WORK/p2/part-00000.h5" >"$WORK/corrupt/part-00000.h5"
 expect_failure "corrupt shard" "part-00000.h5" 2 "$WORK/corrupt"
 expect_failure "NaN loss" "epoch [0-9]*: the loss is .*layer [0-9]" 2 "$WORK/p2" --lr 1e30
+# A metrics file that cannot be written (a full disk) stops every rank with one line, not a truncated file.
+expect_failure "metrics on a full disk" "/dev/full: cannot write metrics: No space left on device" 2 "$WORK/p2" \
+  --metrics /dev/full
 echo "bad input: OK"
