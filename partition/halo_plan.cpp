@@ -203,4 +203,17 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
   return s;
 }
 
+void SendMarks::fill_send(graph::HaloPlan& plan) const {
+  const int32_t parts = static_cast<int32_t>(marked_.size());
+  plan.send_idx.clear();
+  plan.send_offsets.assign(static_cast<size_t>(parts) + 1, 0);
+  for (int32_t q = 0; q < parts; ++q) {
+    const std::vector<uint8_t>& flags = marked_[static_cast<size_t>(q)];
+    if (!flags.empty())
+      for (int64_t i = 0; i < num_owned_; ++i)
+        if (flags[static_cast<size_t>(i)]) plan.send_idx.push_back(static_cast<int32_t>(i));
+    plan.send_offsets[static_cast<size_t>(q) + 1] = static_cast<int64_t>(plan.send_idx.size());
+  }
+}
+
 }  // namespace halogen::partition

@@ -39,6 +39,24 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
 // for the caller to fill (rows owned_gid of /node/feat).
 graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_t part);
 
+// The send half of a graph::HaloPlan built from marks: which owned rows each other part must receive from this
+// part. Flags per part are allocated on the first mark for that part; fill_send writes send_idx in part order,
+// ascending local id within a part (= the receiving part's halo order, which ascends by gid), and send_offsets.
+class SendMarks {
+ public:
+  SendMarks(int32_t num_parts, int64_t num_owned) : num_owned_(num_owned), marked_(static_cast<size_t>(num_parts)) {}
+  void mark(int32_t part, int64_t local_row) {
+    std::vector<uint8_t>& flags = marked_[static_cast<size_t>(part)];
+    if (flags.empty()) flags.assign(static_cast<size_t>(num_owned_), 0);
+    flags[static_cast<size_t>(local_row)] = 1;
+  }
+  void fill_send(graph::HaloPlan& plan) const;
+
+ private:
+  int64_t num_owned_;
+  std::vector<std::vector<uint8_t>> marked_;  // (num_parts) x (num_owned or empty)
+};
+
 // Global degree of v without its self-loop (row length minus one when (v, v) is stored).
 int64_t degree_without_self_loop(const graph::Csr& adjacency, int64_t v);
 

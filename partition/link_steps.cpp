@@ -110,11 +110,9 @@ graph::ShardLinkStep build_shard_link_step(const graph::Csr& next, const LinkNeg
     }
   }
   // Sends: to part q, the owned endpoints of q's sources' pairs, ascending (= q's fetch order from here).
-  std::vector<std::vector<uint8_t>> wanted(static_cast<size_t>(parts));
+  SendMarks sends(parts, n_own);
   auto want = [&](int32_t q, int64_t v) {
-    if (plan.part_of[v] != part) return;
-    if (wanted[q].empty()) wanted[q].assign(static_cast<size_t>(n_own), 0);
-    wanted[q][plan.local_of[v]] = 1;
+    if (plan.part_of[v] == part) sends.mark(q, plan.local_of[v]);
   };
   for (int64_t u = 0; u < n; ++u) {
     const int32_t q = plan.part_of[u];
@@ -128,13 +126,7 @@ graph::ShardLinkStep build_shard_link_step(const graph::Csr& next, const LinkNeg
     if (!has_positive) continue;  // no pairs (and no negatives were drawn)
     for (int64_t k = sampled.offsets[u]; k < sampled.offsets[u + 1]; ++k) want(q, sampled.gid[k]);
   }
-  s.plan.send_offsets.assign(parts + 1, 0);
-  for (int32_t q = 0; q < parts; ++q) {
-    if (!wanted[q].empty())
-      for (int64_t i = 0; i < n_own; ++i)
-        if (wanted[q][i]) s.plan.send_idx.push_back(static_cast<int32_t>(i));
-    s.plan.send_offsets[q + 1] = static_cast<int64_t>(s.plan.send_idx.size());
-  }
+  sends.fill_send(s.plan);
   return s;
 }
 

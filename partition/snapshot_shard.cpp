@@ -68,24 +68,16 @@ graph::ShardSnapshot build_shard_snapshot(const graph::Csr& snapshot, const Halo
 
   // Send plan: part q's snapshot halo group from this part = the owned v with an edge u -> v, u owned by q
   // (q != part). q orders that group by ascending gid, which is ascending local id here.
-  std::vector<std::vector<uint8_t>> wanted(static_cast<size_t>(parts));
+  SendMarks sends(parts, n_own);
   for (int64_t u = 0; u < n; ++u) {
     const int32_t q = plan.part_of[u];
     if (q == part) continue;
     for (int64_t e = snapshot.indptr[u]; e < snapshot.indptr[u + 1]; ++e) {
       const int64_t v = snapshot.indices[e];
-      if (plan.part_of[v] != part) continue;
-      if (wanted[q].empty()) wanted[q].assign(static_cast<size_t>(n_own), 0);
-      wanted[q][plan.local_of[v]] = 1;
+      if (plan.part_of[v] == part) sends.mark(q, plan.local_of[v]);
     }
   }
-  s.plan.send_offsets.assign(parts + 1, 0);
-  for (int32_t q = 0; q < parts; ++q) {
-    if (!wanted[q].empty())
-      for (int64_t i = 0; i < n_own; ++i)
-        if (wanted[q][i]) s.plan.send_idx.push_back(static_cast<int32_t>(i));
-    s.plan.send_offsets[q + 1] = static_cast<int64_t>(s.plan.send_idx.size());
-  }
+  sends.fill_send(s.plan);
   return s;
 }
 
