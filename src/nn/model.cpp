@@ -352,16 +352,4 @@ int Model::first_nonfinite_layer_local() {
   return -1;
 }
 
-int Model::first_nonfinite_parameter_layer() {
-  // One host read of the whole flat buffer (one synchronisation per epoch on a GPU); per tensor only on failure.
-  const Tensor& params = store_.params();
-  if (std::isfinite(kernels::sum_squares(params.span(), stream_.get()))) return -1;
-  for (int k = 0; k < store_.count(); ++k) {
-    Matrix<float> p = store_.param(k);
-    const double sum = kernels::sum_squares(Span<const float>{p.data, p.rows * p.cols, p.device}, stream_.get());
-    if (!std::isfinite(sum)) return store_.info(k).layer;
-  }
-  return -1;
-}
-
 }  // namespace halogen::nn

@@ -73,8 +73,7 @@ class Model {
 
   // The first layer (0-based) whose output on this rank holds a NaN/Inf after the last forward, else -1.
   int first_nonfinite_layer_local();
-  // The first layer whose parameters hold a NaN/Inf, else -1 (identical on every rank).
-  int first_nonfinite_parameter_layer();
+  // (The parameters' check is ParameterStore::first_nonfinite_layer.)
 
   // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
   int64_t sparse_input_nonzeros() const { return sparse_input_ ? nonzero_values_.rows() : 0; }
