@@ -45,6 +45,7 @@ TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard&
   grads_ = Tensor(window_ * num_owned_, model.out, setup.device);
   if (setup.device != Device::cpu) {
     inputs_ = Tensor(window_ * num_owned_, model.in, setup.device);
+    staged_from_.assign(static_cast<size_t>(window_), nullptr);
     outputs_host_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
     grads_host_ = Tensor(window_ * num_owned_, model.out, Device::cpu);
   }
@@ -56,7 +57,10 @@ Matrix<const float> TemporalWorkload::input_on_device(int64_t step, int64_t slot
   const int64_t n = num_owned_;
   Matrix<float> staged = inputs_.matrix().slice_rows(slot * n, (slot + 1) * n);
   HALOGEN_ASSERT(x.stride == x.cols && staged.cols == x.cols);
-  detail::copy_bytes(staged.data, setup_.device, x.data, Device::cpu, sizeof(float) * n * x.cols);
+  if (staged_from_[slot] != x.data) {
+    detail::copy_bytes(staged.data, setup_.device, x.data, Device::cpu, sizeof(float) * n * x.cols);
+    staged_from_[slot] = x.data;
+  }
   return Matrix<const float>(staged);
 }
 

@@ -87,6 +87,9 @@ class TemporalWorkload final : public Workload {
   std::unique_ptr<nn::PhaseClock> clock_;
   Tensor outputs_, grads_;  // (window * n, out) on the device
   Tensor inputs_;           // GPU only: (window * n, in) the window's inputs on the device
+  // GPU only: the host input each slot of inputs_ holds (task inputs never change, so a slot that already
+  // holds a step's input, e.g. the node and link tasks' static features, is not copied again).
+  std::vector<const float*> staged_from_;
   Tensor outputs_host_, grads_host_;  // GPU only: (window * n, out) host staging of outputs_ and grads_
   int64_t window_ = 0, num_owned_ = 0;
   std::vector<int64_t> prefetch_snapshots_;  // capacity reserved once (window)
