@@ -2,6 +2,7 @@
 // (mpirun -np P halogen train DIR ...). MPI is initialised here (comm::MpiSession).
 #include <omp.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -185,8 +186,13 @@ void run_train(const TrainFlags& flags) {
                         result.mean_epoch_ms, result.stopped_early ? " | stopped early" : ""));
   } catch (const train::PeerFailed&) {
     exit_code() = 2;  // the failing rank printed the reason
-  } catch (const UserError&) {
-    throw;  // raised on every rank in step (collective checks): main prints it, exit 2
+  } catch (const UserError& e) {
+    // Raised on every rank in step (collective checks). Printed here, before MpiSession finalizes: printed
+    // after it, a rank that exits first with status 2 (PeerFailed, nothing to print) makes mpirun kill this
+    // rank before its line is out (train.bad_input failed that way now and then).
+    std::fprintf(stderr, "halogen: error: %s\n", e.what());
+    std::fflush(stderr);
+    exit_code() = 2;
   } catch (const std::exception& e) {
     // Raised on this rank only: the others may be waiting in a collective, so take the whole job down.
     log::rank_line(std::string("error: ") + e.what());
