@@ -7,6 +7,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "io/atomic_file.h"
 #include "io/convert.h"
 #include "io/graph_file.h"
 #include "io/temporal.h"
@@ -26,6 +27,16 @@ std::string detect_format(const std::string& input) {
                     ": give the OGB dataset directory (the one holding raw/data.npz), not the .npz file");
   }
   return "snap";
+}
+
+// Refuses an output that is one of the files the conversion reads: the input itself, or for a dataset
+// directory any file under it (raw/, split/ ...).
+void refuse_overwriting_input(const std::string& output, const std::string& input) {
+  io::refuse_output_equal_to_input(output, input, "--output");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(input, ec)) return;
+  for (std::filesystem::recursive_directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec)) io::refuse_output_equal_to_input(output, it->path().string(), "--output");
 }
 
 }  // namespace
@@ -54,6 +65,8 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("--name", options.name, "Graph name stored in the file (default: from the input path)");
   cmd->callback([] {
     Stopwatch watch;
+    refuse_overwriting_input(output, options.input);
+    const io::OutputLock lock(output);  // one job per output file, held until it is in place
     const std::string chosen = format.empty() ? detect_format(options.input) : format;
     graph::Graph g;
     if (chosen == "ogb")

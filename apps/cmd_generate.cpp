@@ -5,6 +5,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "io/atomic_file.h"
 #include "io/generate.h"
 #include "io/graph_file.h"
 #include "io/temporal.h"
@@ -64,6 +65,7 @@ void add_generate_command(CLI::App& app) {
   sbm_cmd->add_option("--name", sbm_name, "Name stored in the file (default: sbm)");
   sbm_cmd->add_option("-o,--output", sbm_output, "Output graph file (.h5)")->required();
   sbm_cmd->callback([] {
+    const io::OutputLock lock(sbm_output);  // one job per output file
     Stopwatch watch;
     graph::Graph g = io::generate_sbm(sbm);
     if (!sbm_name.empty()) g.name = sbm_name;
@@ -96,6 +98,7 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   temporal_cmd->add_option("-o,--output", temporal_output, "Output graph file (.h5)")->required();
   temporal_cmd->callback([] {
+    const io::OutputLock lock(temporal_output);  // one job per output file
     Stopwatch watch;
     const graph::Graph g = io::generate_temporal_sbm(temporal);
     write_and_report(g, temporal_output, watch);
@@ -127,6 +130,7 @@ void add_generate_command(CLI::App& app) {
   rmat_cmd->add_option("--name", rmat_name, "Name stored in the file (default: rmat-SCALE-EDGEFACTOR)");
   rmat_cmd->add_option("-o,--output", rmat_output, "Output graph file (.h5)")->required();
   rmat_cmd->callback([] {
+    const io::OutputLock lock(rmat_output);  // one job per output file
     Stopwatch watch;
     graph::Graph g = io::generate_rmat(rmat);
     if (!rmat_name.empty()) g.name = rmat_name;

@@ -1,27 +1,108 @@
 #pragma once
-// An output file that appears only when complete: writers write to `temp_path()` (same directory, so the
-// final rename is atomic) and call commit(); if the object is destroyed first (an exception, a bad input
-// found half way) the temporary file is removed and nothing is left behind.
+// Outputs that appear only when complete, and one lock per output.
+//
+// AtomicOutput (one file) and AtomicDirectory (a directory replaced as a whole) write to a temporary sibling
+// named `.NAME.tmp.<pid>.<random>`: in the same directory as the output, so on the same filesystem and the
+// final rename is atomic; unique per process, so two jobs never write the same temporary; hidden and never
+// ending in `.h5`, so no reader takes it for an output. commit() moves it into place after its data is on
+// disk (fsync). Destroyed before commit (an exception, a full disk, a bad input found half way), the object
+// removes its temporary. A job killed with SIGKILL leaves its temporary behind; the next holder of the
+// output's OutputLock removes it.
+#include <functional>
 #include <string>
 
 namespace halogen::io {
 
 class AtomicOutput {
  public:
-  explicit AtomicOutput(std::string final_path);
+  explicit AtomicOutput(std::string final_path);  // UserError if the directory is missing or the path is one
   ~AtomicOutput();
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
   const std::string& temp_path() const { return temp_path_; }
   const std::string& final_path() const { return final_path_; }
-  // Renames the temporary file onto the final path (replacing an existing file). UserError on failure.
+  // fsyncs the (closed) temporary file, renames it onto the final path (replacing an existing file) and
+  // fsyncs the directory. UserError naming the final path on failure; the temporary is then removed.
   void commit();
+  // `message` with every mention of the temporary path replaced by the final path: errors raised while
+  // writing the temporary name the file the user asked for.
+  std::string name_final(const std::string& message) const;
 
  private:
   std::string final_path_;
   std::string temp_path_;
   bool committed_ = false;
 };
+
+// Writes `final_path` through `write(temp_path)`, which must create, fill and close the file, then commits.
+// A UserError thrown by `write` is re-thrown naming the final path instead of the temporary; nothing is left.
+void write_atomically(const std::string& final_path, const std::function<void(const std::string&)>& write);
+
+// A directory whose content is replaced as a whole. The new content is built in temp_path(), a sibling
+// directory `.NAME.tmp.<pid>.<random>`; commit() swaps it in:
+//  - `final_dir` absent or an empty directory: one rename(2);
+//  - otherwise one renameat2(RENAME_EXCHANGE) swaps the two names atomically, then the old content (now under
+//    the temporary name) is removed. At every instant `final_dir` holds either the old or the new content.
+//    Where the filesystem lacks RENAME_EXCHANGE: rename(final, `.NAME.old.<pid>.<random>`), then
+//    rename(temp, final); a kill between the two leaves `final_dir` absent and the old content, complete,
+//    under the `.old.` name, which the next OutputLock holder renames back.
+// Destroyed before commit, it removes the temporary directory and everything in it.
+class AtomicDirectory {
+ public:
+  explicit AtomicDirectory(std::string final_dir);  // creates the temporary directory; UserError on failure
+  ~AtomicDirectory();
+  AtomicDirectory(const AtomicDirectory&) = delete;
+  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
+
+  const std::string& temp_path() const { return temp_path_; }
+  const std::string& final_path() const { return final_path_; }
+  // fsyncs the temporary directory, then swaps it in (above). UserError on failure. The files in it must be
+  // complete and synced already (written through AtomicOutput).
+  void commit();
+  // `message` with every mention of the temporary directory replaced by the final one (see AtomicOutput).
+  std::string name_final(const std::string& message) const;
+
+ private:
+  std::string final_path_;
+  std::string temp_path_;
+  bool committed_ = false;
+};
+
+// An exclusive lock on an output (file or directory) for the life of the object: flock(2) on
+// `.NAME.halogen.lock` beside the output, holding the holder's pid. Taken once per job, before any work: a
+// second job asking for the same output gets a UserError naming the lock file and the holder's pid. The
+// kernel drops the lock when its holder dies, so a killed job never leaves a lock that refuses the next one.
+// The lock file is removed on release (the holder re-checks after flock that the file it locked is still the
+// one at that path, so a removal never lets two jobs hold it). While held, it removes leftovers of killed
+// earlier jobs on the same output (`.NAME.tmp.<pid>.<random>`,
+// `.NAME.old.<pid>.<random>`; an `.old.` directory is first renamed back when the output itself is missing).
+class OutputLock {
+ public:
+  explicit OutputLock(const std::string& output_path);
+  ~OutputLock();
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+  const std::string& path() const { return lock_path_; }
+
+ private:
+  std::string lock_path_;
+  int fd_ = -1;
+};
+
+// UserError "`what`: OUTPUT is also the input INPUT; ..." when both name the same existing file
+// (std::filesystem::equivalent: symlinks, hard links, ./ and ../ spellings included). Absent paths never
+// match.
+void refuse_output_equal_to_input(const std::string& output, const std::string& input,
+                                  const std::string& what);
+
+// Test-only fault injection at named points of a writer: when the environment variable HALOGEN_FAULT_KILL_AT
+// equals `point`, the process sends itself SIGKILL (no destructor, no atexit handler runs), as `kill -9` would;
+// when HALOGEN_FAULT_STOP_AT equals it, SIGSTOP (the job pauses there, holding its lock, until SIGCONT).
+// Points: "before-rename" (every AtomicOutput::commit, file synced, not yet renamed), "exchanged" (a directory
+// swapped in, the old one not yet removed), "moved-old" (the fallback swap between its two renames);
+// `halogen partition` adds "assignment", "shard" (part 0 written) and "meta" (meta.json written, not swapped in).
+void fault_point(const char* point);
 
 }  // namespace halogen::io

@@ -235,9 +235,8 @@ graph::Csr read_csr(const h5::File& file, const std::string& group, int64_t num_
 
 void write_graph(const std::string& path, const graph::Graph& g) {
   validate_graph(g, path);
-  AtomicOutput output(path);
-  {
-    h5::File file(output.temp_path(), h5::Mode::create);
+  write_atomically(path, [&](const std::string& temporary) {
+    h5::File file(temporary, h5::Mode::create);
     file.set_attr("format", std::string(kFormat));
     file.set_attr("version", kVersion);
     file.set_attr("name", g.name);
@@ -264,8 +263,7 @@ void write_graph(const std::string& path, const graph::Graph& g) {
     file.write("/split/test", g.test);
     for (size_t t = 0; t < g.snapshots.size(); ++t) write_csr(file, snapshot_group(t), g.snapshots[t]);
     file.close();
-  }
-  output.commit();
+  });
 }
 
 namespace {

@@ -28,6 +28,11 @@ void Handle::reset() {
 
 void quiet_hdf5_errors() {
   static const bool done = [] {
+    // No library shutdown at exit: HDF5's atexit handler closes every file still open, and a file whose
+    // close already failed (a full disk) makes it crash (SIGSEGV in H5F__close_cb). Outputs are written to
+    // temporaries and renamed only after a successful close (io/atomic_file.h), so a file still open at exit
+    // holds nothing worth flushing. Must precede the library's initialisation (the first H5 call).
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
   }();
@@ -104,6 +109,12 @@ File::File(const std::string& path, Mode mode) : path_(path) {
   }
   if (id < 0) throw UserError(path + (mode == Mode::read ? ": cannot open for reading" : ": cannot create"));
   handle_ = Handle(id, H5Fclose);
+}
+
+void File::close() {
+  if (!handle_.valid()) return;
+  if (H5Fclose(static_cast<hid_t>(handle_.release())) < 0)
+    throw UserError(path_ + ": cannot finish writing the file (disk full?)");
 }
 
 bool File::exists(const std::string& object_path) const {

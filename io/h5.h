@@ -18,6 +18,12 @@ class Handle {
   Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
   Handle& operator=(Handle&& other) noexcept;
   void reset();
+  // Gives up ownership without closing: the caller closes the returned id.
+  int64_t release() {
+    const int64_t id = id_;
+    id_ = -1;
+    return id;
+  }
   int64_t id() const { return id_; }
   bool valid() const { return id_ >= 0; }
 
@@ -33,7 +39,9 @@ class File {
   File(const std::string& path, Mode mode);
   const std::string& path() const { return path_; }
   int64_t id() const { return handle_.id(); }
-  void close() { handle_.reset(); }
+  // Flushes and closes the file. UserError naming the file when that fails (a full disk): a file written
+  // through h5::File is complete only when close() returned. The destructor closes without checking.
+  void close();
 
   bool exists(const std::string& object_path) const;  // dataset or group, e.g. "/split/train"
   // Shape of a dataset; UserError if absent.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/h5.h"
 
 namespace halogen::io {
@@ -298,20 +299,14 @@ PartitionMeta read_partition_meta(const std::string& dir) {
 }
 
 void write_assignment(const std::string& path, const std::vector<int32_t>& part_of, int32_t num_parts) {
-  const std::string temporary = path + ".tmp";
-  try {
+  write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
     file.write("/part", part_of, /*compress=*/true);
     file.set_attr("format", std::string("halogen.assignment"));
     file.set_attr("version", int64_t{1});
     file.set_attr("num_parts", int64_t{num_parts});
     file.close();
-    fs::rename(temporary, path);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw;
-  }
+  });
 }
 
 std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts, int64_t num_nodes) {
@@ -328,8 +323,7 @@ std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts,
 }
 
 void write_shard(const std::string& path, const graph::Shard& shard) {
-  const std::string temporary = path + ".tmp";
-  try {
+  write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
     file.set_attr("format", std::string("halogen.part"));
     file.set_attr("version", int64_t{1});
@@ -367,12 +361,7 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
     write_shard_snapshots(file, shard);
     write_shard_link_steps(file, shard);
     file.close();
-    fs::rename(temporary, path);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw;
-  }
+  });
 }
 
 graph::Shard read_shard(const std::string& dir, int part) {

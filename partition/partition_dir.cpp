@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "io/atomic_file.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
 #include "io/part_file.h"
@@ -38,13 +39,15 @@ SourceFile describe_source_file(const std::string& path) {
 
 namespace {
 
-bool is_partition_file(const std::string& name) {
-  if (name == "meta.json" || name == "meta.json.tmp" || name == "assignment.h5" ||
-      name == "assignment.h5.tmp")
-    return true;
-  return name.rfind("part-", 0) == 0 &&
-         (name.size() >= 3 && (name.compare(name.size() - 3, 3, ".h5") == 0 ||
-                               (name.size() >= 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0)));
+// meta.json, assignment.h5, part-*.h5, and the temporaries of each that a killed writer may leave (this
+// version's `.NAME.tmp.<pid>.<random>`, earlier versions' `NAME.tmp`).
+bool is_partition_file(std::string name) {
+  if (name.size() > 1 && name[0] == '.' && name.find(".tmp.") != std::string::npos)
+    name = name.substr(1, name.find(".tmp.") - 1);
+  else if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
+    name.resize(name.size() - 4);
+  if (name == "meta.json" || name == "assignment.h5") return true;
+  return name.rfind("part-", 0) == 0 && name.size() > 8 && name.compare(name.size() - 3, 3, ".h5") == 0;
 }
 
 std::string utc_now() {
@@ -132,19 +135,12 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
 }
 
 void write_json_atomically(const std::string& path, const json& value) {
-  const std::string temporary = path + ".tmp";
-  {
+  io::write_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary);
     out << value.dump(2) << "\n";
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw UserError(path + ": cannot write (disk full or no permission?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) throw UserError(path + ": cannot rename the temporary file into place: " + ec.message());
+    out.close();
+    if (!out) throw UserError(path + ": cannot write (disk full or no permission?)");
+  });
 }
 
 }  // namespace
@@ -154,24 +150,30 @@ void check_output_dir(const std::string& dir, bool force) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   HALOGEN_USER_CHECK(fs::is_directory(dir, ec), "%s: output path exists and is not a directory", dir.c_str());
-  HALOGEN_USER_CHECK(force || fs::is_empty(dir, ec),
-                     "%s: output directory is not empty (use --force to overwrite its partition files)",
+  if (fs::is_empty(dir, ec)) return;
+  HALOGEN_USER_CHECK(force, "%s: output directory is not empty (use --force to replace the partition in it)",
                      dir.c_str());
+  // --force replaces the directory as a whole (io::AtomicDirectory): anything else in it would go too.
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    HALOGEN_USER_CHECK(
+        entry.is_regular_file() && is_partition_file(name),
+        "%s: holds %s, which is not part of a partition; --force replaces the whole directory, "
+        "so move it elsewhere first",
+        dir.c_str(), name.c_str());
+  }
 }
 
-void prepare_output_dir(const std::string& dir, bool force) {
-  check_output_dir(dir, force);
+void check_graph_outside_output(const std::string& graph_path, const std::string& dir) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw UserError(dir + ": cannot create the output directory: " + ec.message());
-  if (!force) return;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && is_partition_file(entry.path().filename().string())) {
-      fs::remove(entry.path(), ec);
-      if (ec)
-        throw UserError(entry.path().string() + ": cannot remove the old partition file: " + ec.message());
-    }
-  }
+  if (!fs::is_directory(dir, ec)) return;
+  const fs::path output = fs::canonical(dir, ec);
+  if (ec) return;
+  for (fs::path p = fs::canonical(graph_path, ec); !ec && p.has_relative_path(); p = p.parent_path())
+    HALOGEN_USER_CHECK(p != output,
+                       "%s: the graph file %s is inside the output directory, which --force would replace "
+                       "(choose another output directory)",
+                       dir.c_str(), graph_path.c_str());
 }
 
 namespace {
@@ -241,9 +243,6 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
                                           const std::function<std::vector<int32_t>()>& assign,
                                           const h5::File* features, json* memory) {
   const AssignOptions& options = request.options;
-  validate_options(graph, options);
-  prepare_output_dir(request.output_dir, request.force);
-
   phases.begin("partition");
   std::vector<int32_t> part_of = assign();
   phases.end();
@@ -252,6 +251,7 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
 
   phases.begin("halo plan");
   io::write_assignment(io::assignment_path(request.output_dir), part_of, options.num_parts);
+  io::fault_point("assignment");
   HaloPlan plan = build_halo_plan(graph.adjacency, std::move(part_of), options.num_parts);
   PartitionResult result;
   result.stats = compute_statistics(graph, plan);
@@ -295,6 +295,7 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
         ScopedTimer timer(&write_ms);
         io::write_shard(io::shard_path(request.output_dir, p), shard);
       }
+      if (p == 0) io::fault_point("shard");
       progress.update(p + 1);
     }
     progress.finish();
@@ -322,11 +323,34 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
   return result;
 }
 
+// write_partition_directory into a temporary sibling of request.output_dir, swapped in when complete.
+PartitionResult write_partition_atomically(const graph::Graph& graph, const SourceFile& source,
+                                           const PartitionRequest& request, PhaseLog& phases,
+                                           const std::function<std::vector<int32_t>()>& assign,
+                                           const h5::File* features, json* memory) {
+  validate_options(graph, request.options);
+  check_output_dir(request.output_dir, request.force);
+  io::AtomicDirectory output(request.output_dir);
+  PartitionRequest staged = request;
+  staged.output_dir = output.temp_path();
+  try {
+    PartitionResult result =
+        write_partition_directory(graph, source, staged, phases, assign, features, memory);
+    io::fault_point("meta");
+    output.commit();
+    return result;
+  } catch (const UserError& e) {
+    throw UserError(output.name_final(e.what()));  // name the output directory, not the temporary one
+  }
+}
+
 }  // namespace
 
 PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
                                 const PartitionRequest& request, PhaseLog& phases) {
-  return write_partition_directory(
+  check_output_dir(request.output_dir, request.force);
+  const io::OutputLock lock(request.output_dir);  // held until the new directory is in place
+  return write_partition_atomically(
       graph, source, request, phases, [&] { return assign_parts(graph, request.options); }, nullptr, nullptr);
 }
 
@@ -339,6 +363,8 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
   HALOGEN_USER_CHECK(request.options.num_parts >= 1, "--parts: %d parts requested; at least 1 is needed",
                      request.options.num_parts);
   check_output_dir(request.output_dir, request.force);
+  check_graph_outside_output(request.graph_path, request.output_dir);
+  const io::OutputLock lock(request.output_dir);  // held until the new directory is in place
   PhaseLog phases;
   phases.begin("read graph");
   SourceFile source = describe_source_file(request.graph_path);
@@ -381,7 +407,7 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
     }
     return part_of;
   };
-  return write_partition_directory(graph, source, request, phases, assign, &features, &memory);
+  return write_partition_atomically(graph, source, request, phases, assign, &features, &memory);
 }
 
 }  // namespace halogen::partition

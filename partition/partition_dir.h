@@ -26,7 +26,7 @@ struct PartitionRequest {
   std::string graph_path;
   std::string output_dir;
   AssignOptions options;
-  bool force = false;  // reuse a non-empty output directory (its partition files are replaced)
+  bool force = false;  // replace the partition in a non-empty output directory (check_output_dir)
   // Peak memory partition_graph_file aims at (bytes); 0: 3x the graph file's size, at least
   // kMinimumMemoryBudgetBytes. Only METIS adapts to it (partition/metis_memory.h).
   int64_t memory_limit_bytes = 0;
@@ -50,14 +50,19 @@ constexpr int64_t kMinimumMemoryBudgetBytes = int64_t{256} << 20;
 // request.memory_limit_bytes, or 3x the graph file (at least kMinimumMemoryBudgetBytes).
 int64_t memory_budget_bytes(const PartitionRequest& request, int64_t file_size_bytes);
 
-// UserError unless `dir` is absent, an empty directory, or (force) a directory. Changes nothing.
+// UserError unless `dir` is absent, an empty directory, or (force) a directory holding only a partition's
+// files (meta.json, assignment.h5, part-*.h5 and their temporaries): --force replaces the directory as a whole,
+// so anything else in it is refused rather than lost. Changes nothing.
 void check_output_dir(const std::string& dir, bool force);
-// Creates `dir`, or with force removes the partition files a previous run left there (meta.json,
-// assignment.h5, part-*.h5 and their temporaries); other files are left alone.
-void prepare_output_dir(const std::string& dir, bool force);
+// UserError when the graph file lies inside the existing directory `dir` (replacing it would delete the input).
+void check_graph_outside_output(const std::string& graph_path, const std::string& dir);
 
-// Partitions a graph already in memory and writes the directory (meta.json last, so a directory with a
-// meta.json is complete). Adds its phases (partition, plan, write) to `phases`.
+// Partitions a graph already in memory and writes the directory. The job holds io::OutputLock on the output
+// directory throughout. The files (assignment.h5, the shards, meta.json last) are written into a temporary
+// sibling directory, which replaces the output directory only when complete (io::AtomicDirectory): killed at
+// any moment, the output directory holds the old partition or the new one, complete, never a mix; a failure
+// (a full disk) leaves it as it was and removes the temporary directory. Adds its phases (partition, plan,
+// write) to `phases`.
 PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
                                 const PartitionRequest& request, PhaseLog& phases);
 

@@ -1,5 +1,8 @@
 #include "train/metrics.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +52,8 @@ std::string epoch_line(const EpochRecord& r, int64_t total_epochs) {
 MetricsWriter::MetricsWriter(const std::string& path, bool append) : path_(path) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
   HALOGEN_USER_CHECK(file_ != nullptr, "%s: cannot write metrics: %s", path.c_str(), std::strerror(errno));
+  struct stat status {};
+  if (::fstat(::fileno(file_), &status) == 0 && S_ISREG(status.st_mode)) complete_bytes_ = status.st_size;
 }
 
 MetricsWriter::~MetricsWriter() {
@@ -59,7 +64,19 @@ void MetricsWriter::line(const std::string& json) {
   if (!file_) return;
   const bool written = std::fputs(json.c_str(), file_) >= 0 && std::fputc('\n', file_) != EOF &&
                        std::fflush(file_) == 0;
-  HALOGEN_USER_CHECK(written, "%s: cannot write metrics: %s", path_.c_str(), std::strerror(errno));
+  if (written) {
+    complete_bytes_ += static_cast<long>(json.size()) + 1;
+    return;
+  }
+  const int error = errno;
+  std::fclose(file_);  // first, so that nothing still buffered is written after the cut
+  file_ = nullptr;
+  struct stat status {};
+  if (::stat(path_.c_str(), &status) == 0 && S_ISREG(status.st_mode) && status.st_size > complete_bytes_ &&
+      ::truncate(path_.c_str(), complete_bytes_) != 0) {
+    // Could not cut the partial line off: the error below still stops the job.
+  }
+  throw UserError(strformat("%s: cannot write metrics: %s", path_.c_str(), std::strerror(error)));
 }
 
 void MetricsWriter::epoch(const EpochRecord& r, const Workload& workload) {

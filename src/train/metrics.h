@@ -33,9 +33,12 @@ class MetricsWriter {
   void final(const TrainResult& result, const Workload& workload, int ranks);
 
  private:
+  // Appends one line; on a failed write (a full disk) the file is cut back to its last complete line, closed,
+  // and a UserError naming it is thrown: a reader never finds half a JSON line.
   void line(const std::string& json);
   std::string path_;
   FILE* file_ = nullptr;
+  long complete_bytes_ = 0;  // size of the file up to its last complete line
 };
 
 }  // namespace halogen::train
