@@ -362,8 +362,8 @@ int64_t memory_budget_bytes(const PartitionRequest& request, int64_t file_size_b
 PartitionResult partition_graph_file(const PartitionRequest& request) {
   HALOGEN_USER_CHECK(request.options.num_parts >= 1, "--parts: %d parts requested; at least 1 is needed",
                      request.options.num_parts);
-  check_output_dir(request.output_dir, request.force);
   check_graph_outside_output(request.graph_path, request.output_dir);
+  check_output_dir(request.output_dir, request.force);
   const io::OutputLock lock(request.output_dir);  // held until the new directory is in place
   PhaseLog phases;
   phases.begin("read graph");

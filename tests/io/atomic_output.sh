@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Nothing is lost on a full disk or a kill (issue 15, findings 3, 4, 5, 9, 10):
+#  - a full disk (`ulimit -f`, SIGXFSZ ignored so writes fail with EFBIG) during convert, generate, partition,
+#    partition --force and train --metrics ends with exit 2 and one line naming the output, and leaves nothing
+#    half-written where a reader would take it (no output file, no part-*.h5 or meta.json, no temporary; an
+#    old output untouched; a metrics file of complete lines only);
+#  - `partition --force` killed with SIGKILL at each named phase and at timed moments leaves the old or the new
+#    partition, complete (`info --check` passes, its part count is the old or the new one);
+#  - a second job writing the same output is refused by the lock, naming the lock file and the holder's pid;
+#  - an output equal to an input (convert X -o X, any spelling) is refused, and the input is unchanged.
+set -u
+bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
+# HALOGEN_TEST_KEEP_GOING=1 reports every failed check instead of stopping at the first (to list what an older
+# build gets wrong).
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+  [ "${HALOGEN_TEST_KEEP_GOING:-0}" = 1 ] || exit 1
+  return 1
+}
+cd "$work" || exit 1
+
+# expect_error NAME PATTERN CMD...: exit 2, exactly one line of output, matching PATTERN, no temporary named.
+expect_error() {
+  local name="$1" pattern="$2"
+  shift 2
+  local out rc
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exited $rc, expected 2: $out"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "$name: more than one line: $out"
+  grep -q -- "$pattern" <<<"$out" || fail "$name: expected '$pattern' in: $out"
+  grep -q '\.tmp\.' <<<"$out" && fail "$name: the message names a temporary file: $out"
+  echo "$name: $out"
+}
+# full_disk KiB CMD...: runs CMD with every file limited to KiB (a write past it fails with EFBIG).
+full_disk() {
+  local kib="$1"
+  shift
+  (trap '' XFSZ; ulimit -f "$kib"; exec "$@")
+}
+no_leftovers() {  # no_leftovers NAME DIR: no temporary or lock file of any job left in DIR
+  local left
+  left=$(find "$2" -maxdepth 2 \( -name '*.tmp.*' -o -name '*.halogen.lock' \) | head -3)
+  [ -z "$left" ] || fail "$1: left behind: $left"
+}
+parts_of() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['num_parts'])" "$1/meta.json"; }
+check_ok() {  # check_ok NAME DIR PARTS...: info --check passes and the partition has one of PARTS parts
+  local name="$1" dir="$2" out p
+  shift 2
+  out=$("$bin" info "$dir" --check 2>&1) || fail "$name: info --check failed: $out"
+  grep -q "check: OK" <<<"$out" || fail "$name: info --check did not say OK: $out"
+  p=$(parts_of "$dir")
+  for want in "$@"; do [ "$p" = "$want" ] && return 0; done
+  fail "$name: the partition has $p parts, expected one of $*"
+}
+
+# 3000 vertices x 16 features: the graph file is ~620 KiB, each of 4 shards ~150 KiB.
+"$bin" generate sbm --nodes 3000 --classes 6 --homophily 0.95 --features 16 -o g.h5 >/dev/null ||
+  fail "generate exited $?"
+python3 -c "
+import random
+random.seed(1)
+with open('edges.txt', 'w') as f:
+    for _ in range(20000): f.write('%d %d\n' % (random.randrange(5000), random.randrange(5000)))"
+
+# --- full disk: convert, generate ---
+expect_error "convert on a full disk" "^halogen: error: out.h5: " full_disk 64 "$bin" convert edges.txt -o out.h5
+[ -e out.h5 ] && fail "convert on a full disk left out.h5"
+"$bin" convert edges.txt -o out.h5 >/dev/null || fail "convert exited $?"
+cp out.h5 out.before.h5
+expect_error "convert over an old file on a full disk" "out.h5" full_disk 64 "$bin" convert edges.txt -o out.h5 \
+  --directed
+cmp -s out.h5 out.before.h5 || fail "a failed convert changed the old out.h5"
+expect_error "generate on a full disk" "^halogen: error: g2.h5: " full_disk 64 \
+  "$bin" generate sbm --nodes 3000 --features 16 -o g2.h5
+[ -e g2.h5 ] && fail "generate on a full disk left g2.h5"
+no_leftovers "convert/generate on a full disk" .
+
+# --- full disk: partition (fresh directory, then --force over a complete one) ---
+expect_error "partition on a full disk" "p4/part-00000.h5" full_disk 100 "$bin" partition g.h5 -k 4 -o p4
+[ -e p4 ] && fail "a failed partition left p4 (files: $(ls p4))"
+mkdir empty
+expect_error "partition into an empty directory on a full disk" "empty/part-00000.h5" \
+  full_disk 100 "$bin" partition g.h5 -k 4 -o empty
+[ -z "$(ls -A empty)" ] || fail "a failed partition left files in empty/: $(ls -A empty)"
+"$bin" partition g.h5 -k 4 -o p4 >/dev/null || fail "partition exited $?"
+expect_error "partition --force on a full disk" "p4/part-00000.h5" full_disk 100 "$bin" partition g.h5 -k 3 -o p4 --force
+check_ok "partition --force on a full disk" p4 4
+no_leftovers "partition on a full disk" .
+
+# --- full disk: train --metrics (exit 2, one error line, a file of complete JSON lines) ---
+# The limit applies to the rank only (mpirun's own session files must not hit it): 1 KiB holds a few lines.
+if command -v mpirun >/dev/null; then
+  "$bin" partition g.h5 -k 1 -o p1 >/dev/null || fail "partition -k 1 exited $?"
+  rc=0
+  timeout 120 mpirun --oversubscribe --bind-to none -np 1 bash -c \
+    "trap '' XFSZ; ulimit -f 1; exec \"$bin\" train p1 --epochs 50 --metrics metrics.jsonl" >/dev/null 2>err || rc=$?
+  [ "$rc" -eq 2 ] || fail "train --metrics on a full disk exited $rc, expected 2: $(cat err)"
+  [ "$(grep -c 'halogen: error' err)" -eq 1 ] || fail "train --metrics on a full disk: not one error line: $(cat err)"
+  grep -q "halogen: error: metrics.jsonl: cannot write metrics: File too large" err ||
+    fail "train --metrics on a full disk: unexpected message: $(cat err)"
+  python3 -c "
+import json, sys
+lines = open('metrics.jsonl').read().split('\n')
+assert lines[-1] == '', 'the file ends inside a line: %r' % lines[-1][-60:]
+for l in lines[:-1]: json.loads(l)
+assert len(lines) > 1, 'no line at all'" || fail "train --metrics on a full disk left half a line in metrics.jsonl"
+  echo "train --metrics on a full disk: $(grep 'halogen: error' err), $(($(wc -l <metrics.jsonl))) complete lines kept"
+else
+  echo "train --metrics on a full disk: skipped (no mpirun)"
+fi
+
+# --- partition --force killed (SIGKILL) at each phase: the old (4 parts) or the new (3 parts), complete ---
+for point in assignment shard before-rename meta exchanged; do
+  rc=0
+  HALOGEN_FAULT_KILL_AT=$point "$bin" partition g.h5 -k 3 -o p4 --force >/dev/null 2>&1 || rc=$?
+  [ "$rc" -eq 137 ] || fail "partition --force with HALOGEN_FAULT_KILL_AT=$point exited $rc, expected 137 (killed)"
+  if [ "$point" = exchanged ]; then want=3; else want=4; fi
+  check_ok "partition --force killed at $point" p4 "$want"
+  [ "$want" = 3 ] && { "$bin" partition g.h5 -k 4 -o p4 --force >/dev/null || fail "re-partition exited $?"; }
+  echo "partition --force killed at $point: the $([ "$want" = 4 ] && echo old || echo new) partition, complete"
+done
+# ... and at timed moments (what lies between the named points); each kill lands somewhere in the run.
+for delay in 0.05 0.1 0.15 0.2 0.3; do
+  "$bin" partition g.h5 -k 3 -o p4 --force >/dev/null 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  sleep "$delay"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  check_ok "partition --force killed after ${delay}s" p4 3 4
+done
+# The next job on p4 removes what the killed ones left behind.
+"$bin" partition g.h5 -k 2 -o p4 --force >/dev/null || fail "partition after the kills exited $?"
+check_ok "partition after the kills" p4 2
+no_leftovers "partition after the kills" .
+
+# --- the lock: a second job on the same output is refused while the first holds it ---
+HALOGEN_FAULT_STOP_AT=assignment "$bin" partition g.h5 -k 3 -o p4 --force >first.out 2>&1 &
+first=$!
+pids+=("$first")
+for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
+[ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] || fail "the first partition did not stop: $(cat first.out)"
+expect_error "second partition into p4" "\.p4\.halogen\.lock held by pid $first" \
+  "$bin" partition g.h5 -k 4 -o p4 --force
+expect_error "second partition into p4 (another spelling)" "held by pid $first" \
+  "$bin" partition ./g.h5 -k 4 -o "$work/./p4/" --force
+kill -CONT "$first"
+wait "$first" || fail "the first partition exited $? after the second was refused: $(cat first.out)"
+check_ok "the first partition, after the refused second" p4 3
+HALOGEN_FAULT_STOP_AT=before-rename "$bin" generate sbm --nodes 300 -o g3.h5 >/dev/null 2>&1 &
+first=$!
+pids+=("$first")
+for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
+expect_error "second generate into g3.h5" "\.g3\.h5\.halogen\.lock held by pid $first" \
+  "$bin" generate sbm --nodes 300 -o g3.h5
+expect_error "convert into g3.h5 while generate writes it" "held by pid $first" "$bin" convert edges.txt -o g3.h5
+kill -CONT "$first"
+wait "$first" || fail "the first generate exited $?"
+no_leftovers "after the lock tests" .
+
+# --- output equal to an input ---
+cp edges.txt edges.before
+expect_error "convert X -o X" "edges.txt is also the input" "$bin" convert edges.txt -o edges.txt
+expect_error "convert X -o ./X" "is also the input" "$bin" convert edges.txt -o ./edges.txt --format snap
+ln -s edges.txt link.txt
+expect_error "convert X -o a symlink to X" "is also the input" "$bin" convert link.txt -o edges.txt
+printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3\n' >m.mtx
+cp m.mtx m.before
+expect_error "convert m.mtx -o m.mtx" "is also the input" "$bin" convert m.mtx -o m.mtx
+mkdir -p ogb && cp -r "${HALOGEN_SOURCE_DIR:-$(dirname "$0")/../..}/tests/io/npz_stored/." ogb/ 2>/dev/null
+if [ -f ogb/raw/data.npz ]; then
+  cp ogb/raw/data.npz data.before
+  expect_error "convert DIR -o DIR/raw/data.npz" "is also the input" "$bin" convert ogb -o ogb/raw/data.npz
+  cmp -s ogb/raw/data.npz data.before || fail "convert changed its input ogb/raw/data.npz"
+fi
+cmp -s edges.txt edges.before || fail "convert changed its input edges.txt"
+cmp -s m.mtx m.before || fail "convert changed its input m.mtx"
+# partition: the graph file inside the directory --force would replace; anything else in it.
+cp g.h5 p4/g.h5
+expect_error "partition p4/g.h5 -o p4 --force" "the graph file p4/g.h5 is inside the output directory" \
+  "$bin" partition p4/g.h5 -k 2 -o p4 --force
+rm p4/g.h5
+echo notes >p4/notes.txt
+expect_error "partition --force over a directory holding other files" "holds notes.txt" \
+  "$bin" partition g.h5 -k 2 -o p4 --force
+[ -f p4/notes.txt ] || fail "partition --force removed notes.txt"
+check_ok "partition refused over notes.txt" p4 3
+no_leftovers "at the end" .
+
+[ "$failures" -eq 0 ] || { echo "atomic output: $failures checks failed"; exit 1; }
+echo "atomic output: all checks passed"
