@@ -184,12 +184,19 @@ TEST(PartitionErrors, NonEmptyOutputDirectoryNeedsForce) {
   EXPECT_NO_THROW(check_output_dir(dir.path(), false));  // empty
   { std::ofstream(dir.sub("meta.json")) << "{}"; }
   { std::ofstream(dir.sub("part-00007.h5")) << "stale"; }
-  { std::ofstream(dir.sub("notes.txt")) << "keep me"; }
+  { std::ofstream(dir.sub(".part-00001.h5.tmp.12.ab")) << "a killed writer's temporary"; }
+  { std::ofstream(dir.sub("assignment.h5.tmp")) << "an older version's temporary"; }
   EXPECT_THROW(check_output_dir(dir.path(), false), UserError);
-  EXPECT_NO_THROW(prepare_output_dir(dir.path(), true));
-  EXPECT_FALSE(std::filesystem::exists(dir.sub("part-00007.h5")));  // stale shard removed
-  EXPECT_FALSE(std::filesystem::exists(dir.sub("meta.json")));
-  EXPECT_TRUE(std::filesystem::exists(dir.sub("notes.txt")));  // not a partition file: kept
+  EXPECT_NO_THROW(check_output_dir(dir.path(), true));  // only a partition's files: --force may replace them
+  // --force replaces the directory as a whole: a file that is not the partition's is refused, not deleted.
+  { std::ofstream(dir.sub("notes.txt")) << "keep me"; }
+  try {
+    check_output_dir(dir.path(), true);
+    ADD_FAILURE() << "--force accepted a directory holding notes.txt";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds notes.txt"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir.sub("notes.txt")));
   { std::ofstream(dir.sub("file")) << "x"; }
   EXPECT_THROW(check_output_dir(dir.sub("file"), true), UserError);  // not a directory
 }
