@@ -101,7 +101,8 @@ void add_partition_command(CLI::App& app) {
                   "into the shards (drawn with --seed; `train --task link` uses them)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
   cmd->add_flag("--force", flags->force,
-                "Reuse a non-empty output directory (its partition files are replaced)");
+                "Replace the partition in a non-empty output directory: the new one is built beside it and "
+                "swapped in when complete (the directory may hold only partition files)");
   cmd->callback([flags] { run_partition(*flags); });
 }
 

@@ -61,7 +61,7 @@ expect_user_error "unknown method" partition "$work/g.h5" --parts 2 -o "$work/ba
 expect_user_error "bad part weights" partition "$work/g.h5" --parts 2 -o "$work/bad6" --part-weights 1,2,3
 for d in bad1 bad2 bad3 bad4 bad5 bad6; do [ -e "$work/$d" ] && fail "a rejected run left $d behind"; done
 
-# --force replaces the partition files (fewer parts: stale shards removed).
+# --force replaces the partition (fewer parts: no stale shard of the old one is left).
 "$bin" partition "$work/g.h5" --parts 2 -o "$work/p_metis" --force >/dev/null || fail "--force exited $?"
 [ -f "$work/p_metis/part-00002.h5" ] && fail "--force left a stale shard"
 "$bin" info "$work/p_metis" --check >/dev/null || fail "info --check after --force failed"
