@@ -67,6 +67,13 @@ int sync_path(const std::string& path, bool directory) {
   return directory && status == EINVAL ? 0 : status;
 }
 
+// Test-only: HALOGEN_FAULT_NO_EXCHANGE=1 makes AtomicDirectory take the path of filesystems without
+// RENAME_EXCHANGE.
+bool exchange_disabled() {
+  const char* value = std::getenv("HALOGEN_FAULT_NO_EXCHANGE");
+  return value && std::strcmp(value, "1") == 0;
+}
+
 }  // namespace
 
 AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final_path)) {
@@ -135,9 +142,6 @@ AtomicDirectory::AtomicDirectory(std::string final_dir) : final_path_(std::move(
   if (!fs::create_directory(temp_path_, ec) || ec)
     throw UserError(final_path_ + ": cannot create the temporary directory " + temp_path_ + ": " +
                     (ec ? ec.message() : std::string("it exists")));
-  // The new directory keeps the permissions of the one it replaces.
-  if (fs::is_directory(final_path_, ec))
-    fs::permissions(temp_path_, fs::status(final_path_, ec).permissions(), fs::perm_options::replace, ec);
 }
 
 AtomicDirectory::~AtomicDirectory() {
@@ -152,6 +156,9 @@ void AtomicDirectory::commit() {
   const int sync_error = sync_path(temp_path_, true);
   if (sync_error != 0) throw UserError(final_path_ + ": cannot write: " + std::strerror(sync_error));
   std::error_code ec;
+  // The new directory keeps the permissions of the one it replaces (set only now: they may forbid writing).
+  if (fs::is_directory(target, ec))
+    fs::permissions(temp_path_, fs::status(target, ec).permissions(), fs::perm_options::replace, ec);
   const bool replace = fs::exists(target, ec) && !(fs::is_directory(target, ec) && fs::is_empty(target, ec));
   if (!replace) {
     // rename(2) replaces an empty directory atomically.
@@ -159,13 +166,14 @@ void AtomicDirectory::commit() {
       throw UserError(final_path_ +
                       ": cannot move the finished directory into place: " + std::strerror(errno));
     committed_ = true;
-  } else if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+  } else if (!exchange_disabled() &&
+             ::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
     committed_ = true;  // temp_path_ now names the old content
     fault_point("exchanged");
     sync_path(sibling.dir.string(), true);
     fs::remove_all(temp_path_, ec);
     return;
-  } else if (errno != EINVAL && errno != ENOSYS) {
+  } else if (!exchange_disabled() && errno != EINVAL && errno != ENOSYS) {
     throw UserError(final_path_ + ": cannot swap the finished directory into place: " + std::strerror(errno));
   } else {
     // No RENAME_EXCHANGE on this filesystem: two renames (OutputLock's holder repairs a kill between them).
@@ -228,13 +236,15 @@ std::string read_holder(int fd) {
 
 }  // namespace
 
-OutputLock::OutputLock(const std::string& output_path) {
+OutputLock::OutputLock(const std::string& output_path, bool create_parent) {
   const Sibling sibling = split_output(output_path);
   std::error_code ec;
-  fs::create_directories(sibling.dir, ec);
+  if (create_parent) fs::create_directories(sibling.dir, ec);
   if (ec)
     throw UserError(output_path + ": cannot create the directory " + sibling.dir.string() + ": " +
                     ec.message());
+  if (!fs::is_directory(sibling.dir, ec))
+    throw UserError(output_path + ": directory " + sibling.dir.string() + " does not exist");
   lock_path_ = (sibling.dir / ("." + sibling.name + ".halogen.lock")).string();
   // A previous holder removes the file as it releases it: if the file we locked is no longer the one at
   // lock_path_, we locked a removed file, and try again on the new one.

@@ -79,7 +79,8 @@ class AtomicDirectory {
 // `.NAME.old.<pid>.<random>`; an `.old.` directory is first renamed back when the output itself is missing).
 class OutputLock {
  public:
-  explicit OutputLock(const std::string& output_path);
+  // `create_parent`: create the directory holding the output when missing (else that is a UserError).
+  explicit OutputLock(const std::string& output_path, bool create_parent = false);
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;
@@ -98,11 +99,13 @@ void refuse_output_equal_to_input(const std::string& output, const std::string& 
                                   const std::string& what);
 
 // Test-only fault injection at named points of a writer: when the environment variable HALOGEN_FAULT_KILL_AT
-// equals `point`, the process sends itself SIGKILL (no destructor, no atexit handler runs), as `kill -9` would;
-// when HALOGEN_FAULT_STOP_AT equals it, SIGSTOP (the job pauses there, holding its lock, until SIGCONT).
-// Points: "before-rename" (every AtomicOutput::commit, file synced, not yet renamed), "exchanged" (a directory
-// swapped in, the old one not yet removed), "moved-old" (the fallback swap between its two renames);
-// `halogen partition` adds "assignment", "shard" (part 0 written) and "meta" (meta.json written, not swapped in).
+// equals `point`, the process sends itself SIGKILL (no destructor, no atexit handler runs), as `kill -9`
+// would; when HALOGEN_FAULT_STOP_AT equals it, SIGSTOP (the job pauses there, holding its lock, until
+// SIGCONT). Points: "before-rename" (every AtomicOutput::commit, file synced, not yet renamed), "exchanged"
+// (a directory swapped in, the old one not yet removed), "moved-old" (the fallback swap between its two
+// renames); `halogen partition` adds "assignment", "shard" (part 0 written) and "meta" (meta.json written,
+// not swapped in). HALOGEN_FAULT_NO_EXCHANGE=1 makes AtomicDirectory swap as on a filesystem without
+// RENAME_EXCHANGE.
 void fault_point(const char* point);
 
 }  // namespace halogen::io

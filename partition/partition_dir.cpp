@@ -349,7 +349,8 @@ PartitionResult write_partition_atomically(const graph::Graph& graph, const Sour
 PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
                                 const PartitionRequest& request, PhaseLog& phases) {
   check_output_dir(request.output_dir, request.force);
-  const io::OutputLock lock(request.output_dir);  // held until the new directory is in place
+  const io::OutputLock lock(request.output_dir,
+                            /*create_parent=*/true);  // held until the new directory is in place
   return write_partition_atomically(
       graph, source, request, phases, [&] { return assign_parts(graph, request.options); }, nullptr, nullptr);
 }
@@ -364,7 +365,8 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
                      request.options.num_parts);
   check_graph_outside_output(request.graph_path, request.output_dir);
   check_output_dir(request.output_dir, request.force);
-  const io::OutputLock lock(request.output_dir);  // held until the new directory is in place
+  const io::OutputLock lock(request.output_dir,
+                            /*create_parent=*/true);  // held until the new directory is in place
   PhaseLog phases;
   phases.begin("read graph");
   SourceFile source = describe_source_file(request.graph_path);

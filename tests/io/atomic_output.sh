@@ -139,6 +139,21 @@ done
 check_ok "partition after the kills" p4 2
 no_leftovers "partition after the kills" .
 
+# ... and where the filesystem has no RENAME_EXCHANGE: two renames; a kill between them leaves p4 absent and the
+# old partition under .p4.old.*, which the next job on p4 puts back before anything else.
+HALOGEN_FAULT_NO_EXCHANGE=1 "$bin" partition g.h5 -k 3 -o p4 --force >/dev/null || fail "partition (no exchange) exited $?"
+check_ok "partition --force by two renames" p4 3
+rc=0
+HALOGEN_FAULT_NO_EXCHANGE=1 HALOGEN_FAULT_KILL_AT=moved-old "$bin" partition g.h5 -k 2 -o p4 --force >/dev/null 2>&1 ||
+  rc=$?
+[ "$rc" -eq 137 ] || fail "partition --force killed between the two renames exited $rc, expected 137"
+[ -e p4 ] && fail "p4 exists after a kill between the two renames (the test hook did not work)"
+ls -d .p4.old.* >/dev/null 2>&1 || fail "no .p4.old.* after a kill between the two renames"
+rc=0
+HALOGEN_FAULT_KILL_AT=assignment "$bin" partition g.h5 -k 2 -o p4 --force >/dev/null 2>&1 || rc=$?
+check_ok "the next job after a kill between the two renames" p4 3
+echo "partition --force killed between two renames: the old partition, restored by the next job"
+
 # --- the lock: a second job on the same output is refused while the first holds it ---
 HALOGEN_FAULT_STOP_AT=assignment "$bin" partition g.h5 -k 3 -o p4 --force >first.out 2>&1 &
 first=$!
