@@ -4,3 +4,5 @@ foreach(io_script atomic_output bad_inputs cora_compare generate_info python_con
   set_tests_properties(io.${io_script} PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" SKIP_RETURN_CODE 77
                        TIMEOUT 120)
 endforeach()
+# About 30 processes (full disks, kills at each phase, two concurrent jobs): ~15 s idle, more under ASan.
+set_tests_properties(io.atomic_output PROPERTIES TIMEOUT 300)

@@ -58,8 +58,9 @@ check_ok() {  # check_ok NAME DIR PARTS...: info --check passes and the partitio
   fail "$name: the partition has $p parts, expected one of $*"
 }
 
-# 3000 vertices x 16 features: the graph file is ~620 KiB, each of 4 shards ~150 KiB.
-"$bin" generate sbm --nodes 3000 --classes 6 --homophily 0.95 --features 16 -o g.h5 >/dev/null ||
+# 1500 vertices x 8 features: the graph file is ~270 KiB, each of 4 shards ~70 KiB (a 32 KiB limit stops the
+# first shard; the assignment, ~6 KiB, fits).
+"$bin" generate sbm --nodes 1500 --classes 6 --homophily 0.95 --features 8 -o g.h5 >/dev/null ||
   fail "generate exited $?"
 python3 -c "
 import random
@@ -81,14 +82,14 @@ expect_error "generate on a full disk" "^halogen: error: g2.h5: " full_disk 64 \
 no_leftovers "convert/generate on a full disk" .
 
 # --- full disk: partition (fresh directory, then --force over a complete one) ---
-expect_error "partition on a full disk" "p4/part-00000.h5" full_disk 100 "$bin" partition g.h5 -k 4 -o p4
+expect_error "partition on a full disk" "p4/part-00000.h5" full_disk 32 "$bin" partition g.h5 -k 4 -o p4
 [ -e p4 ] && fail "a failed partition left p4 (files: $(ls p4))"
 mkdir empty
 expect_error "partition into an empty directory on a full disk" "empty/part-00000.h5" \
-  full_disk 100 "$bin" partition g.h5 -k 4 -o empty
+  full_disk 32 "$bin" partition g.h5 -k 4 -o empty
 [ -z "$(ls -A empty)" ] || fail "a failed partition left files in empty/: $(ls -A empty)"
 "$bin" partition g.h5 -k 4 -o p4 >/dev/null || fail "partition exited $?"
-expect_error "partition --force on a full disk" "p4/part-00000.h5" full_disk 100 "$bin" partition g.h5 -k 3 -o p4 --force
+expect_error "partition --force on a full disk" "p4/part-00000.h5" full_disk 32 "$bin" partition g.h5 -k 3 -o p4 --force
 check_ok "partition --force on a full disk" p4 4
 no_leftovers "partition on a full disk" .
 
@@ -125,7 +126,7 @@ for point in assignment shard before-rename meta exchanged; do
   echo "partition --force killed at $point: the $([ "$want" = 4 ] && echo old || echo new) partition, complete"
 done
 # ... and at timed moments (what lies between the named points); each kill lands somewhere in the run.
-for delay in 0.05 0.1 0.15 0.2 0.3; do
+for delay in 0.05 0.15 0.3; do
   "$bin" partition g.h5 -k 3 -o p4 --force >/dev/null 2>&1 &
   pid=$!
   pids+=("$pid")
@@ -158,7 +159,7 @@ echo "partition --force killed between two renames: the old partition, restored 
 HALOGEN_FAULT_STOP_AT=assignment "$bin" partition g.h5 -k 3 -o p4 --force >first.out 2>&1 &
 first=$!
 pids+=("$first")
-for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
 [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] || fail "the first partition did not stop: $(cat first.out)"
 expect_error "second partition into p4" "\.p4\.halogen\.lock held by pid $first" \
   "$bin" partition g.h5 -k 4 -o p4 --force
@@ -170,7 +171,7 @@ check_ok "the first partition, after the refused second" p4 3
 HALOGEN_FAULT_STOP_AT=before-rename "$bin" generate sbm --nodes 300 -o g3.h5 >/dev/null 2>&1 &
 first=$!
 pids+=("$first")
-for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(awk '{print $3}' "/proc/$first/stat" 2>/dev/null)" = T ] && break; sleep 0.1; done
 expect_error "second generate into g3.h5" "\.g3\.h5\.halogen\.lock held by pid $first" \
   "$bin" generate sbm --nodes 300 -o g3.h5
 expect_error "convert into g3.h5 while generate writes it" "held by pid $first" "$bin" convert edges.txt -o g3.h5
