@@ -180,7 +180,11 @@ def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_cla
                      "num_classes": graph["num_classes"],
                      "num_features": int(features.shape[1]) if features is not None else 0}
             for key, value in attrs.items():
-                f.attrs[key] = np.int64(value) if isinstance(value, int) else value
+                if isinstance(value, int):
+                    f.attrs[key] = np.int64(value)
+                else:  # as io/h5.cpp writes strings: fixed length (at least 1), UTF-8, null-terminated
+                    raw = value.encode()
+                    f.attrs.create(key, raw, dtype=h5py.string_dtype("utf-8", max(len(raw), 1)))
             f["/csr/indptr"] = indptr
             f["/csr/indices"] = indices
             if weight is not None:
