@@ -27,7 +27,9 @@ import numpy as np
 
 # The package in this repository (python/halogen) first, so that the script matches the checkout it is in.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
-from halogen.graph_file import build_csr, write_graph  # noqa: E402,F401  (build_csr: re-exported)
+from halogen.graph_file import build_csr, write_graph  # noqa: E402  (build_csr: re-exported for importers)
+
+__all__ = ["build_csr", "write_graph"]
 
 
 def main():

@@ -97,7 +97,8 @@ def _check_layers(checkpoint):
         if weight.ndim != 2:
             raise ValueError(f"{file}: /layers/{i}/weight: expected [in, out], found {list(weight.shape)}")
         if layer["bias"].shape != (weight.shape[1],):
-            raise ValueError(f"{file}: /layers/{i}/bias: expected [{weight.shape[1]}], found {list(layer['bias'].shape)}")
+            raise ValueError(f"{file}: /layers/{i}/bias: expected [{weight.shape[1]}], "
+                             f"found {list(layer['bias'].shape)}")
         if model == "sage" and layer["weight_self"].shape != weight.shape:
             raise ValueError(f"{file}: /layers/{i}/weight_self: expected {list(weight.shape)}, found "
                              f"{list(layer['weight_self'].shape)}")

@@ -45,7 +45,8 @@ def mpirun():
 def run(args, **kwargs):
     """Runs a command, failing the test with its output when it exits non-zero."""
     result = subprocess.run(args, capture_output=True, text=True, **kwargs)
-    assert result.returncode == 0, f"{' '.join(map(str, args))}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    command = " ".join(map(str, args))
+    assert result.returncode == 0, f"{command}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 
 

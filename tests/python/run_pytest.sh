@@ -21,7 +21,8 @@ fi
 # --no-build-isolation: the build backend (setuptools) comes from the system, so this step needs no network.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation "$src/python" ||
   fail "pip install $src/python"
-if "$venv/bin/python" -c "import torch" 2>/dev/null && ! "$venv/bin/python" -c "import torch_geometric" 2>/dev/null; then
+has() { "$venv/bin/python" -c "import $1" 2>/dev/null; }
+if has torch && ! has torch_geometric; then
   # --no-deps: its import-time needs (tqdm, jinja2, psutil, pyparsing, scipy) are Debian packages; pip would
   # otherwise pull scikit-learn and friends from PyPI for nothing.
   timeout 300 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
