@@ -4,7 +4,8 @@ A checkpoint is an HDF5 file: root attributes format="halogen-checkpoint", forma
 "sage"), epoch, config (a JSON string: layers, hidden, dropout, row_normalize, ...), graph_checksum; each
 parameter of layer l is a float32 dataset /layers/<l>/<name>: weight [in, out], bias [out] and, for SAGE,
 weight_self [in, out] (optimizer state may sit beside them and is not read here). A checkpoint directory means
-its best file (`best.h5`, else the one `.h5` with "best" in its name) if there is one, else `last.h5`.
+its best file (`best.h5`, else the one `.h5` with "best" in its name) if there is one, else `last.h5` (else its
+only `.h5` file).
 
 Halogen's layers compute Z = X W (+ ...) + b with W stored [in, out]; torch.nn.Linear stores [out, in], so every
 weight is transposed. Key names, for halogen.models.GCN / SAGE (a torch.nn.ModuleList `convs` of PyG layers):
@@ -25,7 +26,7 @@ FORMAT_VERSION = 1
 
 def resolve_checkpoint(path):
     """The checkpoint file meant by `path`: the file itself, or in a directory its best file if there is one,
-    else `last.h5`. ValueError naming the directory when it holds no checkpoint."""
+    else `last.h5`, else its only `.h5` file. ValueError naming the directory when it holds no checkpoint."""
     if not os.path.isdir(path):
         if not os.path.exists(path):
             raise ValueError(f"{path}: no such checkpoint file or directory")
@@ -42,7 +43,11 @@ def resolve_checkpoint(path):
     last = os.path.join(path, "last.h5")
     if os.path.isfile(last):
         return last
-    raise ValueError(f"{path}: no checkpoint in this directory (neither best.h5 nor last.h5)")
+    others = sorted(glob.glob(os.path.join(path, "*.h5")))  # hidden temporaries (.name.h5.tmp.PID) never match
+    if len(others) == 1:
+        return others[0]
+    raise ValueError(f"{path}: no checkpoint in this directory (neither best.h5 nor last.h5"
+                     + (f"; several others: {', '.join(map(os.path.basename, others))})" if others else ")"))
 
 
 def read_checkpoint(path):

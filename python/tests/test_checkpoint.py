@@ -76,6 +76,12 @@ def test_resolve_checkpoint_prefers_best(tmp_path):
     os.makedirs(tmp_path / "empty")
     with pytest.raises(ValueError, match="no checkpoint in this directory"):
         halogen.resolve_checkpoint(str(tmp_path / "empty"))
+    os.makedirs(tmp_path / "other")
+    write_checkpoint(str(tmp_path / "other" / "run.h5"), "gcn", [5, 4, 3])
+    assert halogen.resolve_checkpoint(str(tmp_path / "other")) == str(tmp_path / "other" / "run.h5")
+    write_checkpoint(str(tmp_path / "other" / "run2.h5"), "gcn", [5, 4, 3])
+    with pytest.raises(ValueError, match="several others: run.h5, run2.h5"):
+        halogen.resolve_checkpoint(str(tmp_path / "other"))
 
 
 def test_state_dict_keys_shapes_and_transposes(tmp_path):

@@ -69,14 +69,27 @@ class SAGE(_Stack):
                          row_normalize)
 
 
+def _config_value(config, names, default):
+    """The first of `names` in the config dict, looked up at the top level, then in nested sections."""
+    for name in names:
+        if name in config:
+            return config[name]
+    for value in config.values():
+        if isinstance(value, dict):
+            found = _config_value(value, names, None)
+            if found is not None:
+                return found
+    return default
+
+
 def from_checkpoint(path):
     """The GCN or SAGE of a Halogen checkpoint (file or directory), its weights loaded, in eval mode. Sizes come
     from the weights; dropout and row normalisation from the checkpoint's config (row_normalize)."""
     checkpoint = read_checkpoint(path)
     model, widths = _check_layers(checkpoint)
     config = checkpoint["config"]
-    row_norm = bool(config.get("row_normalize", config.get("row-normalize", False)))
-    dropout = float(config.get("dropout", 0.5))
+    row_norm = bool(_config_value(config, ("row_normalize", "row-normalize"), False))
+    dropout = float(_config_value(config, ("dropout",), 0.5))
     cls = GCN if model == "gcn" else SAGE
     hidden = widths[0][1]  # unused by a 1-layer model
     net = cls(widths[0][0], hidden, widths[-1][1], num_layers=len(widths), dropout=dropout, row_normalize=row_norm)
