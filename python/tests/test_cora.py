@@ -12,8 +12,8 @@ import pytest
 import halogen
 from conftest import run, torch_geometric_or_skip
 
-EPOCHS = 200
-# Kipf & Welling's settings, as tests/train/cora_accuracy.sh uses them.
+EPOCHS = 100  # Kipf & Welling's 200 halved for CI time; the best validation epoch comes before 100 (87 for seed 1)
+# Kipf & Welling's settings otherwise, as tests/train/cora_accuracy.sh uses them.
 TRAIN_ARGS = ["--model", "gcn", "--layers", "2", "--hidden", "16", "--dropout", "0.5", "--lr", "0.01",
               "--weight-decay", "5e-4", "--epochs", str(EPOCHS), "--row-normalize", "--seed", "1", "--quiet"]
 # PyG and Halogen compute the logits in float32 with different summation orders (sparse aggregation order,
@@ -71,7 +71,9 @@ def test_read_metrics_of_a_cora_run(cora):
     best = next(r for r in records if r["epoch"] == final["best_epoch"])
     assert best["valid_acc"] == final["best_valid_acc"] == max(r["valid_acc"] for r in records)
     assert best["test_acc"] == final["test_acc_at_best"]
-    assert final["test_acc_at_best"] >= 0.78  # Kipf & Welling's GCN: 81.5%; seed 1 gives 81.9% (docs/train.md)
+    # Kipf & Welling's GCN: 81.5%; seed 1 gives 82.0% here (81.9% after 200 epochs, docs/train.md); 0.78 allows
+    # another BLAS's summation order to move the best epoch, while a broken graph file costs tens of points.
+    assert final["test_acc_at_best"] >= 0.78
     header = halogen.read_metrics_header(cora["metrics"])
     assert header is None or isinstance(header["config"], dict)
     if isinstance(frame, list):
