@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Write a Halogen graph file (.h5) from NumPy arrays -- the way in for PyG / DGL / NumPy users.
 
-As a module:
+The code lives in the `halogen` Python package (python/halogen/graph_file.py; `pip install ./python`); this
+script is a thin command-line wrapper around it, and keeps working without installing the package.
+
+As a module (prefer `halogen.write_graph`, or `halogen.from_pyg(data, "cora.h5")` for a PyG Data):
     from graph_from_arrays import write_graph
     write_graph("cora.h5", num_nodes=data.num_nodes, edge_index=data.edge_index.numpy(),
                 features=data.x.numpy(), labels=data.y.numpy(),
@@ -22,104 +25,11 @@ import sys
 
 import numpy as np
 
+# The package in this repository (python/halogen) first, so that the script matches the checkout it is in.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from halogen.graph_file import build_csr, write_graph  # noqa: E402  (build_csr: re-exported for importers)
 
-def build_csr(num_nodes, src, dst, weight=None, directed=False):
-    """Returns (indptr, indices, weight) with sorted, duplicate-free rows and no self-loops."""
-    src = np.asarray(src, dtype=np.int64).ravel()
-    dst = np.asarray(dst, dtype=np.int64).ravel()
-    if src.shape != dst.shape:
-        raise ValueError("edge_index: source and target arrays differ in length")
-    for name, ids in (("source", src), ("target", dst)):
-        bad = np.flatnonzero((ids < 0) | (ids >= num_nodes))
-        if bad.size:
-            raise ValueError(f"edge_index: {name} id {ids[bad[0]]} at edge {bad[0]} out of range [0, {num_nodes})")
-    if weight is not None:
-        weight = np.asarray(weight, dtype=np.float32).ravel()
-    if not directed:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-        if weight is not None:
-            weight = np.concatenate([weight, weight])
-    keep = src != dst
-    src, dst = src[keep], dst[keep]
-    key = src * np.int64(num_nodes) + dst
-    if weight is None:
-        key = np.unique(key)
-    else:
-        weight = weight[keep]
-        order = np.lexsort((-weight, key))  # by key, largest weight first
-        key, weight = key[order], weight[order]
-        first = np.ones(key.size, dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        key, weight = key[first], weight[first]
-    rows, cols = key // num_nodes, key % num_nodes
-    indptr = np.zeros(num_nodes + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=num_nodes), out=indptr[1:])
-    return indptr, cols.astype(np.int64), weight
-
-
-def _ids(name, ids, num_nodes):
-    ids = np.asarray([] if ids is None else ids, dtype=np.int64).ravel()
-    if ids.size and (ids.min() < 0 or ids.max() >= num_nodes):
-        raise ValueError(f"{name}: node id out of range [0, {num_nodes})")
-    if np.unique(ids).size != ids.size:
-        raise ValueError(f"{name}: duplicate node ids")
-    return ids
-
-
-def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_classes=None, train=None, valid=None,
-                test=None, directed=False, name="", edge_weight=None, orig_id=None):
-    """Writes the graph file `path` atomically. labels: int array (N,), negative = unlabeled (-1)."""
-    import h5py
-
-    edge_index = np.asarray(edge_index)
-    if edge_index.ndim != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index: expected shape (2, E), found {edge_index.shape}")
-    indptr, indices, weight = build_csr(num_nodes, edge_index[0], edge_index[1], edge_weight, directed)
-    if labels is not None:
-        labels = np.asarray(labels, dtype=np.float64).ravel()
-        labels = np.where(np.isnan(labels) | (labels < 0), -1, labels).astype(np.int32)
-        if labels.shape != (num_nodes,):
-            raise ValueError(f"labels: expected shape ({num_nodes},), found {labels.shape}")
-        if num_classes is None:
-            num_classes = int(labels.max()) + 1 if labels.size else 0
-        if labels.max(initial=-1) >= num_classes:
-            raise ValueError(f"labels: label {labels.max()} out of range [-1, {num_classes})")
-    splits = {s: _ids(s, ids, num_nodes) for s, ids in (("train", train), ("valid", valid), ("test", test))}
-
-    directory = os.path.dirname(os.path.abspath(path))
-    temp = os.path.join(directory, "." + os.path.basename(path) + f".tmp.{os.getpid()}")
-    try:
-        with h5py.File(temp, "w") as f:
-            attrs = {"format": "halogen.graph", "version": 1, "name": name, "num_nodes": num_nodes,
-                     "num_edges": indices.size, "directed": int(bool(directed)),
-                     "num_classes": int(num_classes or 0)}
-            for key, value in attrs.items():
-                f.attrs[key] = np.int64(value) if isinstance(value, int) else value
-            f["/csr/indptr"] = indptr
-            f["/csr/indices"] = indices
-            if weight is not None:
-                f["/csr/weight"] = weight.astype(np.float32)
-            if features is not None:
-                features = np.asarray(features, dtype=np.float32)
-                if features.ndim != 2 or features.shape[0] != num_nodes:
-                    raise ValueError(f"features: expected shape ({num_nodes}, F), found {features.shape}")
-                if not np.isfinite(features).all():
-                    raise ValueError("features: not all finite")
-                f["/node/feat"] = features
-                f.attrs["num_features"] = np.int64(features.shape[1])
-            else:
-                f.attrs["num_features"] = np.int64(0)
-            if labels is not None:
-                f["/node/label"] = labels
-            if orig_id is not None:
-                f["/node/orig_id"] = np.asarray(orig_id, dtype=np.int64)
-            for split, ids in splits.items():
-                f["/split/" + split] = ids
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.remove(temp)
-    return indptr, indices
+__all__ = ["build_csr", "write_graph"]
 
 
 def main():

@@ -10,6 +10,7 @@ packages=(
   libmetis-dev libhdf5-dev libopenblas-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev
   python3 python3-numpy python3-scipy python3-h5py python3-matplotlib
+  python3-venv python3-pytest python3-pandas python3-torch python3-tqdm python3-jinja2
   slurm-wlm munge
 )
 
@@ -34,6 +35,11 @@ if ! python3 -c 'import numpy, scipy, h5py, matplotlib' 2>/dev/null; then
   echo "install-deps: adding numpy scipy h5py matplotlib to $(command -v python3)"
   python3 -m pip install -q numpy scipy h5py matplotlib
 fi
+
+# The Python package's tests (ctest python.pytest, tests/python/run_pytest.sh) run in a venv made with
+# --system-site-packages from Debian's python3 and its torch 1.13; they install torch_geometric==2.3.1 (pure
+# Python, the newest release for torch 1.13) into that venv from PyPI themselves (its import-time needs, tqdm and
+# jinja2, are the Debian packages above).
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: CUDA toolkit found; the CUDA backend will be built"
