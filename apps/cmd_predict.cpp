@@ -2,6 +2,7 @@
 // trained model on any partition of its graph, one rank per part (mpirun -np P halogen predict DIR ...), written
 // by rank 0 as one HDF5 file in global vertex order (train/predict.h).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "io/atomic_file.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/load.h"
@@ -46,6 +48,17 @@ void run_predict(const PredictFlags& flags) {
       request.checkpoint_path = train::resolve_checkpoint(flags.checkpoint);
       header = train::read_checkpoint_header(request.checkpoint_path);
       config = train::checkpoint_model(header, request.checkpoint_path);
+      // The output's directory is checked now, not after the inference; an input is never overwritten.
+      std::error_code error;
+      HALOGEN_USER_CHECK(!std::filesystem::exists(flags.output, error) ||
+                             !std::filesystem::equivalent(flags.output, request.checkpoint_path, error),
+                         "%s: --output is the checkpoint itself", flags.output.c_str());
+      const std::filesystem::path output_dir = std::filesystem::path(flags.output).parent_path();
+      HALOGEN_USER_CHECK(!std::filesystem::exists(flags.output, error) ||
+                             !std::filesystem::equivalent(output_dir.empty() ? "." : output_dir, flags.dir, error),
+                         "%s: --output would replace a file of the partition directory %s", flags.output.c_str(),
+                         flags.dir.c_str());
+      if (comm.rank() == 0) io::AtomicOutput check(flags.output);  // UserError: no such directory, a directory
     }, train::Report::lowest_failing_rank);
     train::RankInput input = train::load_rank_input(comm, flags.dir, config.row_normalize);
     train::run_collectively(comm, [&] {
