@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -43,6 +44,8 @@ struct TrainFlags {
   std::string checkpoint;
   int64_t checkpoint_every = 0;
   bool resume = false;
+  bool save_best = false;
+  bool allow_lr_change = false;
   bool no_overlap = false;
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
   std::string comm;    // nccl | mpi (device cuda only); empty: nccl
@@ -71,7 +74,26 @@ void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
   config.checkpoint_dir = flags.checkpoint;
   config.checkpoint_every = flags.checkpoint_every;
   config.resume = flags.resume;
+  config.save_best = flags.save_best;
+  config.allow_lr_change = flags.allow_lr_change;
   config.print_epochs = !flags.quiet;
+}
+
+// What checkpoints record about the input (train/checkpoint.h): the graph file's checksum (--resume refuses
+// another graph) and the partition (recorded; another partition of the same graph may resume). Rank 0 writes
+// checkpoints, so only rank 0 hashes the assignment file.
+void set_checkpoint_identity(const comm::Communicator& comm, const TrainFlags& flags, const io::PartitionMeta& meta,
+                             train::RunConfig& config) {
+  config.graph_checksum = meta.graph_checksum;
+  if (flags.checkpoint.empty() || comm.rank() != 0) return;
+  train::RunOptions partition;
+  train::add_option(partition, "parts", meta.num_parts);
+  train::add_option(partition, "method", meta.method);
+  std::error_code error;
+  const std::string assignment = io::assignment_path(flags.dir);
+  if (std::filesystem::exists(assignment, error)) train::add_option(partition, "assignment", io::file_checksum(assignment));
+  train::add_option(partition, "dir", flags.dir);
+  config.partition = train::options_json(partition);
 }
 
 train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
@@ -104,6 +126,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
   const io::PartitionMeta& meta = input.meta;
   train::TemporalTrainConfig config = temporal_config(flags);
   config.device = device;
+  set_checkpoint_identity(comm, flags, meta, config);
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank | device %s",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
                       meta.method.c_str(), omp_get_max_threads(), device_name(device)));
@@ -161,6 +184,8 @@ void run_train(const TrainFlags& flags) {
 
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
     const io::PartitionMeta& meta = input.meta;
+    set_checkpoint_identity(comm, flags, meta, config);
+    train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};
     double extremes[2] = {static_cast<double>(sizes[0]), -static_cast<double>(sizes[0])};
@@ -231,10 +256,16 @@ void add_train_command(CLI::App& app) {
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--metrics", flags->metrics, "Write JSON lines: one object per evaluated epoch, then a final one");
-  cmd->add_option("--checkpoint", flags->checkpoint, "Checkpoint directory (DIR/checkpoint.bin, written atomically)");
+  cmd->add_option("--checkpoint", flags->checkpoint,
+                  "Checkpoint directory: DIR/last.h5 (HDF5, written atomically; docs/train.md has the layout)");
   cmd->add_option("--checkpoint-every", flags->checkpoint_every, "Epochs between checkpoints (0: only at the end)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_flag("--resume", flags->resume, "Continue from --checkpoint DIR exactly where it stopped");
+  cmd->add_flag("--resume", flags->resume,
+                "Continue from --checkpoint DIR exactly where it stopped (same graph and options; only --epochs, "
+                "--metrics, --quiet, --eval-every, --patience and --checkpoint-every may change)");
+  cmd->add_flag("--save-best", flags->save_best,
+                "Also keep DIR/best.h5: the model of the best validation accuracy (needs --checkpoint DIR)");
+  cmd->add_flag("--allow-lr-change", flags->allow_lr_change, "With --resume: continue with a changed --lr");
   cmd->add_flag("--no-overlap", flags->no_overlap, "Wait for halo exchanges before the local product (comparison)");
   cmd->add_option("--device", flags->device,
                   "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")

@@ -21,6 +21,7 @@ void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_partition_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 

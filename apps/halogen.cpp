@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add_generate_command(app);
   add_partition_command(app);
   add_train_command(app);
+  add_predict_command(app);
   add_bench_command(app);
   add_info_command(app);
 

@@ -331,7 +331,7 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
 }
 
 std::array<int64_t, 3> Model::evaluate_local() {
-  forward(/*epoch=*/0, /*training=*/false);
+  infer();
   std::array<int64_t, 3> correct{};
   const int64_t n = num_owned_;
   for (int s = 0; s < 3; ++s) {

@@ -68,6 +68,11 @@ class Model {
   double train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer = nullptr);
   // Forward with dropout off; correct predictions on this rank for train, valid, test.
   std::array<int64_t, 3> evaluate_local();
+  // Inference (`halogen predict`): the forward with dropout off, exactly as evaluate_local() runs it
+  // (collective: the halo exchanges). Afterwards layer_output(l) holds layer l's output on the owned rows.
+  void infer() { forward(/*epoch=*/0, /*training=*/false); }
+  // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
+  Matrix<const float> layer_output(int l) const { return activations_[l + 1].matrix().slice_rows(0, num_owned_); }
   // This rank's number of (labelled) train, valid, test vertices.
   std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }
 

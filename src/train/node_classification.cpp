@@ -42,6 +42,17 @@ std::string NodeClassification::fingerprint() const {
                    (unsigned long long)m.seed);
 }
 
+RunOptions NodeClassification::options() const {
+  const nn::ModelConfig& m = model_.config();
+  RunOptions options;
+  add_option(options, "model", model_name());
+  add_option(options, "layers", m.layers);
+  add_option(options, "hidden", m.hidden);
+  add_option(options, "dropout", m.dropout);
+  add_option(options, "seed", m.seed);
+  return options;
+}
+
 double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)step;
   return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);

@@ -23,6 +23,9 @@ class NodeClassification final : public Workload {
   const char* model_name() const override;
   const char* task_name() const override { return "node-classification"; }
   std::string fingerprint() const override;
+  // model, layers, hidden, dropout, seed.
+  RunOptions options() const override;
+  uint64_t seed() const override { return model_.config().seed; }
   nn::ParameterStore& parameters() override { return model_.parameters(); }
   nn::PhaseClock& clock() override { return model_.clock(); }
   kernels::Stream stream() const override { return model_.stream(); }

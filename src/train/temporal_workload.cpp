@@ -95,6 +95,23 @@ std::string TemporalWorkload::fingerprint() const {
                    m.cheb_k, (long long)window_, (unsigned long long)m.seed);
 }
 
+RunOptions TemporalWorkload::options() const {
+  const nn::TemporalModelConfig& m = setup_.model;
+  RunOptions options;
+  add_option(options, "model", model_name());
+  add_option(options, "task", task_name());
+  add_option(options, "layers", m.layers);
+  add_option(options, "hidden", m.hidden);
+  add_option(options, "cheb_k", m.cheb_k);
+  add_option(options, "embedding", setup_.embedding);
+  add_option(options, "window", window_);
+  add_option(options, "lags", setup_.task.lags);
+  add_option(options, "train_fraction", setup_.task.train_fraction);
+  add_option(options, "negatives", setup_.task.negatives);
+  add_option(options, "seed", m.seed);
+  return options;
+}
+
 void TemporalWorkload::begin_epoch(int64_t epoch) {
   (void)epoch;
   model_->reset_state();

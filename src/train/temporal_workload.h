@@ -44,6 +44,9 @@ class TemporalWorkload final : public Workload {
   const char* model_name() const override { return nn::temporal_kind_name(setup_.model.kind); }
   const char* task_name() const override { return task_kind_name(setup_.task.kind); }
   std::string fingerprint() const override;
+  // model, task, layers, hidden, cheb_k, embedding, window (resolved), lags, train_fraction, negatives, seed.
+  RunOptions options() const override;
+  uint64_t seed() const override { return setup_.model.seed; }
   nn::ParameterStore& parameters() override { return model_->store(); }
   nn::PhaseClock& clock() override { return *clock_; }
   kernels::Stream stream() const override { return stream_.get(); }

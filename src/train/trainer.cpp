@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/format.h"
@@ -76,6 +77,7 @@ void Trainer::check_config() const {
   HALOGEN_USER_CHECK(config_.epochs >= 1, "--epochs must be at least 1");
   HALOGEN_USER_CHECK(config_.eval_every >= 1, "--eval-every must be at least 1");
   HALOGEN_USER_CHECK(!config_.resume || !config_.checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
+  HALOGEN_USER_CHECK(!config_.save_best || !config_.checkpoint_dir.empty(), "--save-best needs --checkpoint DIR");
 }
 
 [[noreturn]] void Trainer::fail_everywhere(const std::string& message) {
@@ -83,57 +85,88 @@ void Trainer::check_config() const {
   throw PeerFailed();
 }
 
-void Trainer::save_checkpoint(int64_t epoch, const TrainResult& result, const Progress& progress) {
+// The options that determine what this run computes: the workload's, the optimizer's, the preprocessing.
+RunOptions Trainer::run_options() const {
+  RunOptions options = workload_->options();
+  add_option(options, "lr", config_.lr);
+  add_option(options, "weight_decay", config_.weight_decay);
+  add_option(options, "weight_decay_all_layers", config_.weight_decay_all_layers);
+  options.insert(options.end(), config_.preprocessing.begin(), config_.preprocessing.end());
+  return options;
+}
+
+void Trainer::save_checkpoint(const std::string& path, int64_t epoch, const TrainResult& result,
+                              const Progress& progress) {
   // Rank 0 writes (weights are replicated); the outcome is shared so that a failure (disk full) stops every rank.
   run_collectively(comm_, [&] {
     if (comm_.rank() != 0) return;
     CheckpointState s;
-    s.fingerprint = workload_->fingerprint();
-    s.epoch = epoch;
-    s.adam_steps = adam_->steps_done();
-    s.best_epoch = result.best_epoch;
-    s.best_valid_acc = result.best_valid_acc;
-    s.test_acc_at_best = result.test_acc_at_best;
-    s.train_acc_at_best = result.train_acc_at_best;
-    s.evals_since_best = progress.evals_since_best;
-    const int64_t n = workload_->parameters().total_size();
+    CheckpointHeader& h = s.header;
+    h.model = workload_->model_name();
+    h.task = workload_->task_name();
+    h.fingerprint = workload_->fingerprint();
+    h.graph_checksum = config_.graph_checksum;
+    h.partition = config_.partition;
+    h.config = options_json(run_options());
+    h.epoch = epoch;
+    h.adam_steps = adam_->steps_done();
+    h.best_epoch = result.best_epoch;
+    h.best_valid_acc = result.best_valid_acc;
+    h.test_acc_at_best = result.test_acc_at_best;
+    h.train_acc_at_best = result.train_acc_at_best;
+    h.evals_since_best = progress.evals_since_best;
+    h.rng_seed = workload_->seed();
+    const nn::ParameterStore& store = workload_->parameters();
+    s.layout = parameter_layout(store);
+    const int64_t n = store.total_size();
     s.params.resize(n);
     s.adam_m.resize(n);
     s.adam_v.resize(n);
-    workload_->parameters().params().copy_to_host(s.params.data());
+    store.params().copy_to_host(s.params.data());
     adam_->first_moment().copy_to_host(s.adam_m.data());
     adam_->second_moment().copy_to_host(s.adam_v.data());
-    write_checkpoint(config_.checkpoint_dir, s);
+    write_checkpoint(path, s);
   });
 }
 
-// Loads the checkpoint into the weights, Adam and the loop state; returns the first epoch to run.
+// Loads the checkpoint into the weights, Adam and the loop state; returns the first epoch to run. Refuses
+// (collectively, one message) a checkpoint of another graph, of other options or of another model shape.
 int64_t Trainer::restore(TrainResult& result, Progress& progress) {
   if (!config_.resume) return 1;
   CheckpointState s;
   nn::ParameterStore& store = workload_->parameters();
+  const std::string path = last_checkpoint_path(config_.checkpoint_dir);
   run_collectively(comm_, [&] {
-    const std::string path = checkpoint_path(config_.checkpoint_dir);
-    s = read_checkpoint(config_.checkpoint_dir);
-    HALOGEN_USER_CHECK(s.fingerprint == workload_->fingerprint(), "%s: checkpoint is for \"%s\", this run is \"%s\"",
-                       path.c_str(), s.fingerprint.c_str(), workload_->fingerprint().c_str());
-    HALOGEN_USER_CHECK(static_cast<int64_t>(s.params.size()) == store.total_size() &&
-                           s.adam_m.size() == s.params.size() && s.adam_v.size() == s.params.size(),
-                       "%s: checkpoint holds %zu parameters, the model has %lld", path.c_str(), s.params.size(),
-                       (long long)store.total_size());
+    std::error_code error;
+    HALOGEN_USER_CHECK(std::filesystem::exists(path, error), "%s: no checkpoint to resume from (run once with "
+                       "--checkpoint %s)", path.c_str(), config_.checkpoint_dir.c_str());
+    const CheckpointHeader h = read_checkpoint_header(path);
+    HALOGEN_USER_CHECK(h.graph_checksum == config_.graph_checksum,
+                       "%s: --resume on another graph: the checkpoint was trained on the graph with checksum %s, "
+                       "this partition's graph has checksum %s", path.c_str(), h.graph_checksum.c_str(),
+                       config_.graph_checksum.c_str());
+    const std::string changed = compare_run_options(h.config, run_options(), config_.allow_lr_change);
+    HALOGEN_USER_CHECK(changed.empty(), "%s: --resume with a changed option: %s (only --epochs, --metrics, --quiet, "
+                       "--eval-every, --patience and --checkpoint-every may change on resume)", path.c_str(),
+                       changed.c_str());
+    HALOGEN_USER_CHECK(h.fingerprint == workload_->fingerprint(), "%s: checkpoint is for \"%s\", this run is \"%s\"",
+                       path.c_str(), h.fingerprint.c_str(), workload_->fingerprint().c_str());
+    s = read_checkpoint(path, parameter_layout(store), /*with_optimizer=*/true);
   }, Report::lowest_failing_rank);
   store.params().copy_from_host(s.params.data(), static_cast<int64_t>(s.params.size()));
   adam_->first_moment().copy_from_host(s.adam_m.data(), static_cast<int64_t>(s.adam_m.size()));
   adam_->second_moment().copy_from_host(s.adam_v.data(), static_cast<int64_t>(s.adam_v.size()));
-  adam_->set_steps_done(s.adam_steps);
-  result.best_epoch = s.best_epoch;
-  result.best_valid_acc = s.best_valid_acc;
-  result.test_acc_at_best = s.test_acc_at_best;
-  result.train_acc_at_best = s.train_acc_at_best;
-  progress.evals_since_best = s.evals_since_best;
-  log::info(strformat("resumed from %s after epoch %lld", checkpoint_path(config_.checkpoint_dir).c_str(),
-                      (long long)s.epoch));
-  return s.epoch + 1;
+  adam_->set_steps_done(s.header.adam_steps);
+  result.best_epoch = s.header.best_epoch;
+  result.best_valid_acc = s.header.best_valid_acc;
+  result.test_acc_at_best = s.header.test_acc_at_best;
+  result.train_acc_at_best = s.header.train_acc_at_best;
+  progress.evals_since_best = s.header.evals_since_best;
+  log::info(strformat("resumed from %s after epoch %lld", path.c_str(), (long long)s.header.epoch));
+  if (!config_.partition.empty() && s.header.partition != config_.partition)
+    log::info(strformat("(the checkpoint was written on another partition of this graph: %s)",
+                        s.header.partition.c_str()));
+  return s.header.epoch + 1;
 }
 
 void Trainer::report_memory_before_training(TrainResult& result) {
@@ -291,7 +324,10 @@ TrainResult Trainer::run() {
     bool stop = false;
     if (epoch % config_.eval_every == 0 || epoch == config_.epochs) {
       evaluate(record);
+      const int64_t best_before = result.best_epoch;
       stop = track_best(record, result, progress);
+      if (config_.save_best && !config_.checkpoint_dir.empty() && result.best_epoch != best_before)
+        save_checkpoint(best_checkpoint_path(config_.checkpoint_dir), epoch, result, progress);
       if (config_.print_epochs) log::info(epoch_line(record, config_.epochs));
       run_collectively(comm_, [&] { if (metrics_) metrics_->epoch(record, *workload_); },
                        Report::lowest_failing_rank);
@@ -301,7 +337,7 @@ TrainResult Trainer::run() {
     const bool last = stop || epoch == config_.epochs;
     if (!config_.checkpoint_dir.empty() &&
         (last || (config_.checkpoint_every > 0 && epoch % config_.checkpoint_every == 0)))
-      save_checkpoint(epoch, result, progress);
+      save_checkpoint(last_checkpoint_path(config_.checkpoint_dir), epoch, result, progress);
     if (stop) {
       result.stopped_early = true;
       log::info(strformat("early stop after epoch %lld: no better valid accuracy for %lld evaluations",

@@ -7,7 +7,9 @@
 // layer's gradient allreduce started as soon as its backward ends: nn::GradientReducer, DDP style) -> wait for
 // the buckets -> the loss allreduce and the non-finite check -> Adam -> the parameter check.
 // Evaluation every `eval_every` epochs and after the last; best-valid tracking and early stopping when the
-// workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end) and --resume;
+// workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end, DIR/last.h5; with
+// save_best also DIR/best.h5 after each new best valid_acc) and --resume (refused on another graph or with other
+// options: RunOptions of the workload, the optimizer and the preprocessing);
 // JSON-lines metrics (train/metrics.h); one progress line per evaluated epoch on rank 0.
 //
 // Errors: a NaN/Inf loss or parameter stops training on every rank (UserError on rank 0 naming the epoch and,
@@ -25,6 +27,7 @@
 #include "graph/shard.h"
 #include "nn/adam.h"
 #include "nn/model.h"
+#include "train/run_options.h"
 #include "train/temporal_workload.h"
 #include "train/workload.h"
 
@@ -44,6 +47,12 @@ struct RunConfig {
   std::string checkpoint_dir;        // empty = no checkpoints
   int64_t checkpoint_every = 0;      // epochs between checkpoints; 0 = only at the end
   bool resume = false;               // continue from checkpoint_dir
+  bool save_best = false;            // keep checkpoint_dir/best.h5: the model of the best valid_acc so far
+  bool allow_lr_change = false;      // --resume may continue with another lr
+  // Recorded in checkpoints (train/checkpoint.h); --resume refuses another graph_checksum or other options.
+  std::string graph_checksum;        // io::PartitionMeta::graph_checksum (identifies the graph file)
+  std::string partition;             // JSON object describing the partition (recorded, may differ on resume)
+  RunOptions preprocessing;          // options applied to the input before the workload, e.g. row_normalize
   bool print_epochs = true;          // rank 0 prints one line per evaluated epoch
 };
 
@@ -116,7 +125,8 @@ class Trainer {
   void take_phase_times(EpochRecord& record);
   void evaluate(EpochRecord& record);
   bool track_best(const EpochRecord& record, TrainResult& result, Progress& progress);
-  void save_checkpoint(int64_t epoch, const TrainResult& result, const Progress& progress);
+  RunOptions run_options() const;
+  void save_checkpoint(const std::string& path, int64_t epoch, const TrainResult& result, const Progress& progress);
   void finish(TrainResult& result, double trained_ms, double exposed_ms, int64_t trained_epochs);
 
   comm::Communicator& comm_;

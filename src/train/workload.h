@@ -25,6 +25,7 @@
 #include "nn/gradient_reducer.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
+#include "train/run_options.h"
 
 namespace halogen::train {
 
@@ -39,6 +40,11 @@ class Workload {
   virtual const char* task_name() const = 0;   // "node-classification", "regression", "link", "node"
   // Model and data shape; a checkpoint written for another fingerprint is refused on --resume.
   virtual std::string fingerprint() const = 0;
+  // The model's options that determine what it computes (train/run_options.h; the runner adds the optimizer's):
+  // recorded in checkpoints, and a --resume with other values is refused.
+  virtual RunOptions options() const = 0;
+  // Seed of weight initialisation and dropout (a checkpoint's RNG state is this seed and the epoch).
+  virtual uint64_t seed() const = 0;
 
   virtual nn::ParameterStore& parameters() = 0;
   virtual nn::PhaseClock& clock() = 0;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The command line's contract: --help lists the six subcommands; unknown subcommands and unknown flags are
+# The command line's contract: --help lists the seven subcommands; unknown subcommands and unknown flags are
 # one-line errors with exit 2.
 set -u
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
 
 help=$("$bin" --help) || fail "halogen --help exited $?"
-for sub in convert generate partition train bench info; do
+for sub in convert generate partition train predict bench info; do
   grep -qE "^  $sub( |$)" <<<"$help" || fail "--help does not list $sub"
 done
-for sub in convert generate partition train bench info; do
+for sub in convert generate partition train predict bench info; do
   "$bin" "$sub" --help >/dev/null || fail "halogen $sub --help exited $?"
 done
 
@@ -22,5 +22,6 @@ check_usage_error() {
 }
 check_usage_error nosuch
 check_usage_error train --nosuch
+check_usage_error predict DIR  # --checkpoint is required
 check_usage_error
 echo "cli: all checks passed"

@@ -1,4 +1,4 @@
-// Trainer behaviour on one rank (SelfComm): checkpoint files (round trip, corruption, truncation), early
+// Trainer behaviour on one rank (SelfComm) (checkpoint files: train_checkpoint_test.cpp): early
 // stopping, the NaN stop naming epoch and layer, and the --metrics JSON lines contract.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,6 @@
 
 #include "comm/self_comm.h"
 #include "core/error.h"
-#include "train/checkpoint.h"
 #include "train/synthetic_graph.h"
 #include "train/trainer.h"
 
@@ -24,61 +23,6 @@ std::string temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-TEST(Checkpoint, RoundTripsEveryField) {
-  const std::string dir = temp_dir("roundtrip");
-  train::CheckpointState s;
-  s.fingerprint = "model=gcn";
-  s.epoch = 7;
-  s.adam_steps = 7;
-  s.best_epoch = 5;
-  s.best_valid_acc = 0.75;
-  s.test_acc_at_best = 0.5;
-  s.train_acc_at_best = 0.25;
-  s.evals_since_best = 2;
-  s.params = {1, 2, 3};
-  s.adam_m = {4, 5, 6};
-  s.adam_v = {7, 8, 9};
-  train::write_checkpoint(dir, s);
-  const train::CheckpointState r = train::read_checkpoint(dir);
-  EXPECT_EQ(r.fingerprint, s.fingerprint);
-  EXPECT_EQ(r.epoch, 7);
-  EXPECT_EQ(r.adam_steps, 7);
-  EXPECT_EQ(r.best_epoch, 5);
-  EXPECT_EQ(r.best_valid_acc, 0.75);
-  EXPECT_EQ(r.test_acc_at_best, 0.5);
-  EXPECT_EQ(r.train_acc_at_best, 0.25);
-  EXPECT_EQ(r.evals_since_best, 2);
-  EXPECT_EQ(r.params, s.params);
-  EXPECT_EQ(r.adam_m, s.adam_m);
-  EXPECT_EQ(r.adam_v, s.adam_v);
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    EXPECT_EQ(entry.path().filename(), "checkpoint.bin") << "temporary file left behind";
-  std::filesystem::remove_all(dir);
-}
-
-TEST(Checkpoint, CorruptTruncatedAndMissingFilesAreUserErrors) {
-  const std::string dir = temp_dir("corrupt");
-  EXPECT_THROW(train::read_checkpoint(dir), UserError);  // missing
-  train::CheckpointState s;
-  s.params.assign(100, 1.0f);
-  train::write_checkpoint(dir, s);
-  const std::string path = train::checkpoint_path(dir);
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(60);
-    f.put('\x7f');
-  }
-  try {
-    train::read_checkpoint(dir);
-    FAIL() << "a flipped byte was not detected";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
-  }
-  std::filesystem::resize_file(path, 10);
-  EXPECT_THROW(train::read_checkpoint(dir), UserError);
-  std::filesystem::remove_all(dir);
 }
 
 train::TrainConfig small_config() {

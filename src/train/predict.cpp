@@ -1,0 +1,181 @@
+#include "train/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/format.h"
+#include "io/atomic_file.h"
+#include "io/h5.h"
+#include "train/collective_error.h"
+
+namespace halogen::train {
+namespace {
+
+template <typename T>
+T config_value(const nlohmann::json& config, const char* key, const std::string& path) {
+  HALOGEN_USER_CHECK(config.contains(key), "%s: the config attribute has no \"%s\"", path.c_str(), key);
+  try {
+    return config[key].get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw UserError(strformat("%s: config attribute: \"%s\" is %s, of the wrong type", path.c_str(), key,
+                              config[key].dump().c_str()));
+  }
+}
+
+// This rank's rows of `m` as one contiguous host array.
+std::vector<float> to_host(Matrix<const float> m) {
+  std::vector<float> host(static_cast<size_t>(m.rows * m.cols));
+  for (int64_t r = 0; r < m.rows; ++r)
+    detail::copy_bytes(host.data() + r * m.cols, Device::cpu, m.row(r), m.device, m.cols * sizeof(float));
+  return host;
+}
+
+// Every rank's row count, on every rank.
+std::vector<int64_t> rows_per_rank(comm::Communicator& comm, int64_t local_rows) {
+  std::vector<int64_t> rows(static_cast<size_t>(comm.size()), 0);
+  rows[comm.rank()] = local_rows;
+  comm.allreduce_sum(rows.data(), comm.size());
+  return rows;
+}
+
+// Rank 0 receives every rank's rows (rank q's in parts[q]); other ranks send theirs and get nothing.
+std::vector<std::vector<float>> gather_to_rank0(comm::Communicator& comm, std::vector<float> local,
+                                                const std::vector<int64_t>& rows, int64_t width) {
+  std::vector<std::vector<float>> parts(static_cast<size_t>(comm.size()));
+  std::vector<comm::Message> sends, receives;
+  if (comm.rank() == 0) {
+    for (int q = 1; q < comm.size(); ++q) {
+      parts[q].resize(static_cast<size_t>(rows[q] * width));
+      receives.push_back({q, parts[q].data(), rows[q] * width});
+    }
+  } else {
+    sends.push_back({0, local.data(), static_cast<int64_t>(local.size())});
+  }
+  comm.wait(comm.start_exchange(sends, receives, nullptr), nullptr);
+  if (comm.rank() == 0) parts[0] = std::move(local);
+  return parts;
+}
+
+// Rows in global vertex order: part q's i-th row belongs to the i-th vertex (ascending id) that q owns.
+std::vector<float> global_order(const std::vector<std::vector<float>>& parts, const std::vector<int32_t>& part_of,
+                                const std::vector<int64_t>& rows, int64_t width, const std::string& assignment) {
+  std::vector<int64_t> cursor(parts.size(), 0);
+  const int64_t n = static_cast<int64_t>(part_of.size());
+  std::vector<float> ordered(static_cast<size_t>(n * width));
+  for (int64_t v = 0; v < n; ++v) {
+    const int32_t q = part_of[v];
+    HALOGEN_USER_CHECK(cursor[q] < rows[q], "%s: part %d owns more vertices than its shard (%lld)",
+                       assignment.c_str(), q, (long long)rows[q]);
+    std::copy_n(parts[q].data() + cursor[q]++ * width, width, ordered.data() + v * width);
+  }
+  for (size_t q = 0; q < parts.size(); ++q)
+    HALOGEN_USER_CHECK(cursor[q] == rows[q], "%s: part %zu owns %lld vertices, its shard %lld", assignment.c_str(), q,
+                       (long long)cursor[q], (long long)rows[q]);
+  return ordered;
+}
+
+void write_predictions(const PredictRequest& request, const CheckpointHeader& header, const std::vector<float>& rows,
+                       int64_t n, int64_t width) {
+  io::AtomicOutput output(request.output);
+  {
+    h5::File file(output.temp_path(), h5::Mode::create);
+    file.set_attr("format", std::string("halogen-predictions"));
+    file.set_attr("format_version", int64_t{1});
+    file.set_attr("checkpoint", request.checkpoint_path);
+    file.set_attr("epoch", header.epoch);
+    file.set_attr("model", header.model);
+    file.set_attr("graph_checksum", header.graph_checksum);
+    file.set_attr("num_nodes", n);
+    if (request.embeddings_layer >= 0) {
+      file.set_attr("layer", int64_t{request.embeddings_layer});
+      file.write("/embeddings", rows.data(), {n, width}, /*compress=*/true);
+    } else {
+      std::vector<float> probabilities(rows.size());
+      std::vector<int32_t> predicted(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+      for (int64_t v = 0; v < n; ++v) {
+        const float* logits = rows.data() + v * width;
+        int64_t best = 0;
+        for (int64_t c = 1; c < width; ++c)
+          if (logits[c] > logits[best]) best = c;  // strict: ties keep the lowest class (kernels' count_correct)
+        double sum = 0;
+        for (int64_t c = 0; c < width; ++c) sum += std::exp(static_cast<double>(logits[c]) - logits[best]);
+        for (int64_t c = 0; c < width; ++c)
+          probabilities[v * width + c] = static_cast<float>(std::exp(static_cast<double>(logits[c]) - logits[best]) / sum);
+        predicted[v] = static_cast<int32_t>(best);
+      }
+      file.write("/probabilities", probabilities.data(), {n, width}, /*compress=*/true);
+      file.write("/predicted", predicted.data(), {n}, /*compress=*/true);
+    }
+  }
+  // A failed close is not reported by h5::File: reopening proves the file complete before it is moved into place.
+  const h5::File check(output.temp_path(), h5::Mode::read);
+  HALOGEN_USER_CHECK(check.shape(request.embeddings_layer >= 0 ? "/embeddings" : "/probabilities") ==
+                         (std::vector<int64_t>{n, width}),
+                     "%s: cannot write the predictions (disk full?)", request.output.c_str());
+  output.commit();
+}
+
+}  // namespace
+
+CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::string& path) {
+  HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage",
+                     "%s: a %s checkpoint: `halogen predict` runs the static node-classification models gcn and sage "
+                     "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str());
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(header.config);
+  } catch (const nlohmann::json::exception&) {
+    throw UserError(path + ": the config attribute is not JSON");
+  }
+  HALOGEN_USER_CHECK(config.is_object(), "%s: the config attribute is not a JSON object", path.c_str());
+  CheckpointModel m;
+  m.model.kind = header.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+  m.model.layers = config_value<int>(config, "layers", path);
+  m.model.hidden = config_value<int64_t>(config, "hidden", path);
+  m.model.dropout = config_value<float>(config, "dropout", path);
+  m.model.seed = config_value<uint64_t>(config, "seed", path);
+  m.row_normalize = config_value<bool>(config, "row_normalize", path);
+  HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.hidden >= 1, "%s: config attribute: layers %d, hidden %lld",
+                     path.c_str(), m.model.layers, (long long)m.model.hidden);
+  return m;
+}
+
+PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, const graph::Shard& shard,
+                       const CheckpointHeader& header, const CheckpointModel& config, const PredictRequest& request) {
+  std::unique_ptr<nn::Model> model;
+  run_collectively(comm, [&] { model = std::make_unique<nn::Model>(config.model, comm, shard, comm.device()); });
+  nn::ParameterStore& store = model->parameters();
+  run_collectively(comm, [&] {
+    HALOGEN_USER_CHECK(request.embeddings_layer < model->num_layers(),
+                       "--embeddings %d: the model of %s has layers 0..%d", request.embeddings_layer,
+                       request.checkpoint_path.c_str(), model->num_layers() - 1);
+    const CheckpointState s = read_checkpoint(request.checkpoint_path, parameter_layout(store), false);
+    store.params().copy_from_host(s.params.data(), static_cast<int64_t>(s.params.size()));
+  }, Report::lowest_failing_rank);
+
+  model->infer();
+  const Matrix<const float> out =
+      request.embeddings_layer >= 0 ? model->layer_output(request.embeddings_layer) : model->logits();
+  const int64_t width = out.cols;
+  const std::vector<int64_t> rows = rows_per_rank(comm, out.rows);
+  std::vector<std::vector<float>> parts = gather_to_rank0(comm, to_host(out), rows, width);
+  model.reset();
+
+  run_collectively(comm, [&] {
+    if (comm.rank() != 0) return;
+    const std::string assignment = io::assignment_path(request.partition_dir);
+    const std::vector<int32_t> part_of = io::read_assignment(assignment, comm.size(), meta.num_nodes);
+    const std::vector<float> ordered = global_order(parts, part_of, rows, width, assignment);
+    parts.clear();
+    write_predictions(request, header, ordered, meta.num_nodes, width);
+  });
+  return PredictSummary{meta.num_nodes, width};
+}
+
+}  // namespace halogen::train
