@@ -310,7 +310,7 @@ gat_parity() {
   compare_losses gat "$PARITY/gat-cpu.jsonl" "$PARITY/gat-$DEVICE.jsonl"
 }
 export -f gat_parity
-if "$HALOGEN" train --help 2>/dev/null | grep -q 'gat'; then step gat_parity 15 gat_parity
+if "$HALOGEN" train --help 2>/dev/null | grep -Eq '(^|[^a-z-])gat([^a-z-]|$)'; then step gat_parity 15 gat_parity
 else skip gat_parity "halogen train has no --model gat yet"; fi
 
 # ---- SpMM bandwidth against device copy bandwidth --------------------------------------------------------------------
