@@ -329,7 +329,10 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     std::fflush(stdout);
   }
   std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
-  if (gpu) std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_gbs / copy_gbs, best_gbs, copy_gbs);
+  if (gpu) {
+    std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_gbs / copy_gbs, best_gbs,
+                copy_gbs);
+  }
   if (total_wrong != 0) exit_code() = 1;
 }
 
@@ -338,7 +341,7 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 void add_bench_spmm(CLI::App& bench) {
   auto options = std::make_shared<SpmmBenchOptions>();
   CLI::App* cmd =
-      bench.add_subcommand("spmm", "CSR SpMM: achieved GB/s against a STREAM triad (CPU) or device copy (GPU) of this run");
+      bench.add_subcommand("spmm", "CSR SpMM: achieved GB/s against a STREAM triad (CPU) or device copy (GPU)");
   cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")
       ->capture_default_str();
   cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row")->capture_default_str();

@@ -1,14 +1,14 @@
 #pragma once
-// ElementCursor: the (row, column) of each element a grid-stride loop visits in a (rows, cols) row-major shape,
-// without a 64-bit division per element. A thread's first flat index `first` and the loop's step `step` are
-// split into (row, column) once; each step then adds the step's (rows, columns) and carries one row when the
-// column passes the end. (A 64-bit integer division costs tens of instructions on a GPU, more than the load and
-// store of an elementwise kernel's element.)
+// ElementCursor: the (row, column) of each element a grid-stride loop visits in a (rows, cols) row-major
+// shape, without a 64-bit division per element. A thread's first flat index `first` and the loop's step
+// `step` are split into (row, column) once; each step then adds the step's (rows, columns) and carries one
+// row when the column passes the end. (A 64-bit integer division costs tens of instructions on a GPU, more
+// than the load and store of an elementwise kernel's element.)
 //
 //   for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) op(e.row, e.col);
 //
-// visits exactly the elements of flat index first, first + step, first + 2 step, ... below rows * cols, in that
-// order, i.e. the same elements as `for (i = first; i < rows * cols; i += step) op(i / cols, i % cols)`.
+// visits exactly the elements of flat index first, first + step, first + 2 step, ... below rows * cols, in
+// that order, i.e. the same elements as `for (i = first; i < rows * cols; i += step) op(i / cols, i % cols)`.
 // cols <= 0 visits nothing. Plain C++ (no CUDA header), so that a CPU test can check it against the division.
 #include <cstdint>
 

@@ -11,23 +11,26 @@
 // descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and the
 // result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
 // The cache is process-wide, guarded by a mutex, and heap-allocated and never destroyed (no CUDA call from a
-// static destructor after the runtime shut down); release_sparse_cache() empties it.
-// Entries own their descriptors (destructors destroy them, so an entry dropped half-built leaks nothing), and
-// no entry is ever destroyed while the mutex is held: destroying one frees Buffers, and freeing a Buffer calls
-// forget_sparse_matrices_using(), which takes the mutex (a std::mutex locked twice by one thread deadlocks).
-// spmm() therefore builds a new entry in a holder declared before its lock, so that when building throws
-// (out of memory, a cuSPARSE error) the lock is released first and the half-built entry destroyed after. Freeing a matrix's
-// indptr, indices or values array through core's Buffer also drops its entry (the device-memory release
-// hook calls forget_sparse_matrices_using), so stale entries cannot outlive their arrays; only arrays not
-// allocated through Buffer, or views that start inside a larger Buffer, rely on release_sparse_cache().
+// static destructor after the runtime shut down); release_sparse_cache() empties it. Freeing a matrix's indptr,
+// indices or values array through core's Buffer also drops its entry (the device-memory release hook calls
+// forget_sparse_matrices_using), so stale entries cannot outlive their arrays; only arrays not allocated through
+// Buffer, or views that start inside a larger Buffer, rely on release_sparse_cache().
 //
+// Failure safety. Entries own their descriptors (destructors destroy them, so an entry dropped half-built leaks
+// nothing), and no device Buffer is ever freed while the mutex is held: freeing one calls
+// forget_sparse_matrices_using(), which takes the mutex, and a std::mutex locked twice by one thread deadlocks.
+// So entries are destroyed after the lock is released (release_sparse_cache, forget_sparse_matrices_using),
+// spmm() builds a new entry in a holder declared before its lock (when building throws - out of memory, a
+// cuSPARSE error - the lock is released first and the half-built entry destroyed after), and building never
+// replaces a Buffer that holds memory (a refused algorithm's workspace is kept in the entry).
+
 // Algorithm: CUSPARSE_SPMM_CSR_ALG3, which the cuSPARSE documentation lists as giving deterministic (bit-wise)
 // results for each run (we only use op(A) = A, the case the guarantee covers; row-major dense matrices are
 // supported since cuSPARSE 11.7.1), so that a GPU run repeats itself bit for bit and --resume continues
-// exactly. Where ALG3 refuses a shape (CUSPARSE_STATUS_NOT_SUPPORTED from cusparseSpMM_bufferSize; since CUDA
-// 12.2.1 it no longer falls back silently) that (matrix, width) entry uses CUSPARSE_SPMM_ALG_DEFAULT and a
-// warning names the shape, once. The environment variable HALOGEN_SPMM_ALG=default|csr1|csr2|csr3 selects
-// another for benchmarking (read once).
+// exactly. Where ALG3 refuses a shape (CUSPARSE_STATUS_NOT_SUPPORTED from cusparseSpMM_bufferSize or
+// _preprocess; since CUDA 12.2.1 it no longer falls back silently) that (matrix, width) entry uses
+// CUSPARSE_SPMM_ALG_DEFAULT and a warning names the shape, once. The environment variable
+// HALOGEN_SPMM_ALG=default|csr1|csr2|csr3 selects another for benchmarking (read once).
 //
 // out is written with beta = 0 when not accumulating. cuSPARSE does not document that beta = 0 leaves C
 // unread, so a never-written output holding NaN bit patterns could leak into the product (0 * NaN = NaN):
@@ -84,12 +87,14 @@ cusparseSpMMAlg_t spmm_algorithm() {
 void destroy_descriptor(cusparseDnMatDescr_t descriptor) {
   if (descriptor == nullptr) return;
   const cusparseStatus_t status = cusparseDestroyDnMat(descriptor);
-  if (status != CUSPARSE_STATUS_SUCCESS) log::rank_line(strformat("warning: cusparseDestroyDnMat: %s", cusparseGetErrorString(status)));
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    log::rank_line(strformat("warning: cusparseDestroyDnMat: %s", cusparseGetErrorString(status)));
 }
 void destroy_descriptor(cusparseConstSpMatDescr_t descriptor) {
   if (descriptor == nullptr) return;
   const cusparseStatus_t status = cusparseDestroySpMat(descriptor);
-  if (status != CUSPARSE_STATUS_SUCCESS) log::rank_line(strformat("warning: cusparseDestroySpMat: %s", cusparseGetErrorString(status)));
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    log::rank_line(strformat("warning: cusparseDestroySpMat: %s", cusparseGetErrorString(status)));
 }
 
 // Owns its descriptors and workspace. Destroy only without the cache's mutex held (see the file comment).
@@ -99,6 +104,9 @@ struct DenseEntry {
   cusparseSpMMAlg_t algorithm = CUSPARSE_SPMM_ALG_DEFAULT;
   cusparseDnMatDescr_t x = nullptr, out = nullptr;
   Buffer<char> workspace;
+  // The workspace of an algorithm that refused the product after allocating it: kept until the entry dies,
+  // because freeing it while the entry is built would happen under the cache's mutex (see the file comment).
+  Buffer<char> refused_workspace;
 
   DenseEntry() = default;
   DenseEntry(const DenseEntry&) = delete;
@@ -201,32 +209,36 @@ void build_dense_entry(DenseEntry& entry, cusparseHandle_t handle, const SparseE
   CUSPARSE_CHECK(cusparseCreateDnMat(&entry.out, out.rows, out.cols, out_stride, out.data, CUDA_R_32F,
                                      CUSPARSE_ORDER_ROW));
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  size_t workspace_bytes = 0;
-  entry.algorithm = spmm_algorithm();
-  cusparseStatus_t status = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                    CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor,
-                                                    entry.x, &beta, entry.out, CUDA_R_32F, entry.algorithm,
-                                                    &workspace_bytes);
+  // Workspace and pattern analysis for `algorithm`; CUSPARSE_STATUS_NOT_SUPPORTED when it refuses this product.
+  const auto prepare = [&](cusparseSpMMAlg_t algorithm) {
+    entry.algorithm = algorithm;
+    size_t workspace_bytes = 0;
+    cusparseStatus_t status = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor,
+                                                      entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
+                                                      &workspace_bytes);
+    if (status != CUSPARSE_STATUS_SUCCESS) return status;
+    entry.workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);  // replaces an empty one
+    // Analyses the sparsity pattern once (CSR_ALG1, CSR_ALG3); later cusparseSpMM calls must pass the same
+    // workspace, which this entry keeps. The default algorithm may answer NOT_SUPPORTED: it needs none.
+    status = cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     &alpha, sparse.descriptor, entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
+                                     entry.workspace.data());
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED && algorithm == CUSPARSE_SPMM_ALG_DEFAULT)
+      return CUSPARSE_STATUS_SUCCESS;
+    return status;
+  };
+  cusparseStatus_t status = prepare(spmm_algorithm());
   if (status == CUSPARSE_STATUS_NOT_SUPPORTED && entry.algorithm != CUSPARSE_SPMM_ALG_DEFAULT) {
     log::rank_line(strformat("warning: cuSPARSE SpMM algorithm %d does not support A (%lld, %lld, nnz %lld) times "
                              "a (%lld, %lld) row-major matrix: this product uses CUSPARSE_SPMM_ALG_DEFAULT, which "
                              "is not documented as bitwise reproducible",
                              static_cast<int>(entry.algorithm), (long long)sparse.rows, (long long)sparse.cols,
                              (long long)sparse.nnz, (long long)x.rows, (long long)x.cols));
-    entry.algorithm = CUSPARSE_SPMM_ALG_DEFAULT;
-    status = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     &alpha, sparse.descriptor, entry.x, &beta, entry.out, CUDA_R_32F,
-                                     entry.algorithm, &workspace_bytes);
+    entry.refused_workspace = std::move(entry.workspace);  // moved, not freed: we hold the cache's mutex
+    status = prepare(CUSPARSE_SPMM_ALG_DEFAULT);
   }
   CUSPARSE_CHECK(status);
-  entry.workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);
-  // Analyses the sparsity pattern once for the algorithms that use it (CSR_ALG1, CSR_ALG3); later cusparseSpMM
-  // calls must pass the same workspace, which this entry keeps. It is only an optimisation: an algorithm that
-  // does not support it may say so.
-  status = cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                   &alpha, sparse.descriptor, entry.x, &beta, entry.out, CUDA_R_32F, entry.algorithm,
-                                   entry.workspace.data());
-  if (status != CUSPARSE_STATUS_NOT_SUPPORTED) CUSPARSE_CHECK(status);
 }
 
 // Fault injection for the GPU test of the failure path: HALOGEN_TEST_SPMM_CACHE_FAIL=1 makes building a sparse
@@ -277,7 +289,8 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
     if (sparse == nullptr) {
       new_sparse = std::make_unique<SparseEntry>();
       build_sparse_entry(*new_sparse, context.device, a, cuda_stream);
-      if (inject_cache_failure()) throw UserError("HALOGEN_TEST_SPMM_CACHE_FAIL: injected failure building a cache entry");
+      if (inject_cache_failure())
+        throw UserError("HALOGEN_TEST_SPMM_CACHE_FAIL: injected failure building a cache entry");
       cache.entries.push_back(std::move(new_sparse));
       sparse = cache.entries.back().get();
     }

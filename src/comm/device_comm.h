@@ -25,8 +25,8 @@ std::unique_ptr<Communicator> make_device_comm(const std::string& kind);
 std::string choose_device_comm(const std::vector<std::string>& device_ids);
 
 // `requested` ("auto", "nccl", "mpi"; empty = "auto") resolved on every rank (collective over MPI_COMM_WORLD
-// when it is "auto": an allgather of each rank's `device_id`). "nccl" is returned as asked even when ranks share
-// a device (NcclComm then fails with NCCL's own error): an explicit choice is never overridden.
+// when it is "auto": an allgather of each rank's `device_id`). "nccl" is returned as asked even when ranks
+// share a device (NcclComm then fails with NCCL's own error): an explicit choice is never overridden.
 std::string resolve_device_comm(const std::string& requested, const std::string& device_id);
 
 }  // namespace halogen::comm

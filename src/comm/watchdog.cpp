@@ -12,9 +12,10 @@ namespace halogen::comm {
 std::string watchdog_verdict(const std::string& async_error, double oldest_age_s, double timeout_s) {
   if (!async_error.empty()) return "asynchronous communicator error: " + async_error;
   if (oldest_age_s > timeout_s)
-    return strformat("an operation has been in flight for %.0f s, more than the %.0f s timeout (a peer failed or "
-                     "stopped; set HALOGEN_COMM_TIMEOUT to change the limit)",
-                     oldest_age_s, timeout_s);
+    return strformat(
+        "an operation has been in flight for %.0f s, more than the %.0f s timeout (a peer failed or "
+        "stopped; set HALOGEN_COMM_TIMEOUT to change the limit)",
+        oldest_age_s, timeout_s);
   return {};
 }
 
@@ -40,7 +41,8 @@ void CommWatchdog::run() {
     wake_.wait_for(lock, interval, [this] { return stop_; });
     if (stop_) break;
     lock.unlock();  // the source's calls may take a while (CUDA/NCCL queries); stop() must not wait for them
-    const std::string reason = watchdog_verdict(source_.async_error(), source_.oldest_in_flight_age_s(), timeout_s_);
+    const std::string reason =
+        watchdog_verdict(source_.async_error(), source_.oldest_in_flight_age_s(), timeout_s_);
     if (!reason.empty()) {
       failed_.store(true);
       source_.fail(reason);

@@ -1,12 +1,14 @@
 #pragma once
 // CommWatchdog: turns a failed or stuck device communicator into a clear error within a bounded time, instead
-// of a job that hangs. NcclComm orders its work with CUDA events only, so a peer that died or stopped leaves the
-// host blocked in some later cudaStreamSynchronize with no error. A watchdog thread polls, every `poll` seconds:
+// of a job that hangs. NcclComm orders its work with CUDA events only, so a peer that died or stopped leaves
+// the host blocked in some later cudaStreamSynchronize with no error. A watchdog thread polls, every `poll`
+// seconds:
 //   1. the communicator's asynchronous error (ncclCommGetAsyncError): anything but "no error" fails at once;
-//   2. the oldest operation still in flight: when it has been in flight for more than `timeout` seconds, fails.
+//   2. the oldest operation still in flight: when it has been in flight for more than `timeout` seconds,
+//   fails.
 // On failure it calls source.fail(reason) once (NcclComm: prints "[rank r/P] ... NCCL watchdog: <reason>",
-// ncclCommAbort, then MPI_Abort of the job with exit status 1) and stops polling. Worst case from the fault to
-// fail(): timeout + poll for a stuck peer, poll for an error NCCL reports.
+// ncclCommAbort, then MPI_Abort of the job with exit status 1) and stops polling. Worst case from the fault
+// to fail(): timeout + poll for a stuck peer, poll for an error NCCL reports.
 //
 // The decision logic is this class, with the communicator behind WatchdogSource, so that a CPU test drives it
 // with a fake source (tests/unit/comm_watchdog_test.cpp); no CUDA or NCCL here.

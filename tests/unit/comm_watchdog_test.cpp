@@ -1,6 +1,6 @@
 // The device communicator's watchdog (comm/watchdog.h) on the CPU: its decisions with a fake source standing
-// in for NCCL's asynchronous error and the in-flight operations, so that the logic that ends a hung GPU job is
-// tested without a GPU.
+// in for NCCL's asynchronous error and the in-flight operations, so that the logic that ends a hung GPU job
+// is tested without a GPU.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -72,7 +72,8 @@ class FakeSource final : public comm::WatchdogSource {
 
 // Waits up to `limit_s` for the source to have failed.
 bool wait_for_failure(FakeSource& source, double limit_s) {
-  const Clock::time_point end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
+  const Clock::time_point end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
   while (Clock::now() < end) {
     if (source.failures() > 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -102,8 +103,8 @@ TEST(CommWatchdog, AsyncErrorFailsWithinAPollInterval) {
   EXPECT_EQ(source.failures(), 0);  // healthy: no failure
   const Clock::time_point injected = Clock::now();
   source.set_error("remote process exited or there was a network error");
-  // Bound: one poll (10 ms) plus scheduling on a loaded 2-core machine; 5 s is far from both the bound and the
-  // 60 s timeout, so a failure here comes from the error, not from the timeout.
+  // Bound: one poll (10 ms) plus scheduling on a loaded 2-core machine; 5 s is far from both the bound and
+  // the 60 s timeout, so a failure here comes from the error, not from the timeout.
   ASSERT_TRUE(wait_for_failure(source, 5.0));
   EXPECT_LT(std::chrono::duration<double>(source.failed_at() - injected).count(), 5.0);
   EXPECT_NE(source.reason().find("network error"), std::string::npos) << source.reason();

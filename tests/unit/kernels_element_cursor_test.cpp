@@ -1,5 +1,6 @@
-// kernels/cuda/element_cursor.h on the CPU: the (row, column) a CUDA grid-stride loop gets from ElementCursor, for
-// every thread of a simulated grid, equals the division it replaces, and every element is visited exactly once.
+// kernels/cuda/element_cursor.h on the CPU: the (row, column) a CUDA grid-stride loop gets from
+// ElementCursor, for every thread of a simulated grid, equals the division it replaces, and every element is
+// visited exactly once.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -30,10 +31,12 @@ std::vector<int> visit_all(int64_t rows, int64_t cols, int64_t threads) {
 }  // namespace
 
 TEST(ElementCursor, MatchesDivisionAndVisitsEveryElementOnce) {
-  struct Case { int64_t rows, cols, threads; };
+  struct Case {
+    int64_t rows, cols, threads;
+  };
   // Steps smaller than a row, equal to one, a multiple of it, larger than the matrix; one column, one row.
-  for (const Case c : {Case{7, 5, 3}, Case{7, 5, 5}, Case{7, 5, 10}, Case{7, 5, 64}, Case{13, 1, 4}, Case{1, 37, 8},
-                       Case{50, 33, 256}, Case{3, 1000, 256}, Case{1000, 3, 256}}) {
+  for (const Case c : {Case{7, 5, 3}, Case{7, 5, 5}, Case{7, 5, 10}, Case{7, 5, 64}, Case{13, 1, 4},
+                       Case{1, 37, 8}, Case{50, 33, 256}, Case{3, 1000, 256}, Case{1000, 3, 256}}) {
     SCOPED_TRACE(::testing::Message() << c.rows << " x " << c.cols << ", " << c.threads << " threads");
     const std::vector<int> visits = visit_all(c.rows, c.cols, c.threads);
     for (size_t k = 0; k < visits.size(); ++k) ASSERT_EQ(visits[k], 1) << "element " << k;
@@ -43,7 +46,8 @@ TEST(ElementCursor, MatchesDivisionAndVisitsEveryElementOnce) {
 TEST(ElementCursor, EmptyShapesVisitNothing) {
   EXPECT_FALSE(ElementCursor(0, 256, 0).row < 5);  // no columns: nothing, whatever the rows
   EXPECT_FALSE(ElementCursor(0, 256, 4).row < 0);  // no rows
-  EXPECT_FALSE(ElementCursor(300, 512, 4).row < 10);  // a thread whose first index is past the end (40 elements)
+  EXPECT_FALSE(ElementCursor(300, 512, 4).row <
+               10);  // a thread whose first index is past the end (40 elements)
 }
 
 TEST(ElementCursor, LargeIndicesBeyond32Bits) {
