@@ -4,6 +4,7 @@
 #
 #   cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALOGEN_CUDA=ON   # sm_90 by default
 #   scripts/gpu-bundle.sh [--no-build] [BUILD_DIR=build/gpu] [BUNDLE_DIR=build/gpu-bundle]
+#   scripts/gpu-bundle.sh build/release      # the release preset's build works too (CUDA on, sm_90)
 #
 # The bundle:
 #   bin/halogen, tests/gpu_*_test, tests/mpi_comm_device_test
@@ -17,7 +18,8 @@
 #   env.sh      `source` it: LD_LIBRARY_PATH, OPAL_PREFIX, PMIx paths, PATH
 #   MANIFEST    commit, build type, CUDA architectures, glibc needed, sizes
 # and, next to it, BUNDLE_DIR.tar.xz (what a device run carries: the working tree plus carried files must stay
-# under 64 MiB). Ends by checking that ldd resolves every library of the bundled binaries inside the bundle
+# under 64 MiB). scripts/gpu-check.sh runs from the source tree beside it (scripts/bench/pyg_gcn.py, ../shared/data
+# for Chickenpox) and uses bin/halogen, tests/ and OpenMPI from the bundle. Ends by checking that ldd resolves every library of the bundled binaries inside the bundle
 # (CUDA's excepted).
 set -euo pipefail
 
