@@ -271,7 +271,8 @@ step parity_2rank 35 parity_2rank
 
 # ---- temporal models on Chickenpox ----------------------------------------------------------------------------------
 CHICKENPOX=${HALOGEN_CHICKENPOX:-}
-for candidate in "$ROOT/shared/data/temporal/chickenpox.json" "$ROOT/../shared/data/temporal/chickenpox.json"; do
+for candidate in "${BUNDLE:-/nonexistent}/data/chickenpox.json" "$ROOT/shared/data/temporal/chickenpox.json" \
+  "$ROOT/../shared/data/temporal/chickenpox.json"; do
   [ -z "$CHICKENPOX" ] && [ -f "$candidate" ] && CHICKENPOX=$candidate
 done
 temporal_parity() {
