@@ -35,7 +35,7 @@ struct EpochBenchOptions {
   std::string overlap = "on";  // on | off | both
   bool row_normalize = false;
   std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
-  std::string comm;    // nccl | mpi (cuda only)
+  std::string comm;    // auto | nccl | mpi (cuda only); empty: auto
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
@@ -122,8 +122,10 @@ void add_bench_epoch(CLI::App& bench) {
       ->check(CLI::IsMember({"on", "off", "both"}))->capture_default_str();
   cmd->add_flag("--row-normalize", o->row_normalize, "Row-normalise features first");
   cmd->add_option("--device", o->device, "cpu or cuda (default: as halogen train)")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--comm", o->comm, "With --device cuda: nccl (default) or mpi (host-staged; ranks may share a GPU)")
-      ->check(CLI::IsMember({"nccl", "mpi"}));
+  cmd->add_option("--comm", o->comm,
+                  "With --device cuda: auto (default: nccl when every rank has its own GPU, else mpi), nccl or mpi "
+                  "(host-staged; ranks may share a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
   cmd->callback([o] { run_epoch_bench(*o); });
 }
 

@@ -11,6 +11,12 @@
 // machine the per-width triad keeps the ratio meaningful when the load changes. #wrong counts elements of
 // --check-rows sampled rows that differ from a double-precision reference by more than the float summation
 // bound; the command exits 1 if any is wrong.
+//
+// --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with CUDA
+// events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read + written,
+// median of 10: kernels::device::measure_copy_bandwidth_gbs) measured once before the widths, in the columns
+// copy and %copy. A last line "# spmm_copy_bw_share S" gives the best GB/s of the sweep / copy GB/s (0-1;
+// scripts/gpu-check.sh reads it).
 #include <omp.h>
 #include <time.h>
 
@@ -27,6 +33,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/device.h"
 #include "kernels/ops.h"
 
 namespace halogen::app {
@@ -47,6 +54,7 @@ struct SpmmBenchOptions {
   int64_t check_rows = 1000;
   int64_t triad_mib = 256;
   uint64_t seed = 1;
+  std::string device = "cpu";
 };
 
 struct HostCsr {
@@ -212,6 +220,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
                      "bench spmm: --graph must be uniform or rmat, not '%s'", options.graph.c_str());
   for (int64_t width : options.widths)
     HALOGEN_USER_CHECK(width > 0, "bench spmm: widths must be positive, got %lld", (long long)width);
+  const bool gpu = options.device == "cuda";
+  if (gpu) kernels::device::initialise_device(0);  // UserError (one line) without a backend or GPU
   if (options.threads > 0) omp_set_num_threads(options.threads);
   const int threads = omp_get_max_threads();
   if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
@@ -222,30 +232,57 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
   int64_t max_degree = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
-  const kernels::CsrView view{a.rows,          a.rows,           nnz,
-                              a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
-                              Device::cpu};
+  const kernels::CsrView host_view{a.rows,          a.rows,           nnz,
+                                   a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
+                                   Device::cpu};
+  // --device cuda: the matrix on the GPU, and the copy bandwidth it is compared with (measured once).
+  Buffer<int64_t> device_indptr;
+  Buffer<int32_t> device_indices;
+  Buffer<float> device_values;
+  kernels::CsrView view = host_view;
+  double copy_gbs = 0.0;
+  if (gpu) {
+    device_indptr = a.indptr.clone(Device::cuda);
+    device_indices = a.indices.clone(Device::cuda);
+    device_values = a.values.clone(Device::cuda);
+    view = kernels::CsrView{a.rows,           a.rows,
+                            nnz,              device_indptr.data(),
+                            device_indices.data(), options.pattern ? nullptr : device_values.data(),
+                            Device::cuda};
+    copy_gbs = kernels::device::measure_copy_bandwidth_gbs();
+  }
 
   std::printf(
       "# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
       (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
       options.graph.c_str(), (long long)nnz, (long long)max_degree, options.pattern ? ", pattern" : "");
-  std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n",
-              threads, kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations,
-              setup.seconds());
+  if (gpu) {
+    std::printf("# float32 on %s, cuSPARSE SpMM, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
+                kernels::device::device_description().c_str(), options.warmup, options.iterations, setup.seconds());
+  } else {
+    std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n",
+                threads, kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations,
+                setup.seconds());
+  }
   std::printf(
       "# bytes = 8 (rows+1) + %d nnz + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
       options.pattern ? 4 : 8, options.accumulate ? 8 : 4);
   std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n",
               (long long)distinct, (long long)a.rows);
-  if (options.cpu_clock) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
-  std::printf(
-      "# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
-      "width; %%triad = GB/s / triad\n",
-      (long long)options.triad_mib);
+  if (options.cpu_clock && !gpu) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
+  if (gpu) {
+    std::printf("# GB/s from the best call; copy: device-to-device cudaMemcpy of 1 GiB (read + write), median of 10, "
+                "measured once; %%copy = GB/s / copy\n");
+  } else {
+    std::printf(
+        "# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
+        "width; %%triad = GB/s / triad\n",
+        (long long)options.triad_mib);
+  }
   std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)", "GB/s",
-              "GB/s(min)", "triad", "%triad", "#wrong");
+              "GB/s(min)", gpu ? "copy" : "triad", gpu ? "%copy" : "%triad", "#wrong");
   int64_t total_wrong = 0;
+  double best_gbs = 0.0;
   for (int64_t width : options.widths) {
     Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
     float* x_data = x.data();
@@ -256,12 +293,25 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
         x_data[r * width + c] = unit_float(options.seed + 7, static_cast<uint64_t>(r * width + c));
         out_data[r * width + c] = 0.0f;
       }
-    const double triad = triad_gbs(options.triad_mib, options.cpu_clock);
+    const double reference = gpu ? copy_gbs : triad_gbs(options.triad_mib, options.cpu_clock);
     std::vector<double> times;
-    for (int i = 0; i < options.warmup + options.iterations; ++i) {
-      const double start = clock_seconds(options.cpu_clock);
-      kernels::spmm(view, x.matrix(), out.matrix(), options.accumulate);
-      if (i >= options.warmup) times.push_back(clock_seconds(options.cpu_clock) - start);
+    if (gpu) {
+      Tensor x_device = x.clone(Device::cuda), out_device = out.clone(Device::cuda);
+      kernels::device::PhaseTimer timer(1);
+      for (int i = 0; i < options.warmup + options.iterations; ++i) {
+        timer.begin(nullptr);
+        kernels::spmm(view, x_device.matrix(), out_device.matrix(), options.accumulate);
+        timer.end(nullptr);
+        const double ms = timer.take_ms();  // waits for the call
+        if (i >= options.warmup) times.push_back(ms * 1e-3);
+      }
+      out.copy_from(out_device);
+    } else {
+      for (int i = 0; i < options.warmup + options.iterations; ++i) {
+        const double start = clock_seconds(options.cpu_clock);
+        kernels::spmm(view, x.matrix(), out.matrix(), options.accumulate);
+        if (i >= options.warmup) times.push_back(clock_seconds(options.cpu_clock) - start);
+      }
     }
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2], seconds = times.front();
@@ -272,12 +322,17 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     int64_t wrong = 0;
     if (!options.accumulate) wrong = count_wrong(a, options.pattern, x, out, options.check_rows);
     total_wrong += wrong;
+    best_gbs = std::max(best_gbs, gbs);
     std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
-                (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, triad, 100.0 * gbs / triad,
+                (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference, 100.0 * gbs / reference,
                 (long long)wrong);
     std::fflush(stdout);
   }
   std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
+  if (gpu) {
+    std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_gbs / copy_gbs, best_gbs,
+                copy_gbs);
+  }
   if (total_wrong != 0) exit_code() = 1;
 }
 
@@ -286,7 +341,7 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 void add_bench_spmm(CLI::App& bench) {
   auto options = std::make_shared<SpmmBenchOptions>();
   CLI::App* cmd =
-      bench.add_subcommand("spmm", "CPU CSR SpMM: achieved GB/s against a STREAM triad of this run");
+      bench.add_subcommand("spmm", "CSR SpMM: achieved GB/s against a STREAM triad (CPU) or device copy (GPU)");
   cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")
       ->capture_default_str();
   cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row")->capture_default_str();
@@ -310,6 +365,9 @@ void add_bench_spmm(CLI::App& bench) {
   cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
       ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")->capture_default_str();
+  cmd->add_option("--device", options->device,
+                  "cpu (OpenMP kernel, against a STREAM triad) or cuda (cuSPARSE, against device-to-device copy GB/s)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   cmd->callback([options] { run_spmm_bench(*options); });
 }
 

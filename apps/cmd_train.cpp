@@ -16,6 +16,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "io/part_file.h"
+#include "kernels/device.h"
 #include "train/collective_error.h"
 #include "train/load.h"
 #include "train/metrics.h"
@@ -48,7 +49,8 @@ struct TrainFlags {
   bool allow_lr_change = false;
   bool no_overlap = false;
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
-  std::string comm;    // nccl | mpi (device cuda only); empty: nccl
+  std::string comm;    // auto | nccl | mpi (device cuda only); empty: auto
+  bool tf32 = false;   // --device cuda: allow TF32 tensor cores in GEMMs
   bool quiet = false;
   // temporal models (evolvegcn-o, tgcn, gconvgru)
   std::string task = "regression";
@@ -160,6 +162,8 @@ void run_train(const TrainFlags& flags) {
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
   comm::Communicator& comm = *rank_comm;
   try {
+    HALOGEN_USER_CHECK(!flags.tf32 || device == Device::cuda, "--tf32 needs --device cuda");
+    if (flags.tf32) kernels::device::set_gemm_tf32(true);
     if (is_temporal(flags.model)) {
       // --task link runs on the CPU only (train/temporal_workload.h): without an explicit --device, use it.
       if (device != Device::cpu && flags.device.empty() && flags.task == "link")
@@ -271,9 +275,12 @@ void add_train_command(CLI::App& app) {
                   "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--comm", flags->comm,
-                  "With --device cuda: nccl (default; one GPU per rank) or mpi (host-staged over MPI; ranks may share "
-                  "a GPU)")
-      ->check(CLI::IsMember({"nccl", "mpi"}));
+                  "With --device cuda: auto (default: nccl when every rank has its own GPU, else mpi), nccl (one "
+                  "GPU per rank) or mpi (host-staged over MPI; ranks may share a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
+  cmd->add_flag("--tf32", flags->tf32,
+                "With --device cuda: let GEMMs use TF32 tensor cores (10-bit mantissa inputs; faster, ~1e-3 "
+                "relative error per product). Default: full FP32");
   cmd->add_flag("--quiet", flags->quiet, "Do not print one line per evaluated epoch");
   cmd->add_option("--task", flags->task,
                   "Temporal models: regression (node series, lags as features), link (predict snapshot t+1's edges) "

@@ -18,7 +18,7 @@ namespace halogen::app {
 void check_device_flags_before_mpi(const std::string& device, const std::string& comm) {
   // Loads the CUDA backend for --device cuda (before MPI, so that a missing one is one line from one process).
   if (device == "cuda") kernels::device::require_backend("--device cuda");
-  if (!comm.empty() && comm != "mpi" && !kernels::device::backend_built()) {
+  if (!comm.empty() && comm != "mpi" && comm != "auto" && !kernels::device::backend_built()) {
     throw UserError(strformat("--comm %s needs --device cuda, and this build has no CUDA backend", comm.c_str()));
   }
 }
@@ -27,7 +27,7 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
                                                    const comm::MpiSession& session, Device& device) {
   check_device_flags_before_mpi(device_flag, comm_flag);
   std::string name = device_flag;
-  const std::string comm_name = comm_flag.empty() ? "nccl" : comm_flag;
+  std::string comm_name = comm_flag.empty() ? "auto" : comm_flag;
   {
     comm::MpiComm setup;  // host collectives while the device is chosen
     if (name.empty()) {
@@ -36,13 +36,18 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
       setup.allreduce_max(&no_gpu, 1);
       name = no_gpu > 0 ? "cpu" : "cuda";
     }
-    HALOGEN_USER_CHECK(name == "cuda" || comm_flag.empty() || comm_flag == "mpi",
+    HALOGEN_USER_CHECK(name == "cuda" || comm_flag.empty() || comm_flag == "mpi" || comm_flag == "auto",
                        "--comm %s needs --device cuda (CPU ranks always communicate with MPI)", comm_flag.c_str());
     if (name == "cuda") {
+      std::string device_id;
       train::run_collectively(setup, [&] {
         kernels::device::initialise_device(session.local_rank());
-        log::rank_line("device: " + kernels::device::device_description() + ", communicator " + comm_name);
+        device_id = kernels::device::device_uuid();
       });
+      // --comm auto: NCCL when every rank has its own GPU, host-staged MPI when ranks share one (collective).
+      comm_name = comm::resolve_device_comm(comm_name, device_id);
+      log::rank_line("device: " + kernels::device::device_description() + ", communicator " + comm_name +
+                     (comm_flag.empty() || comm_flag == "auto" ? " (--comm auto)" : ""));
     }
   }
   if (name == "cuda") {

@@ -5,10 +5,13 @@
 //   cuda: the CUDA backend (kernels/device.h, loaded here), the GPU of this rank = local rank modulo visible
 //         GPUs (kernels::device::initialise_device, which also installs device memory for Buffer; its
 //         description is logged per rank), then NcclComm (--comm nccl, the default; one GPU per rank) or
-//         HostStagedComm (--comm mpi; ranks may share a GPU), made by comm::make_device_comm.
+//         HostStagedComm (--comm mpi; ranks may share a GPU), made by comm::make_device_comm; --comm auto (the
+//         default) picks NCCL when every rank has a GPU of its own and host-staged MPI when ranks share one
+//         (comm::resolve_device_comm compares the ranks' GPU UUIDs).
 // An empty `device` means cuda when the CUDA backend loads and every rank sees a usable GPU, else cpu. An empty
-// `comm` means nccl. Steps that may fail on some ranks only run collectively (no rank is left waiting in NCCL's
-// setup). Errors (--device cuda without CUDA backend or GPU, --comm nccl with cpu) are UserErrors.
+// `comm` means auto. Steps that may fail on some ranks only run collectively (no rank is left waiting in NCCL's
+// setup). Errors (--device cuda without CUDA backend or GPU, --comm nccl with cpu) are UserErrors; --comm auto
+// and --comm mpi are accepted with cpu (CPU ranks always use MPI).
 #include <memory>
 #include <string>
 

@@ -38,6 +38,7 @@ struct CudaBackend {
   int (*usable_device_count)() = nullptr;
   int (*initialise_device)(int local_rank) = nullptr;
   std::string (*device_description)() = nullptr;
+  std::string (*device_uuid)() = nullptr;
   Stream (*create_stream)() = nullptr;
   void (*destroy_stream)(Stream stream) = nullptr;
   void (*synchronize_stream)(Stream stream) = nullptr;
@@ -48,6 +49,7 @@ struct CudaBackend {
   void (*push_range)(const char* name) = nullptr;         // NVTX
   void (*pop_range)() = nullptr;
   double (*measure_copy_bandwidth_gbs)(int64_t bytes, int iterations) = nullptr;
+  void (*set_gemm_tf32)(bool allowed) = nullptr;
 
   // ---- communicators (comm/nccl/*: NcclComm, HostStagedComm) -------------------------------------------------
   std::unique_ptr<comm::Communicator> (*make_device_comm)(const std::string& kind) = nullptr;

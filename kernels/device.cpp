@@ -159,6 +159,8 @@ int initialise_device(int local_rank) {
 
 std::string device_description() { return cuda_backend().device_description(); }
 
+std::string device_uuid() { return cuda_backend().device_uuid(); }
+
 Stream create_stream() { return cuda_backend().create_stream(); }
 
 void destroy_stream(Stream stream) {
@@ -171,6 +173,8 @@ double measure_copy_bandwidth_gbs(int64_t bytes, int iterations) {
   HALOGEN_ASSERT(bytes > 0 && iterations > 0);
   return cuda_backend().measure_copy_bandwidth_gbs(bytes, iterations);
 }
+
+void set_gemm_tf32(bool allowed) { cuda_backend().set_gemm_tf32(allowed); }
 
 PhaseTimer::PhaseTimer(int capacity) {
   HALOGEN_ASSERT(capacity >= 1);

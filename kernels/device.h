@@ -49,6 +49,9 @@ int usable_device_count();
 int initialise_device(int local_rank);
 // "NVIDIA H200 (sm_90, 139.8 GiB)" for the current device, for logs.
 std::string device_description();
+// The current device's UUID (32 hex digits): equal on two ranks exactly when they share a GPU (comm/device_comm.h
+// uses it to choose the communicator of --comm auto).
+std::string device_uuid();
 
 // ---- streams ----------------------------------------------------------------------------------------------------
 // A stream on the current device that synchronises with the legacy default stream (cudaStreamDefault), so
@@ -62,6 +65,13 @@ void synchronize_stream(Stream stream);  // the host waits for the stream's work
 // the same run. Median of `iterations` copies of `bytes` bytes after one warm-up, timed with events; allocates
 // and frees two buffers of `bytes` (call it outside timed regions).
 double measure_copy_bandwidth_gbs(int64_t bytes = int64_t(1) << 30, int iterations = 10);
+
+// GEMM math mode of the CUDA backend, process-wide: false (the default) = full FP32 products (cuBLAS
+// CUBLAS_DEFAULT_MATH, set explicitly on every handle: results comparable with the CPU's FP32 BLAS); true =
+// TF32 tensor cores allowed (CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to a 10-bit mantissa, ~1e-3 relative
+// error per product, several times the GEMM throughput on sm_80+). `halogen train --tf32` sets it. Needs the
+// backend (loads it); takes effect at the next gemm call of every thread.
+void set_gemm_tf32(bool allowed);
 
 // ---- timing and tracing -----------------------------------------------------------------------------------------
 // Sum of GPU-side durations of [begin, end) intervals recorded on streams, with CUDA events. No host

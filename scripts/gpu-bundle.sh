@@ -4,6 +4,7 @@
 #
 #   cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALOGEN_CUDA=ON   # sm_90 by default
 #   scripts/gpu-bundle.sh [--no-build] [BUILD_DIR=build/gpu] [BUNDLE_DIR=build/gpu-bundle]
+#   scripts/gpu-bundle.sh build/release      # the release preset's build works too (CUDA on, sm_90)
 #
 # The bundle:
 #   bin/halogen, tests/gpu_*_test, tests/mpi_comm_device_test
@@ -16,8 +17,10 @@
 #   pmix/       PMIx's plugins and help files
 #   env.sh      `source` it: LD_LIBRARY_PATH, OPAL_PREFIX, PMIx paths, PATH
 #   MANIFEST    commit, build type, CUDA architectures, glibc needed, sizes
+#   data/       chickenpox.json when ../shared/data has it (the temporal parity step of gpu-check.sh)
 # and, next to it, BUNDLE_DIR.tar.xz (what a device run carries: the working tree plus carried files must stay
-# under 64 MiB). Ends by checking that ldd resolves every library of the bundled binaries inside the bundle
+# under 64 MiB). scripts/gpu-check.sh runs from the source tree beside it (scripts/bench/pyg_gcn.py, ../shared/data
+# for Chickenpox) and uses bin/halogen, tests/ and OpenMPI from the bundle. Ends by checking that ldd resolves every library of the bundled binaries inside the bundle
 # (CUDA's excepted).
 set -euo pipefail
 
@@ -49,6 +52,10 @@ cp "$BUILD/bin/halogen" "$OUT/bin/"
 cp "$BUILD/lib/libhalogen_cuda.so" "$OUT/lib/"
 for test in "$BUILD"/tests/gpu_*_test "$BUILD"/tests/mpi_comm_device_test; do
   [ -x "$test" ] && [ -f "$test" ] && cp "$test" "$OUT/tests/"
+done
+# Chickenpox (220 KB; gpu-check.sh's temporal parity step), when the development data is beside the checkout.
+for candidate in "$ROOT/shared/data/temporal/chickenpox.json" "$ROOT/../shared/data/temporal/chickenpox.json"; do
+  if [ -f "$candidate" ]; then mkdir -p "$OUT/data" && cp "$candidate" "$OUT/data/"; break; fi
 done
 
 # ---- OpenMPI, laid out relative to its prefix so that OPAL_PREFIX relocates it ----------------------------------

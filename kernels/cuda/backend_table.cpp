@@ -15,6 +15,7 @@ void fill_backend_table(CudaBackend& table) {
   table.usable_device_count = &halogen::cuda::usable_device_count;
   table.initialise_device = &halogen::cuda::initialise_device;
   table.device_description = &halogen::cuda::device_description;
+  table.device_uuid = &halogen::cuda::device_uuid;
   table.create_stream = &halogen::cuda::create_stream;
   table.destroy_stream = &halogen::cuda::destroy_stream;
   table.synchronize_stream = &halogen::cuda::synchronize_stream;
@@ -25,6 +26,7 @@ void fill_backend_table(CudaBackend& table) {
   table.push_range = &halogen::cuda::push_range;
   table.pop_range = &halogen::cuda::pop_range;
   table.measure_copy_bandwidth_gbs = &halogen::cuda::measure_copy_bandwidth_gbs;
+  table.set_gemm_tf32 = &cuda::set_gemm_tf32;
 }
 
 }  // namespace halogen::kernels::cuda

@@ -12,6 +12,9 @@ ThreadContext& thread_context() {
   ThreadContext& context = (*contexts)[device];
   if (context.device < 0) {
     CUBLAS_CHECK(cublasCreate(&context.cublas));
+    // Explicitly FP32 (gemm.cu switches to TF32 only when asked): never rely on the library's default.
+    CUBLAS_CHECK(cublasSetMathMode(context.cublas, CUBLAS_DEFAULT_MATH));
+    context.cublas_tf32 = false;
     CUSPARSE_CHECK(cusparseCreate(&context.cusparse));
     CUDA_CHECK(cudaMalloc(&context.scratch_double, 2 * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&context.scratch_count, 2 * sizeof(unsigned long long)));

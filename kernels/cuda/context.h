@@ -20,6 +20,7 @@ struct ThreadContext {
   int device = -1;
   cublasHandle_t cublas = nullptr;
   cusparseHandle_t cusparse = nullptr;
+  bool cublas_tf32 = false;  // the math mode last set on `cublas` (CUBLAS_DEFAULT_MATH when false)
   // Scalar reduction scratch (device memory): two doubles and two 64-bit counters. Every op that uses it
   // synchronises its stream before returning, so one scratch per (thread, device) is never in use twice.
   double* scratch_double = nullptr;                // (2)

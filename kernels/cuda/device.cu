@@ -20,6 +20,15 @@ void* device_allocate(size_t bytes) {
     throw UserError(strformat("out of GPU memory allocating %.1f MiB", bytes / 1048576.0));
   }
   CUDA_CHECK(status);
+  // New device memory is zeroed (once, outside any timed loop): a buffer that is read before it was ever
+  // written (cuSPARSE/cuBLAS outputs with beta = 0, whose documentation does not promise C unread) holds zeros,
+  // never NaN bit patterns left by an earlier allocation. cudaMemset runs on the legacy default stream, with
+  // which every stream of this program (cudaStreamDefault flags) and NCCL's (ordered by events) are ordered.
+  const cudaError_t zeroed = cudaMemset(pointer, 0, bytes);
+  if (zeroed != cudaSuccess) {
+    cudaFree(pointer);
+    CUDA_CHECK(zeroed);
+  }
   return pointer;
 }
 
@@ -70,6 +79,16 @@ std::string device_description() {
   CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
   return strformat("%s (sm_%d%d, %.1f GiB)", properties.name, properties.major, properties.minor,
                    properties.totalGlobalMem / 1073741824.0);
+}
+
+std::string device_uuid() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  std::string hex;
+  for (int i = 0; i < 16; ++i) hex += strformat("%02x", static_cast<unsigned char>(properties.uuid.bytes[i]));
+  return hex;
 }
 
 void* create_stream() {

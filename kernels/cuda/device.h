@@ -22,6 +22,10 @@ void install_device_memory();
 // "NVIDIA H200 (sm_90, 139.8 GiB)" for the current device, for logs.
 std::string device_description();
 
+// The current device's UUID as 32 hex digits (cudaDeviceProp::uuid; a MIG instance has its own), for telling
+// whether two ranks use the same physical GPU.
+std::string device_uuid();
+
 // Streams as void* (= cudaStream_t, = kernels::Stream). create_stream makes a stream on the current device
 // that *does* synchronise with the legacy default stream (cudaStreamDefault flags), so that core's Buffer
 // copies and zeroing (cudaMemcpy/cudaMemset on the legacy stream) are ordered with the kernels queued on it.

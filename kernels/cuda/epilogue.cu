@@ -5,6 +5,7 @@
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
 
 namespace halogen::kernels::cuda {
@@ -14,8 +15,8 @@ constexpr int kThreads = 256;
 
 __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t stride,  // out: (rows, cols)
                                 const float* bias) {                                     // bias: (cols)
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, c = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
     out[r * stride + c] += bias[c];
   }
 }
@@ -32,8 +33,8 @@ __global__ void bias_relu_dropout_kernel(float* h, int64_t rows, int64_t cols, i
                                          const int64_t* row_gid,                                  // (rows) or null
                                          bool relu, float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
                                          float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, c = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
     float* element = h + r * h_stride + c;
     const float pre = bias ? *element + bias[c] : *element;
     const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
@@ -52,8 +53,8 @@ __global__ void dropout_kernel(const float* x, int64_t rows, int64_t cols, int64
                                float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
                                float* out, int64_t out_stride,     // out: (rows, cols), may alias x
                                float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, c = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
     const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
     out[r * out_stride + c] = x[r * x_stride + c] * factor;
     if (mask) mask[r * mask_stride + c] = factor;
@@ -62,8 +63,8 @@ __global__ void dropout_kernel(const float* x, int64_t rows, int64_t cols, int64
 
 __global__ void apply_mask_kernel(float* grad, int64_t rows, int64_t cols, int64_t grad_stride,  // (rows, cols)
                                   const float* mask, int64_t mask_stride) {                      // (rows, cols)
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, c = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
     grad[r * grad_stride + c] *= mask[r * mask_stride + c];
   }
 }

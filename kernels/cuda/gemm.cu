@@ -3,12 +3,17 @@
 // C = op(A) op(B) (row-major) is computed as the column-major product C^T = op(B)^T op(A)^T:
 //   cublasSgemm(opB, opA, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc)
 // with the same transpose flags as given (transposing the column-major view of a row-major matrix gives the
-// row-major matrix back). The default math mode (no TF32) keeps results comparable to the CPU's FP32 BLAS.
+// row-major matrix back).
+// Math mode: CUBLAS_DEFAULT_MATH (full FP32; set explicitly when the handle is made, context.cu) keeps results
+// comparable to the CPU's FP32 BLAS; set_gemm_tf32(true) (`--tf32`) switches every handle to
+// CUBLAS_TF32_TENSOR_OP_MATH at its next call. (NVIDIA_TF32_OVERRIDE=0 in the environment still disables TF32.)
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
 
 namespace halogen::kernels::cuda {
@@ -16,16 +21,21 @@ namespace {
 
 constexpr int kThreads = 256;
 
+std::atomic<bool> g_gemm_tf32{false};
+
 // c = beta * c, where beta == 0 never reads c (BLAS semantics for k == 0).
 __global__ void scale_kernel(float* c, int64_t rows, int64_t cols, int64_t stride, float beta) {  // (rows, cols)
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, col = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, col = e.col;
     float* element = c + r * stride + col;
     *element = beta == 0.0f ? 0.0f : beta * *element;
   }
 }
 
 }  // namespace
+
+void set_gemm_tf32(bool allowed) { g_gemm_tf32.store(allowed); }
+bool gemm_tf32() { return g_gemm_tf32.load(); }
 
 void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool transpose_b, Matrix<float> c,
           float alpha, float beta, Stream stream) {
@@ -56,6 +66,11 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
   const auto leading = [](int64_t stride, int64_t cols) { return static_cast<int>(std::max<int64_t>({stride, cols, 1})); };
   ThreadContext& context = thread_context();
   CUBLAS_CHECK(cublasSetStream(context.cublas, cuda_stream));
+  const bool tf32 = gemm_tf32();
+  if (tf32 != context.cublas_tf32) {
+    CUBLAS_CHECK(cublasSetMathMode(context.cublas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    context.cublas_tf32 = tf32;
+  }
   CUBLAS_CHECK(cublasSgemm(context.cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                            transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
                            static_cast<int>(k), &alpha, b.data, leading(b.stride, b.cols), a.data,

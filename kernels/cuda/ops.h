@@ -31,5 +31,8 @@ namespace halogen::kernels::cuda {
 #include "kernels/op_list.h"
 #undef HALOGEN_OP
 void release_sparse_cache();
+// The GEMM math mode (kernels/device.h set_gemm_tf32): false = FP32 (CUBLAS_DEFAULT_MATH), true = TF32 allowed.
+void set_gemm_tf32(bool allowed);
+bool gemm_tf32();
 
 }  // namespace halogen::kernels::cuda

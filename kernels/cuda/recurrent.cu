@@ -5,6 +5,7 @@
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
 
 namespace halogen::kernels::cuda {
@@ -28,8 +29,7 @@ View<T> view_of(const Matrix<T>& m) {
 // op(r, c) for every element of a (rows, cols) shape.
 template <typename Op>
 __global__ void elementwise_kernel(Op op, int64_t rows, int64_t cols) {
-  const int64_t count = rows * cols;
-  for (int64_t i = grid_first(); i < count; i += grid_step()) op(i / cols, i % cols);
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) op(e.row, e.col);
 }
 
 template <typename Op>

@@ -4,6 +4,7 @@
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
 
 namespace halogen::kernels::cuda {
@@ -17,8 +18,8 @@ __global__ void squared_error_kernel(const float* y, int64_t y_stride,          
                                      float* grad, int64_t grad_stride,             // grad: (n, f) or null
                                      double* sum_out) {
   double sum = 0.0;
-  for (int64_t i = grid_first(); i < n * f; i += grid_step()) {
-    const int64_t r = i / f, c = i - r * f;
+  for (ElementCursor at(grid_first(), grid_step(), f); at.row < n; at.advance()) {
+    const int64_t r = at.row, c = at.col;
     const double e = static_cast<double>(y[r * y_stride + c]) - static_cast<double>(target[r * target_stride + c]);
     sum += e * e;
     if (grad != nullptr) grad[r * grad_stride + c] = static_cast<float>(grad_scale * e);

@@ -4,6 +4,7 @@
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
 
 namespace halogen::kernels::cuda {
@@ -14,8 +15,8 @@ constexpr int kThreads = 256;
 __global__ void gather_rows_kernel(const float* x, int64_t x_stride,           // x: (n, width)
                                    const int32_t* idx, int64_t count,          // idx: (count)
                                    int64_t width, float* out, int64_t out_stride) {  // out: (count, width)
-  for (int64_t e = grid_first(), n = count * width; e < n; e += grid_step()) {
-    const int64_t i = e / width, c = e - i * width;
+  for (ElementCursor e(grid_first(), grid_step(), width); e.row < count; e.advance()) {
+    const int64_t i = e.row, c = e.col;
     out[i * out_stride + c] = x[static_cast<int64_t>(idx[i]) * x_stride + c];
   }
 }
@@ -23,8 +24,8 @@ __global__ void gather_rows_kernel(const float* x, int64_t x_stride,           /
 __global__ void scatter_add_rows_kernel(const float* x, int64_t x_stride,    // x: (count, width)
                                         const int32_t* idx, int64_t count,   // idx: (count)
                                         int64_t width, float* out, int64_t out_stride) {  // out: (n, width)
-  for (int64_t e = grid_first(), n = count * width; e < n; e += grid_step()) {
-    const int64_t i = e / width, c = e - i * width;
+  for (ElementCursor e(grid_first(), grid_step(), width); e.row < count; e.advance()) {
+    const int64_t i = e.row, c = e.col;
     atomicAdd(out + static_cast<int64_t>(idx[i]) * out_stride + c, x[i * x_stride + c]);
   }
 }

@@ -11,13 +11,31 @@
 // descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and the
 // result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
 // The cache is process-wide, guarded by a mutex, and heap-allocated and never destroyed (no CUDA call from a
-// static destructor after the runtime shut down); release_sparse_cache() empties it. Freeing a matrix's
-// indptr, indices or values array through core's Buffer also drops its entry (the device-memory release
-// hook calls forget_sparse_matrices_using), so stale entries cannot outlive their arrays; only arrays not
-// allocated through Buffer, or views that start inside a larger Buffer, rely on release_sparse_cache().
+// static destructor after the runtime shut down); release_sparse_cache() empties it. Freeing a matrix's indptr,
+// indices or values array through core's Buffer also drops its entry (the device-memory release hook calls
+// forget_sparse_matrices_using), so stale entries cannot outlive their arrays; only arrays not allocated through
+// Buffer, or views that start inside a larger Buffer, rely on release_sparse_cache().
 //
-// Algorithm: CUSPARSE_SPMM_ALG_DEFAULT (supports row-major dense matrices and every shape). The environment
-// variable HALOGEN_SPMM_ALG=csr1|csr2|csr3 selects another for benchmarking (read once).
+// Failure safety. Entries own their descriptors (destructors destroy them, so an entry dropped half-built leaks
+// nothing), and no device Buffer is ever freed while the mutex is held: freeing one calls
+// forget_sparse_matrices_using(), which takes the mutex, and a std::mutex locked twice by one thread deadlocks.
+// So entries are destroyed after the lock is released (release_sparse_cache, forget_sparse_matrices_using),
+// spmm() builds a new entry in a holder declared before its lock (when building throws - out of memory, a
+// cuSPARSE error - the lock is released first and the half-built entry destroyed after), and building never
+// replaces a Buffer that holds memory (a refused algorithm's workspace is kept in the entry).
+
+// Algorithm: CUSPARSE_SPMM_CSR_ALG3, which the cuSPARSE documentation lists as giving deterministic (bit-wise)
+// results for each run (we only use op(A) = A, the case the guarantee covers; row-major dense matrices are
+// supported since cuSPARSE 11.7.1), so that a GPU run repeats itself bit for bit and --resume continues
+// exactly. Where ALG3 refuses a shape (CUSPARSE_STATUS_NOT_SUPPORTED from cusparseSpMM_bufferSize or
+// _preprocess; since CUDA 12.2.1 it no longer falls back silently) that (matrix, width) entry uses
+// CUSPARSE_SPMM_ALG_DEFAULT and a warning names the shape, once. The environment variable
+// HALOGEN_SPMM_ALG=default|csr1|csr2|csr3 selects another for benchmarking (read once).
+//
+// out is written with beta = 0 when not accumulating. cuSPARSE does not document that beta = 0 leaves C
+// unread, so a never-written output holding NaN bit patterns could leak into the product (0 * NaN = NaN):
+// device memory is therefore zeroed when it is allocated (device.cu), and GpuSpmm.OverwriteNeverReadsOut
+// checks on the GPU that a NaN-filled out is overwritten.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +46,10 @@
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/element_cursor.h"
 #include "kernels/cuda/ops.h"
+#include "core/format.h"
+#include "core/log.h"
 
 namespace halogen::kernels::cuda {
 namespace {
@@ -42,8 +63,8 @@ __global__ void convert_kernel(const From* in, To* out, int64_t n) {  // in, out
 
 // out = 0 where a row of A is empty is handled by cuSPARSE; this zeroes a whole (rows, cols) view (nnz == 0).
 __global__ void zero_kernel(float* out, int64_t rows, int64_t cols, int64_t stride) {
-  for (int64_t e = grid_first(), n = rows * cols; e < n; e += grid_step()) {
-    const int64_t r = e / cols, c = e - r * cols;
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
     out[r * stride + c] = 0.0f;
   }
 }
@@ -51,7 +72,8 @@ __global__ void zero_kernel(float* out, int64_t rows, int64_t cols, int64_t stri
 cusparseSpMMAlg_t spmm_algorithm() {
   static const cusparseSpMMAlg_t algorithm = [] {
     const char* name = std::getenv("HALOGEN_SPMM_ALG");
-    if (name == nullptr || std::strcmp(name, "default") == 0) return CUSPARSE_SPMM_ALG_DEFAULT;
+    if (name == nullptr) return CUSPARSE_SPMM_CSR_ALG3;  // deterministic (see the file comment)
+    if (std::strcmp(name, "default") == 0) return CUSPARSE_SPMM_ALG_DEFAULT;
     if (std::strcmp(name, "csr1") == 0) return CUSPARSE_SPMM_CSR_ALG1;
     if (std::strcmp(name, "csr2") == 0) return CUSPARSE_SPMM_CSR_ALG2;
     if (std::strcmp(name, "csr3") == 0) return CUSPARSE_SPMM_CSR_ALG3;
@@ -60,11 +82,39 @@ cusparseSpMMAlg_t spmm_algorithm() {
   return algorithm;
 }
 
+// Destroys descriptors from destructors, which must not throw: a failure is reported on stderr (the handle is
+// lost either way).
+void destroy_descriptor(cusparseDnMatDescr_t descriptor) {
+  if (descriptor == nullptr) return;
+  const cusparseStatus_t status = cusparseDestroyDnMat(descriptor);
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    log::rank_line(strformat("warning: cusparseDestroyDnMat: %s", cusparseGetErrorString(status)));
+}
+void destroy_descriptor(cusparseConstSpMatDescr_t descriptor) {
+  if (descriptor == nullptr) return;
+  const cusparseStatus_t status = cusparseDestroySpMat(descriptor);
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    log::rank_line(strformat("warning: cusparseDestroySpMat: %s", cusparseGetErrorString(status)));
+}
+
+// Owns its descriptors and workspace. Destroy only without the cache's mutex held (see the file comment).
 struct DenseEntry {
   int64_t width = 0, x_stride = 0, out_stride = 0;
   bool accumulate = false;
+  cusparseSpMMAlg_t algorithm = CUSPARSE_SPMM_ALG_DEFAULT;
   cusparseDnMatDescr_t x = nullptr, out = nullptr;
   Buffer<char> workspace;
+  // The workspace of an algorithm that refused the product after allocating it: kept until the entry dies,
+  // because freeing it while the entry is built would happen under the cache's mutex (see the file comment).
+  Buffer<char> refused_workspace;
+
+  DenseEntry() = default;
+  DenseEntry(const DenseEntry&) = delete;
+  DenseEntry& operator=(const DenseEntry&) = delete;
+  ~DenseEntry() {
+    destroy_descriptor(x);
+    destroy_descriptor(out);
+  }
 };
 
 struct SparseEntry {
@@ -78,6 +128,14 @@ struct SparseEntry {
   Buffer<float> ones;         // (nnz) for pattern matrices
   cusparseConstSpMatDescr_t descriptor = nullptr;
   std::vector<std::unique_ptr<DenseEntry>> dense;
+
+  SparseEntry() = default;
+  SparseEntry(const SparseEntry&) = delete;
+  SparseEntry& operator=(const SparseEntry&) = delete;
+  ~SparseEntry() {  // dense entries first (they were made from the sparse descriptor), then the descriptor
+    dense.clear();
+    destroy_descriptor(descriptor);
+  }
 
   bool matches(int dev, const CsrView& a) const {
     return device == dev && indptr == a.indptr && indices == a.indices && values == a.values && rows == a.rows &&
@@ -95,7 +153,9 @@ SparseCache& sparse_cache() {
   return *cache;
 }
 
-std::unique_ptr<SparseEntry> make_sparse_entry(int device, const CsrView& a, cudaStream_t stream) {
+// Fills `entry` (default-constructed, owned by the caller) for matrix `a`. On an exception the entry may be
+// half-built; its destructor frees what was made.
+void build_sparse_entry(SparseEntry& entry, int device, const CsrView& a, cudaStream_t stream) {
   // Check the row pointers' ends once per matrix (one small synchronous copy, first call only).
   int64_t ends[2] = {-1, -1};
   CUDA_CHECK(cudaMemcpyAsync(&ends[0], a.indptr, sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
@@ -104,76 +164,89 @@ std::unique_ptr<SparseEntry> make_sparse_entry(int device, const CsrView& a, cud
   HALOGEN_ASSERT(ends[0] == 0 && ends[1] == a.nnz, "indptr runs from %lld to %lld, expected 0 to nnz = %lld",
                  (long long)ends[0], (long long)ends[1], (long long)a.nnz);
 
-  auto entry = std::make_unique<SparseEntry>();
-  entry->device = device;
-  entry->indptr = a.indptr;
-  entry->indices = a.indices;
-  entry->values = a.values;
-  entry->rows = a.rows;
-  entry->cols = a.cols;
-  entry->nnz = a.nnz;
+  entry.device = device;
+  entry.indptr = a.indptr;
+  entry.indices = a.indices;
+  entry.values = a.values;
+  entry.rows = a.rows;
+  entry.cols = a.cols;
+  entry.nnz = a.nnz;
   const float* values = a.values;
   if (values == nullptr) {
-    entry->ones = Buffer<float>(a.nnz, Device::cuda);
-    fill(entry->ones.span(), 1.0f, stream);
-    values = entry->ones.data();
+    entry.ones = Buffer<float>(a.nnz, Device::cuda);
+    fill(entry.ones.span(), 1.0f, stream);
+    values = entry.ones.data();
   }
   constexpr int64_t kInt32Max = 2147483647;
   if (a.nnz <= kInt32Max && a.rows < kInt32Max && a.cols <= kInt32Max) {
-    entry->indptr32 = Buffer<int32_t>(a.rows + 1, Device::cuda);
-    convert_kernel<<<grid_for(a.rows + 1, kThreads), kThreads, 0, stream>>>(a.indptr, entry->indptr32.data(),
+    entry.indptr32 = Buffer<int32_t>(a.rows + 1, Device::cuda);
+    convert_kernel<<<grid_for(a.rows + 1, kThreads), kThreads, 0, stream>>>(a.indptr, entry.indptr32.data(),
                                                                              a.rows + 1);
     HALOGEN_CUDA_CHECK_LAUNCH();
-    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry->descriptor, a.rows, a.cols, a.nnz, entry->indptr32.data(),
+    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry.descriptor, a.rows, a.cols, a.nnz, entry.indptr32.data(),
                                           a.indices, values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   } else {
-    entry->indices64 = Buffer<int64_t>(a.nnz, Device::cuda);
-    convert_kernel<<<grid_for(a.nnz, kThreads), kThreads, 0, stream>>>(a.indices, entry->indices64.data(), a.nnz);
+    entry.indices64 = Buffer<int64_t>(a.nnz, Device::cuda);
+    convert_kernel<<<grid_for(a.nnz, kThreads), kThreads, 0, stream>>>(a.indices, entry.indices64.data(), a.nnz);
     HALOGEN_CUDA_CHECK_LAUNCH();
-    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry->descriptor, a.rows, a.cols, a.nnz, a.indptr,
-                                          entry->indices64.data(), values, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
+    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry.descriptor, a.rows, a.cols, a.nnz, a.indptr,
+                                          entry.indices64.data(), values, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
                                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   }
-  return entry;
 }
 
-std::unique_ptr<DenseEntry> make_dense_entry(cusparseHandle_t handle, const SparseEntry& sparse,
-                                             Matrix<const float> x, Matrix<float> out, int64_t x_stride,
-                                             int64_t out_stride, bool accumulate) {
-  auto entry = std::make_unique<DenseEntry>();
-  entry->width = x.cols;
-  entry->x_stride = x_stride;
-  entry->out_stride = out_stride;
-  entry->accumulate = accumulate;
-  CUSPARSE_CHECK(cusparseCreateDnMat(&entry->x, x.rows, x.cols, x_stride, const_cast<float*>(x.data), CUDA_R_32F,
+// Fills `entry` (default-constructed, owned by the caller) for products of `sparse` with dense matrices of
+// x's and out's shapes and strides. Half-built on an exception; its destructor frees what was made.
+void build_dense_entry(DenseEntry& entry, cusparseHandle_t handle, const SparseEntry& sparse, Matrix<const float> x,
+                       Matrix<float> out, int64_t x_stride, int64_t out_stride, bool accumulate) {
+  entry.width = x.cols;
+  entry.x_stride = x_stride;
+  entry.out_stride = out_stride;
+  entry.accumulate = accumulate;
+  CUSPARSE_CHECK(cusparseCreateDnMat(&entry.x, x.rows, x.cols, x_stride, const_cast<float*>(x.data), CUDA_R_32F,
                                      CUSPARSE_ORDER_ROW));
-  CUSPARSE_CHECK(cusparseCreateDnMat(&entry->out, out.rows, out.cols, out_stride, out.data, CUDA_R_32F,
+  CUSPARSE_CHECK(cusparseCreateDnMat(&entry.out, out.rows, out.cols, out_stride, out.data, CUDA_R_32F,
                                      CUSPARSE_ORDER_ROW));
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  size_t workspace_bytes = 0;
-  CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                         &alpha, sparse.descriptor, entry->x, &beta, entry->out, CUDA_R_32F,
-                                         spmm_algorithm(), &workspace_bytes));
-  entry->workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);
-  // Analyses the sparsity pattern once for the algorithms that use it (no effect for the others); later
-  // cusparseSpMM calls must pass the same workspace, which this entry keeps.
-  // It is only an optimisation: an algorithm that does not support it may say so.
-  const cusparseStatus_t status = cusparseSpMM_preprocess(
-      handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor, entry->x,
-      &beta, entry->out, CUDA_R_32F, spmm_algorithm(), entry->workspace.data());
-  if (status != CUSPARSE_STATUS_NOT_SUPPORTED) CUSPARSE_CHECK(status);
-  return entry;
+  // Workspace and pattern analysis for `algorithm`; CUSPARSE_STATUS_NOT_SUPPORTED when it refuses this product.
+  const auto prepare = [&](cusparseSpMMAlg_t algorithm) {
+    entry.algorithm = algorithm;
+    size_t workspace_bytes = 0;
+    cusparseStatus_t status = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor,
+                                                      entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
+                                                      &workspace_bytes);
+    if (status != CUSPARSE_STATUS_SUCCESS) return status;
+    entry.workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);  // replaces an empty one
+    // Analyses the sparsity pattern once (CSR_ALG1, CSR_ALG3); later cusparseSpMM calls must pass the same
+    // workspace, which this entry keeps. The default algorithm may answer NOT_SUPPORTED: it needs none.
+    status = cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                     &alpha, sparse.descriptor, entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
+                                     entry.workspace.data());
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED && algorithm == CUSPARSE_SPMM_ALG_DEFAULT)
+      return CUSPARSE_STATUS_SUCCESS;
+    return status;
+  };
+  cusparseStatus_t status = prepare(spmm_algorithm());
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED && entry.algorithm != CUSPARSE_SPMM_ALG_DEFAULT) {
+    log::rank_line(strformat("warning: cuSPARSE SpMM algorithm %d does not support A (%lld, %lld, nnz %lld) times "
+                             "a (%lld, %lld) row-major matrix: this product uses CUSPARSE_SPMM_ALG_DEFAULT, which "
+                             "is not documented as bitwise reproducible",
+                             static_cast<int>(entry.algorithm), (long long)sparse.rows, (long long)sparse.cols,
+                             (long long)sparse.nnz, (long long)x.rows, (long long)x.cols));
+    entry.refused_workspace = std::move(entry.workspace);  // moved, not freed: we hold the cache's mutex
+    status = prepare(CUSPARSE_SPMM_ALG_DEFAULT);
+  }
+  CUSPARSE_CHECK(status);
 }
 
-void destroy(SparseEntry& entry) {
-  for (auto& dense : entry.dense) {
-    CUSPARSE_CHECK(cusparseDestroyDnMat(dense->x));
-    CUSPARSE_CHECK(cusparseDestroyDnMat(dense->out));
-  }
-  entry.dense.clear();
-  CUSPARSE_CHECK(cusparseDestroySpMat(entry.descriptor));
-  entry.descriptor = nullptr;
+// Fault injection for the GPU test of the failure path: HALOGEN_TEST_SPMM_CACHE_FAIL=1 makes building a sparse
+// entry throw after its buffers were allocated (the unwinding that used to deadlock on the cache's mutex). Read
+// on every cache miss (rare), so a test can set and unset it.
+bool inject_cache_failure() {
+  const char* value = std::getenv("HALOGEN_TEST_SPMM_CACHE_FAIL");
+  return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
 }  // namespace
@@ -206,12 +279,19 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   SparseCache& cache = sparse_cache();
   SparseEntry* sparse = nullptr;
   DenseEntry* dense = nullptr;
+  // Declared before the lock, so destroyed after it is released when building throws (see the file comment).
+  std::unique_ptr<SparseEntry> new_sparse;
+  std::unique_ptr<DenseEntry> new_dense;
   {
     std::lock_guard<std::mutex> lock(cache.mutex);
     for (auto& entry : cache.entries)
       if (entry->matches(context.device, a)) sparse = entry.get();
     if (sparse == nullptr) {
-      cache.entries.push_back(make_sparse_entry(context.device, a, cuda_stream));
+      new_sparse = std::make_unique<SparseEntry>();
+      build_sparse_entry(*new_sparse, context.device, a, cuda_stream);
+      if (inject_cache_failure())
+        throw UserError("HALOGEN_TEST_SPMM_CACHE_FAIL: injected failure building a cache entry");
+      cache.entries.push_back(std::move(new_sparse));
       sparse = cache.entries.back().get();
     }
     for (auto& entry : sparse->dense)
@@ -219,7 +299,9 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
           entry->accumulate == accumulate)
         dense = entry.get();
     if (dense == nullptr) {
-      sparse->dense.push_back(make_dense_entry(context.cusparse, *sparse, x, out, x_stride, out_stride, accumulate));
+      new_dense = std::make_unique<DenseEntry>();
+      build_dense_entry(*new_dense, context.cusparse, *sparse, x, out, x_stride, out_stride, accumulate);
+      sparse->dense.push_back(std::move(new_dense));
       dense = sparse->dense.back().get();
     }
   }
@@ -227,7 +309,7 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   CUSPARSE_CHECK(cusparseDnMatSetValues(dense->out, out.data));
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   CUSPARSE_CHECK(cusparseSpMM(context.cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                              &alpha, sparse->descriptor, dense->x, &beta, dense->out, CUDA_R_32F, spmm_algorithm(),
+                              &alpha, sparse->descriptor, dense->x, &beta, dense->out, CUDA_R_32F, dense->algorithm,
                               dense->workspace.data()));
 }
 
@@ -247,8 +329,7 @@ void release_sparse_cache() {
     // Work queued on any stream may still read the cached arrays: let it finish before freeing them.
     CUDA_CHECK(cudaSetDevice(entry->device));
     CUDA_CHECK(cudaDeviceSynchronize());
-    destroy(*entry);
-    entry.reset();  // frees the buffers (cudaFree through core's device hooks) on their own device
+    entry.reset();  // destroys the descriptors, frees the buffers (cudaFree through core's hooks) on their device
   }
   CUDA_CHECK(cudaSetDevice(current));
 }
@@ -264,9 +345,9 @@ void forget_sparse_matrices_using(const void* pointer) {
     }
     cache.entries.erase(std::remove(cache.entries.begin(), cache.entries.end(), nullptr), cache.entries.end());
   }
-  // cudaFree (of the caller's array and of these entries' buffers) waits for queued work; the descriptors
-  // are host objects.
-  for (auto& entry : dropped) destroy(*entry);
+  // Destroyed here, after the lock: cudaFree (of the caller's array and of these entries' buffers) waits for
+  // queued work; the descriptors are host objects.
+  dropped.clear();
 }
 
 }  // namespace halogen::kernels::cuda

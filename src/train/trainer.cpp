@@ -182,6 +182,19 @@ void Trainer::report_memory_before_training(TrainResult& result) {
                       mib(memory[0]), device_name(device), mib(memory[1]), mib(memory[2])));
 }
 
+void Trainer::warm_up_communicator() {
+  nn::ParameterStore& store = workload_->parameters();
+  const kernels::Stream stream = workload_->stream();
+  store.zero_grads(stream);  // every step zeroes them again before its backward: nothing of this survives
+  nn::GradientReducer reducer(store, comm_, workload_->gradient_bucket_bytes());  // no clock: untimed
+  reducer.begin(stream);
+  reducer.all_ready();
+  reducer.finish();
+  store.zero_grads(stream);
+  double loss = 0.0;  // the per-step loss sum goes through the host communicator
+  comm_.allreduce_sum(&loss, 1);
+}
+
 // One optimizer step: the workload's gradients, summed over ranks; the loss checked; Adam. Returns the step's
 // global loss terms (sum over ranks).
 double Trainer::optimizer_step(int64_t epoch, int64_t step) {
@@ -307,6 +320,7 @@ TrainResult Trainer::run() {
       metrics_ = std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume);
   }, Report::lowest_failing_rank);
   workload_->warm_up(first_epoch);
+  warm_up_communicator();
   report_memory_before_training(result);
   result.baselines = workload_->baselines();
   if (!result.baselines.empty()) log::info("baselines:" + metrics_text(result.baselines));

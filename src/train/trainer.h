@@ -118,6 +118,9 @@ class Trainer {
   struct Progress;
   void check_config() const;
   int64_t restore(TrainResult& result, Progress& progress);
+  // One untimed gradient allreduce (the epochs' buckets, on zeroed gradients) and one host allreduce before epoch
+  // 1: NCCL connects lazily on an operation's first use, which would otherwise land in epoch 1's time.
+  void warm_up_communicator();
   void report_memory_before_training(TrainResult& result);
   void train_epoch(int64_t epoch, EpochRecord& record);
   double optimizer_step(int64_t epoch, int64_t step);

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -144,6 +146,48 @@ TEST(GpuSpmm, RunsOnACreatedStream) {
   cuda::destroy_stream(stream);
 }
 
+TEST(GpuSpmm, RepeatsBitForBitRunToRun) {
+  HALOGEN_REQUIRE_GPU();
+  // The default algorithm (CUSPARSE_SPMM_CSR_ALG3) is documented as deterministic: the same product twice, from
+  // fresh cache entries, gives the same bits. Non-dyadic values and rows of up to 3000 non-zeros, so that a
+  // different summation order (e.g. a split row summed with atomics) would change low bits.
+  HostCsr a = random_csr(300, 4000, 3000, 7, 61);
+  const std::vector<float> weights = uniform_values(static_cast<int64_t>(a.values.size()), 62, -1.0f, 1.0f);
+  a.values = weights;
+  HostMatrix x{a.cols, 64, 64, uniform_values(a.cols * 64, 63, -1.0f, 1.0f)};
+  std::vector<std::vector<float>> results;
+  for (int run = 0; run < 3; ++run) {
+    DeviceCsr a_device(a);
+    DeviceMatrix x_device(x), out_device(dyadic_matrix(a.rows, 64, 64, 64));
+    kernels::cuda::spmm(a_device.view(), x_device.view(), out_device.view(), false);
+    results.push_back(out_device.host());
+    kernels::cuda::release_sparse_cache();
+  }
+  for (int run = 1; run < 3; ++run)
+    EXPECT_EQ(std::memcmp(results[0].data(), results[run].data(), results[0].size() * sizeof(float)), 0) << run;
+}
+
+TEST(GpuSpmm, FailedCacheEntryNeitherDeadlocksNorLeaks) {
+  HALOGEN_REQUIRE_GPU();
+  // Building a cache entry that throws after its buffers were allocated (fault injection, spmm.cu): the
+  // exception reaches the caller (the entry's buffers are freed while the cache's mutex is NOT held, or this
+  // call would never return), no device memory stays allocated, and the next call works.
+  const HostCsr a = random_csr(100, 80, 8, 5, 71);
+  HostMatrix x = dyadic_matrix(a.cols, 16, 16, 72), out = dyadic_matrix(a.rows, 16, 16, 73);
+  DeviceCsr a_device(a);
+  DeviceMatrix x_device(x), out_device(out);
+  kernels::cuda::release_sparse_cache();
+  const int64_t before = detail::bytes_in_use(Device::cuda);
+  setenv("HALOGEN_TEST_SPMM_CACHE_FAIL", "1", 1);
+  EXPECT_THROW(kernels::cuda::spmm(a_device.view(), x_device.view(), out_device.view(), false), UserError);
+  unsetenv("HALOGEN_TEST_SPMM_CACHE_FAIL");
+  EXPECT_EQ(detail::bytes_in_use(Device::cuda), before);
+  kernels::cpu::spmm(a.view(), x.view(), out.view(), false);
+  kernels::cuda::spmm(a_device.view(), x_device.view(), out_device.view(), false);
+  EXPECT_EQ(out_device.host(), out.data);
+  kernels::cuda::release_sparse_cache();
+}
+
 TEST(GpuGemm, MatchesCpuForAllTransposesStridesAndScalars) {
   HALOGEN_REQUIRE_GPU();
   struct Shape { int64_t m, n, k; };
@@ -180,6 +224,30 @@ TEST(GpuGemm, InnerDimensionZeroScalesC) {
       else if (i != 5) EXPECT_EQ(got[i], c.data[i]) << i;
     }
   }
+}
+
+TEST(GpuGemm, Fp32ByDefaultTf32OnlyWhenAsked) {
+  HALOGEN_REQUIRE_GPU();
+  // a = 1 + 2^-12 everywhere, b = 1: each product is exact in FP32 (24-bit significand) and every partial sum
+  // j (1 + 2^-12), j <= 64, needs at most 19 significant bits, so FP32 gives exactly 64 + 2^-6 in any summation
+  // order. TF32 keeps 10 explicit significand bits, so a rounds to 1 and the sum is 64. The shape (256 x 256 x
+  // 64) is large enough for cuBLAS to pick a tensor-core kernel when TF32 is allowed.
+  const int64_t m = 256, n = 256, k = 64;
+  const float a_value = 1.0f + 1.0f / 4096.0f;
+  HostMatrix a{m, k, k, std::vector<float>(m * k, a_value)}, b{k, n, n, std::vector<float>(k * n, 1.0f)};
+  HostMatrix c{m, n, n, std::vector<float>(m * n, 0.0f)};
+  DeviceMatrix a_device(a), b_device(b), c_device(c);
+  const float fp32_exact = 64.0f + 1.0f / 64.0f;
+  ASSERT_FALSE(kernels::cuda::gemm_tf32()) << "FP32 must be the default";
+  kernels::cuda::gemm(a_device.view(), false, b_device.view(), false, c_device.view(), 1.0f, 0.0f);
+  for (float v : c_device.host()) ASSERT_EQ(v, fp32_exact);
+  kernels::cuda::set_gemm_tf32(true);
+  kernels::cuda::gemm(a_device.view(), false, b_device.view(), false, c_device.view(), 1.0f, 0.0f);
+  const std::vector<float> tf32 = c_device.host();
+  kernels::cuda::set_gemm_tf32(false);
+  EXPECT_EQ(tf32[0], 64.0f) << "TF32 rounds 1 + 2^-12 to 1 (if this fails, cuBLAS did not use TF32 tensor cores)";
+  kernels::cuda::gemm(a_device.view(), false, b_device.view(), false, c_device.view(), 1.0f, 0.0f);
+  EXPECT_EQ(c_device.host()[0], fp32_exact) << "switching back to FP32";
 }
 
 TEST(GpuRows, GatherAndScatterAddMatchCpuWithDuplicates) {

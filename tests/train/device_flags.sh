@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `halogen train --device/--comm` errors are one clear line and exit 2, never a crash or a hang:
-# a build without CUDA refuses --device cuda; --comm nccl needs --device cuda; in a CUDA build on a machine
+# a build without CUDA refuses --device cuda; --comm nccl and --tf32 need --device cuda; in a CUDA build on a machine
 # without a GPU, --device cuda says so (initialise_device's message).
 source "$(dirname "$0")/common.sh"
 "$HALOGEN_BIN" generate sbm --nodes 200 --classes 3 --features 8 --seed 1 -o "$WORK/g.h5" >/dev/null
@@ -22,7 +22,9 @@ else
   expect_error "GPU\|CUDA\|cuda" --device cuda
   expect_error "needs --device cuda" --device cpu --comm nccl
 fi
-# --device cpu --comm mpi is accepted (CPU ranks always use MPI); so is the default device.
+expect_error "--tf32 needs --device cuda" --device cpu --tf32
+# --device cpu --comm mpi|auto is accepted (CPU ranks always use MPI); so is the default device.
 timeout 60 "$HALOGEN_BIN" train "$WORK/p1" --epochs 2 --quiet --device cpu --comm mpi >/dev/null
+timeout 60 "$HALOGEN_BIN" train "$WORK/p1" --epochs 2 --quiet --device cpu --comm auto >/dev/null
 timeout 60 "$HALOGEN_BIN" train "$WORK/p1" --epochs 2 --quiet >/dev/null
 echo "device flags: OK"

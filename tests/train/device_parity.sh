@@ -2,7 +2,9 @@
 # GPU training through the real CLI (CUDA builds, label gpu; exits 77 = skipped without a usable GPU):
 #   1. `--device cuda` (1 rank, NCCL) reproduces `--device cpu` for 20 epochs (GCN, dropout 0.5);
 #   2. 2 ranks sharing one GPU with `--comm mpi` reproduce 1 rank on the GPU, overlap on and off;
-#   3. when 2 GPUs are visible, 2 ranks with `--comm nccl` reproduce 1 rank.
+#   3. 2 ranks with the default `--comm auto` reproduce 2 CPU ranks and 1 GPU rank, and pick host-staged MPI on
+#      one GPU (NCCL when 2 GPUs are visible);
+#   4. when 2 GPUs are visible, 2 ranks with `--comm nccl` reproduce 1 rank.
 # Tolerance: loss within 1e-4 relative at every epoch, accuracies within 0.01 absolute. CPU vs GPU and 1 vs
 # 2 ranks differ only in float summation order (cuSPARSE/cuBLAS/atomics vs the CPU kernels; the A_own/A_halo
 # row split and the gradient allreduce): ~1e-7 per op, < 1e-5 after 20 Adam steps in the CPU partition
@@ -48,7 +50,14 @@ run shared2 2 cuda mpi                   # two ranks on one GPU when only one is
 same cuda1 shared2
 run shared2-no-overlap 2 cuda mpi --no-overlap
 same cuda1 shared2-no-overlap
-if [ "$GPUS" -ge 2 ]; then
+run cpu2 2 cpu -
+run auto2 2 cuda -                       # the default --comm auto: host-staged on one GPU, NCCL on two
+same cpu2 auto2
+same cuda1 auto2
+if [ "$GPUS" -lt 2 ]; then
+  grep -q "communicator mpi (--comm auto)" "$WORK/auto2.log" || { cat "$WORK/auto2.log"; fail "--comm auto on one GPU did not pick mpi"; }
+else
+  grep -q "communicator nccl (--comm auto)" "$WORK/auto2.log" || { cat "$WORK/auto2.log"; fail "--comm auto on 2 GPUs did not pick nccl"; }
   run nccl2 2 cuda nccl
   same cuda1 nccl2
 fi

@@ -3,19 +3,101 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <deque>
+#include <mutex>
 #include <vector>
 
 #include "comm/mpi_session.h"
+#include "comm/watchdog.h"
 #include "core/check.h"
+#include "core/format.h"
+#include "core/log.h"
 
 namespace halogen::comm {
+
+// What the watchdog (comm/watchdog.h) sees of the communicator: NCCL's asynchronous error and the operations in
+// flight, each marked by an event of its own recorded on the comm stream after it (never a request's event,
+// which the main thread reuses). The queue and the event pool are shared with the watchdog thread (mutex).
+struct NcclWatch final : WatchdogSource {
+  using Clock = std::chrono::steady_clock;
+  struct InFlight {
+    cudaEvent_t event = nullptr;
+    Clock::time_point started;
+  };
+  ncclComm_t nccl = nullptr;
+  int device = 0, rank = 0, size = 1;
+  std::mutex mutex;
+  std::deque<InFlight> in_flight;
+  std::vector<cudaEvent_t> free_events;
+  std::string cuda_error;  // set by the watchdog thread when querying an event fails
+  bool device_set = false;  // the watchdog thread made `device` current
+
+  // Main thread: marks the operation just queued on `stream`.
+  void track(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    cudaEvent_t event = nullptr;
+    if (free_events.empty()) {
+      CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    } else {
+      event = free_events.back();
+      free_events.pop_back();
+    }
+    CUDA_CHECK(cudaEventRecord(event, stream));
+    in_flight.push_back({event, Clock::now()});
+  }
+
+  std::string async_error() override {
+    if (!cuda_error.empty()) return cuda_error;
+    ncclResult_t result = ncclSuccess;
+    const ncclResult_t status = ncclCommGetAsyncError(nccl, &result);
+    if (status != ncclSuccess) return strformat("ncclCommGetAsyncError failed: %s", ncclGetErrorString(status));
+    if (result == ncclSuccess || result == ncclInProgress) return {};
+    return strformat("%s (%s)", ncclGetErrorString(result), ncclGetLastError(nccl));
+  }
+
+  double oldest_in_flight_age_s() override {
+    if (!device_set) {
+      if (cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+      device_set = true;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    while (!in_flight.empty()) {
+      const cudaError_t status = cudaEventQuery(in_flight.front().event);
+      if (status == cudaErrorNotReady) {
+        return std::chrono::duration<double>(Clock::now() - in_flight.front().started).count();
+      }
+      if (status != cudaSuccess) {
+        cuda_error = strformat("CUDA error while waiting for a communication: %s", cudaGetErrorString(status));
+        return -1;
+      }
+      free_events.push_back(in_flight.front().event);
+      in_flight.pop_front();
+    }
+    return -1;
+  }
+
+  void fail(const std::string& reason) override {
+    log::rank_line("error: NCCL watchdog: " + reason + "; aborting the job");
+    ncclCommAbort(nccl);  // unblocks NCCL kernels that wait for a peer
+    abort_all(1);
+  }
+
+  ~NcclWatch() override {
+    for (const InFlight& entry : in_flight) cudaEventDestroy(entry.event);
+    for (cudaEvent_t event : free_events) cudaEventDestroy(event);
+  }
+};
 
 struct NcclComm::State {
   ncclComm_t nccl = nullptr;
   cudaStream_t stream = nullptr;       // the communication stream
   cudaEvent_t compute_ready = nullptr;  // recorded on the compute stream before each operation
   std::vector<cudaEvent_t> free_events;  // "done" events not held by a request
+  NcclWatch watch;
+  std::unique_ptr<CommWatchdog> watchdog;  // polls `watch`; stopped before anything it reads is destroyed
 };
 
 namespace {
@@ -52,6 +134,10 @@ NcclComm::NcclComm(MPI_Comm base) : state_(std::make_unique<State>()) {
   if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_comm_));
   NCCL_CHECK(ncclCommInitRank(&state_->nccl, size_, id, rank_));
+  state_->watch.nccl = state_->nccl;
+  state_->watch.rank = rank_;
+  state_->watch.size = size_;
+  CUDA_CHECK(cudaGetDevice(&state_->watch.device));
   CUDA_CHECK(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&state_->compute_ready, cudaEventDisableTiming));
   for (int i = 0; i < 4; ++i) {  // enough for the exchanges a layer keeps in flight; more are made on demand
@@ -59,11 +145,14 @@ NcclComm::NcclComm(MPI_Comm base) : state_(std::make_unique<State>()) {
     CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     state_->free_events.push_back(event);
   }
+  const double timeout_s = comm_timeout_seconds();
+  state_->watchdog = std::make_unique<CommWatchdog>(state_->watch, timeout_s, std::min(1.0, timeout_s / 10));
 }
 
 NcclComm::~NcclComm() {
   // Finish what is queued (a destroyed communicator must not be in use), then release.
-  CUDA_CHECK(cudaStreamSynchronize(state_->stream));
+  CUDA_CHECK(cudaStreamSynchronize(state_->stream));  // the watchdog still guards this wait
+  state_->watchdog.reset();
   NCCL_CHECK(ncclCommDestroy(state_->nccl));
   for (cudaEvent_t event : state_->free_events) CUDA_CHECK(cudaEventDestroy(event));
   CUDA_CHECK(cudaEventDestroy(state_->compute_ready));
@@ -95,6 +184,7 @@ std::unique_ptr<Request> NcclComm::start_exchange(const std::vector<Message>& se
       NCCL_CHECK(ncclSend(m.data, static_cast<size_t>(m.count), ncclFloat, m.peer, state_->nccl, state_->stream));
   }
   NCCL_CHECK(ncclGroupEnd());
+  state_->watch.track(state_->stream);
   auto request = std::make_unique<NcclRequest>();
   request->pool = &state_->free_events;
   request->done = take_event(state_->free_events);
@@ -121,6 +211,7 @@ std::unique_ptr<Request> NcclComm::start_allreduce_sum(float* data, int64_t coun
     CUDA_CHECK(cudaStreamWaitEvent(state_->stream, state_->compute_ready, 0));
     NCCL_CHECK(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat, ncclSum, state_->nccl,
                              state_->stream));
+    state_->watch.track(state_->stream);
   }
   CUDA_CHECK(cudaEventRecord(request->done, state_->stream));
   return request;
@@ -146,6 +237,7 @@ void NcclComm::barrier() { MPI_CHECK(MPI_Barrier(mpi_comm_)); }
 
 void NcclComm::abort(int exit_code) {
   // Unblocks any NCCL kernel waiting for a peer, then takes the whole job down.
+  if (state_) state_->watchdog.reset();  // no poll of a communicator being aborted
   if (state_ && state_->nccl != nullptr) ncclCommAbort(state_->nccl);
   abort_all(exit_code);
 }

@@ -23,6 +23,10 @@
 //   Zero-length messages are skipped on both sides (the halo plan gives both sides the same counts).
 // - Host scalars (loss, counts, timings) and barrier() go through MPI on a duplicate of `base`.
 // - abort(): ncclCommAbort, then MPI_Abort of the job.
+// - Watchdog (comm/watchdog.h): a thread polls ncclCommGetAsyncError and the age of the oldest operation in
+//   flight (an event recorded after each exchange/allreduce); an asynchronous NCCL error, or an operation in
+//   flight longer than HALOGEN_COMM_TIMEOUT seconds (default 600), prints one line naming the cause, calls
+//   ncclCommAbort and aborts the job with exit status 1, instead of leaving it hung in a later synchronisation.
 // - Requests must be waited on (or dropped) before the communicator is destroyed.
 #include <mpi.h>
 
