@@ -86,35 +86,46 @@ def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_cla
             raise ValueError(f"labels: label {labels.max()} out of range [-1, {num_classes})")
     splits = {s: _ids(s, ids, num_nodes) for s, ids in (("train", train), ("valid", valid), ("test", test))}
 
+    def write(f, name, array):
+        # As `halogen convert` writes: chunked (about 1 MiB of whole rows per chunk) with HDF5's Fletcher-32
+        # checksum, which Halogen requires of every dataset that holds data (graph file version 2).
+        array = np.asarray(array)
+        if array.size == 0:
+            f.create_dataset(name, data=array)
+            return
+        row_bytes = array.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
+        rows = max(1, min(array.shape[0], (1 << 20) // max(row_bytes, 1)))
+        f.create_dataset(name, data=array, chunks=(rows,) + array.shape[1:], fletcher32=True)
+
     directory = os.path.dirname(os.path.abspath(path))
     temp = os.path.join(directory, "." + os.path.basename(path) + f".tmp.{os.getpid()}")
     try:
         with h5py.File(temp, "w") as f:
-            attrs = {"format": "halogen.graph", "version": 1, "name": name, "num_nodes": num_nodes,
+            attrs = {"format": "halogen.graph", "version": 2, "name": name, "num_nodes": num_nodes,
                      "num_edges": indices.size, "directed": int(bool(directed)),
                      "num_classes": int(num_classes or 0)}
             for key, value in attrs.items():
                 f.attrs[key] = np.int64(value) if isinstance(value, int) else value
-            f["/csr/indptr"] = indptr
-            f["/csr/indices"] = indices
+            write(f, "/csr/indptr", indptr)
+            write(f, "/csr/indices", indices)
             if weight is not None:
-                f["/csr/weight"] = weight.astype(np.float32)
+                write(f, "/csr/weight", weight.astype(np.float32))
             if features is not None:
                 features = np.asarray(features, dtype=np.float32)
                 if features.ndim != 2 or features.shape[0] != num_nodes:
                     raise ValueError(f"features: expected shape ({num_nodes}, F), found {features.shape}")
                 if not np.isfinite(features).all():
                     raise ValueError("features: not all finite")
-                f["/node/feat"] = features
+                write(f, "/node/feat", features)
                 f.attrs["num_features"] = np.int64(features.shape[1])
             else:
                 f.attrs["num_features"] = np.int64(0)
             if labels is not None:
-                f["/node/label"] = labels
+                write(f, "/node/label", labels)
             if orig_id is not None:
-                f["/node/orig_id"] = np.asarray(orig_id, dtype=np.int64)
+                write(f, "/node/orig_id", np.asarray(orig_id, dtype=np.int64))
             for split, ids in splits.items():
-                f["/split/" + split] = ids
+                write(f, "/split/" + split, ids)
         os.replace(temp, path)
     finally:
         if os.path.exists(temp):
