@@ -134,8 +134,8 @@ void describe_graph_file(const std::string& path, bool check) {
   const auto file_size = std::filesystem::file_size(path, ec);
   std::printf("total     %s in datasets, %s on disk\n", human_bytes(static_cast<double>(total)).c_str(),
               ec ? "?" : human_bytes(static_cast<double>(file_size)).c_str());
-  std::printf("checksums ok (Fletcher-32 of every chunk of the %zu datasets, %s of data)\n", datasets.size(),
-              human_bytes(static_cast<double>(verified_bytes)).c_str());
+  std::printf("integrity Fletcher-32 checksums ok (every chunk of the %zu datasets, %s of data)\n",
+              datasets.size(), human_bytes(static_cast<double>(verified_bytes)).c_str());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "io/h5.h"
 
 #include <hdf5.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -134,6 +135,13 @@ std::vector<int64_t> File::shape(const std::string& dataset) const {
 
 namespace {
 
+// Scalar datasets carry the CRC-32 (zlib) of their value's bytes in this attribute.
+constexpr const char* kScalarChecksum = "crc32";
+
+uint32_t scalar_crc32(const void* value, size_t bytes) {
+  return static_cast<uint32_t>(crc32(0L, static_cast<const Bytef*>(value), static_cast<uInt>(bytes)));
+}
+
 // Chunk shape of about kChunkBytes: trailing dimensions are kept whole while they fit, so a chunk is a block
 // of whole rows (row-range reads touch few chunks); a dimension that does not fit is cut and the ones before
 // it become 1.
@@ -160,9 +168,7 @@ void File::write(const std::string& dataset, const T* data, const std::vector<in
   Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
-  HALOGEN_ASSERT(!hdims.empty(), "%s: %s: scalar datasets cannot be chunked, so they cannot carry a checksum",
-                 path_.c_str(), dataset.c_str());
-  if (total > 0) {
+  if (total > 0 && !hdims.empty()) {
     // Chunked, so that HDF5's Fletcher-32 filter can checksum each chunk; HDF5 verifies it on every read of
     // the chunk (whole or partial reads alike). Deflate goes first, so the checksum covers the stored bytes
     // and a corrupt byte reads as a checksum mismatch, not as a zlib error.
@@ -177,6 +183,10 @@ void File::write(const std::string& dataset, const T* data, const std::vector<in
   if (!ds.valid()) throw UserError(path_ + ": " + dataset + ": cannot create dataset");
   if (total > 0 && H5Dwrite(ds.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     throw UserError(path_ + ": " + dataset + ": write failed (disk full?)");
+  }
+  if (hdims.empty()) {  // a scalar cannot be chunked (no filters): its CRC-32 goes into an attribute
+    ds.reset();
+    set_attr(kScalarChecksum, static_cast<int64_t>(scalar_crc32(data, sizeof(T))), dataset);
   }
 }
 
@@ -222,10 +232,19 @@ OpenDataset open_dataset(hid_t file, const std::string& path, const std::string&
   std::vector<hsize_t> dims(std::max(rank, 0));
   H5Sget_simple_extent_dims(o.space.id(), dims.data(), nullptr);
   o.dims.assign(dims.begin(), dims.end());
-  if (H5Sget_simple_extent_npoints(o.space.id()) > 0 && !has_fletcher32(o.ds.id())) {
-    throw UserError(path + ": " + dataset +
-                    ": no checksum (written by an older Halogen or another tool; write it again with this "
-                    "version's `halogen convert`, `generate` or `partition`)");
+  const std::string no_checksum = path + ": " + dataset +
+                                  ": no checksum (written by an older Halogen or another tool; write it again "
+                                  "with this version's `halogen convert`, `generate` or `partition`)";
+  if (rank == 0) {  // a scalar: the CRC-32 attribute File::write stores, checked here on its stored bytes
+    if (!f.has_attr(kScalarChecksum, dataset)) throw UserError(no_checksum);
+    Handle memory_type(H5Tget_native_type(o.type.id(), H5T_DIR_ASCEND), H5Tclose);
+    std::vector<unsigned char> value(H5Tget_size(memory_type.id()));
+    if (H5Dread(o.ds.id(), memory_type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) < 0)
+      throw UserError(read_failure(path + ": " + dataset));
+    if (static_cast<int64_t>(scalar_crc32(value.data(), value.size())) != f.attr_int(kScalarChecksum, dataset))
+      throw UserError(path + ": " + dataset + ": checksum mismatch (file is corrupt)");
+  } else if (H5Sget_simple_extent_npoints(o.space.id()) > 0 && !has_fletcher32(o.ds.id())) {
+    throw UserError(no_checksum);
   }
   return o;
 }
@@ -450,7 +469,7 @@ bool File::has_checksum(const std::string& dataset) const {
   if (!exists(dataset)) throw UserError(path_ + ": " + dataset + ": missing");
   Handle ds(H5Dopen2(id(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw UserError(path_ + ": " + dataset + ": not a dataset");
-  return has_fletcher32(ds.id());
+  return has_fletcher32(ds.id()) || (shape(dataset).empty() && has_attr(kScalarChecksum, dataset));
 }
 
 int64_t File::verify_checksum(const std::string& dataset) const {
@@ -459,6 +478,7 @@ int64_t File::verify_checksum(const std::string& dataset) const {
   if (total <= 0) return 0;
   Handle memory_type(H5Tget_native_type(o.type.id(), H5T_DIR_ASCEND), H5Tclose);
   const int64_t element_bytes = static_cast<int64_t>(H5Tget_size(memory_type.id()));
+  if (o.dims.empty()) return element_bytes;  // a scalar: open_dataset verified its CRC-32
   // Blocks of whole chunks along the first dimension, about 16 MiB each: every chunk is read (and so
   // verified) once, in bounded memory.
   Handle plist(H5Dget_create_plist(o.ds.id()), H5Pclose);

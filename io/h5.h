@@ -47,8 +47,9 @@ class File {
   std::vector<int64_t> shape(const std::string& dataset) const;
 
   // Writers create intermediate groups. Data is written chunked (about 1 MiB per chunk, whole rows where they
-  // fit) with a Fletcher-32 checksum per chunk, and deflated first when `compress` is set. Scalar (rank-0)
-  // datasets cannot be chunked: not supported (assert).
+  // fit) with a Fletcher-32 checksum per chunk, and deflated first when `compress` is set. A scalar (dims {})
+  // cannot be chunked: it is stored plain with the CRC-32 of its bytes in its attribute "crc32", which every
+  // read checks the same way.
   template <typename T>
   void write(const std::string& dataset, const T* data, const std::vector<int64_t>& dims, bool compress = false);
   template <typename T>
@@ -86,7 +87,7 @@ class File {
   bool is_floating(const std::string& dataset) const;
   // Bytes the dataset occupies in the file (after compression).
   int64_t storage_bytes(const std::string& dataset) const;
-  // Whether the dataset carries the Fletcher-32 filter.
+  // Whether the dataset carries the Fletcher-32 filter (a scalar: its "crc32" attribute).
   bool has_checksum(const std::string& dataset) const;
   // Reads every chunk of the dataset once (in blocks of about 16 MiB, whatever its type), so HDF5 verifies
   // each chunk's checksum; returns the bytes verified. UserError on a mismatch or a missing checksum.

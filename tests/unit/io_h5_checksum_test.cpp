@@ -1,7 +1,8 @@
 // Integrity of HDF5 files (io/h5.h): every dataset File::write creates carries a Fletcher-32 checksum per
 // chunk, and every read verifies it. Flipping any single byte of a chunk (data or the stored checksum), plain
 // or deflated, makes every read touching that chunk fail with "FILE: DATASET: checksum mismatch (file is
-// corrupt)"; reads of other chunks still succeed; a dataset that holds data without a checksum is refused.
+// corrupt)"; reads of other chunks still succeed; a dataset that holds data without a checksum is refused;
+// scalars (which HDF5 cannot chunk) carry a CRC-32 attribute instead.
 // Before checksums (contiguous storage) the same flips read back silently changed values.
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -195,4 +196,41 @@ TEST(H5Checksum, DatasetWithDataButNoChecksumIsRefusedEmptyOneIsNot) {
   EXPECT_FALSE(file.has_checksum("/none"));  // no data, nothing to protect
   EXPECT_TRUE(file.read<int64_t>("/none").empty());
   EXPECT_EQ(file.verify_checksum("/none"), 0);
+}
+
+TEST(H5Checksum, ScalarsCarryACrc32AttributeCheckedOnRead) {
+  const std::string path = temp_path("scalar.h5");
+  const int64_t value = 0x0123456789abcdef;
+  {
+    File file(path, Mode::create);
+    file.write("/epoch", &value, {});
+  }
+  int64_t offset = 0;
+  {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t ds = H5Dopen2(file, "/epoch", H5P_DEFAULT);
+    offset = static_cast<int64_t>(H5Dget_offset(ds));
+    H5Dclose(ds);
+    H5Fclose(file);
+  }
+  {
+    const File file(path, Mode::read);
+    EXPECT_TRUE(file.has_checksum("/epoch"));
+    EXPECT_EQ(file.read<int64_t>("/epoch"), std::vector<int64_t>{value});
+    EXPECT_EQ(file.verify_checksum("/epoch"), 8);
+  }
+  for (int64_t at = offset; at < offset + 8; ++at) {
+    flip_byte(path, at);
+    const File file(path, Mode::read);
+    EXPECT_EQ(error_of([&] { file.read<int64_t>("/epoch"); }), path + ": /epoch: checksum mismatch (file is corrupt)")
+        << "byte " << at;
+    flip_byte(path, at);
+  }
+  {  // without the attribute: refused like any dataset without a checksum
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Adelete_by_name(file, "/epoch", "crc32", H5P_DEFAULT);
+    H5Fclose(file);
+  }
+  const File file(path, Mode::read);
+  EXPECT_EQ(error_of([&] { file.read<int64_t>("/epoch"); }).rfind(path + ": /epoch: no checksum", 0), 0u);
 }
