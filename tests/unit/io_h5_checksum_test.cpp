@@ -111,12 +111,14 @@ TEST(H5Checksum, EverySingleByteFlipInAChunkIsCaughtPlainOrDeflated) {
       const File file(path, Mode::read);
       if (std::string(dataset) == "/plain") {
         EXPECT_EQ(error_of([&] { file.read<int32_t>("/plain"); }), plain_error) << "byte " << at;
-        EXPECT_EQ(error_of([&] { file.read_rows<int32_t>("/plain", 99, 100); }), plain_error) << "byte " << at;
+        EXPECT_EQ(error_of([&] { file.read_rows<int32_t>("/plain", 99, 100); }), plain_error)
+            << "byte " << at;
         EXPECT_EQ(error_of([&] { file.read<int64_t>("/plain"); }), plain_error) << "widened, byte " << at;
         EXPECT_EQ(file.read<float>("/sparse"), sparse);  // the other dataset is intact
       } else {
         EXPECT_EQ(error_of([&] { file.read<float>("/sparse"); }), sparse_error) << "byte " << at;
-        EXPECT_EQ(error_of([&] { file.read_selected_rows<float>("/sparse", {3}); }), sparse_error) << "byte " << at;
+        EXPECT_EQ(error_of([&] { file.read_selected_rows<float>("/sparse", {3}); }), sparse_error)
+            << "byte " << at;
         EXPECT_EQ(file.read<int32_t>("/plain"), plain);
       }
       EXPECT_EQ(error_of([&] { file.verify_checksum(dataset); }),
@@ -142,7 +144,7 @@ TEST(H5Checksum, PartialReadsVerifyTheChunksTheyTouch) {
   flip_byte(path, chunks[1].offset + chunks[1].size / 3);  // rows [131072, 262144)
   const File file(path, Mode::read);
   const std::string error = path + ": /feat: checksum mismatch (file is corrupt)";
-  EXPECT_EQ(file.read_rows<float>("/feat", 0, 1000).size(), 2000u);          // chunk 0 only
+  EXPECT_EQ(file.read_rows<float>("/feat", 0, 1000).size(), 2000u);            // chunk 0 only
   EXPECT_EQ(file.read_rows<float>("/feat", 262144, rows).size(), 2 * 37856u);  // chunk 2 only
   EXPECT_EQ(error_of([&] { file.read_rows<float>("/feat", 140000, 140010); }), error);
   EXPECT_EQ(error_of([&] { file.read_selected_rows<float>("/feat", {5, 200000}); }), error);
@@ -222,7 +224,8 @@ TEST(H5Checksum, ScalarsCarryACrc32AttributeCheckedOnRead) {
   for (int64_t at = offset; at < offset + 8; ++at) {
     flip_byte(path, at);
     const File file(path, Mode::read);
-    EXPECT_EQ(error_of([&] { file.read<int64_t>("/epoch"); }), path + ": /epoch: checksum mismatch (file is corrupt)")
+    EXPECT_EQ(error_of([&] { file.read<int64_t>("/epoch"); }),
+              path + ": /epoch: checksum mismatch (file is corrupt)")
         << "byte " << at;
     flip_byte(path, at);
   }

@@ -128,7 +128,8 @@ TEST(NpzCrc, EverySingleByteFlipInEveryMemberIsRefusedNamingArchiveAndMember) {
             ++harmless;
             continue;
           }
-          ASSERT_EQ(message.rfind(where, 0), 0u) << archive << " " << m.name << " byte " << at << ": " << message;
+          ASSERT_EQ(message.rfind(where, 0), 0u)
+              << archive << " " << m.name << " byte " << at << ": " << message;
           const bool crc = message.find("CRC-32 mismatch") != std::string::npos;
           // A stored member's data (past its 128-byte .npy header, numpy's padding) reaches the CRC check.
           if (!m.deflated && at >= m.data_offset + 128) {
@@ -145,9 +146,9 @@ TEST(NpzCrc, EverySingleByteFlipInEveryMemberIsRefusedNamingArchiveAndMember) {
   EXPECT_GT(flips, 1000);
   EXPECT_GT(stored_crc, 100);
   EXPECT_GT(deflated_crc, 0);  // flips zlib decodes into other bytes: only the CRC catches them
-  std::printf("%lld flips: stored members %lld refused by CRC-32 (the rest by the .npy header); deflated %lld by "
-              "CRC-32, %lld by zlib or the .npy header, %lld decode to the same bytes\n",
-              static_cast<long long>(flips), static_cast<long long>(stored_crc),
-              static_cast<long long>(deflated_crc), static_cast<long long>(deflated_zlib),
-              static_cast<long long>(harmless));
+  std::printf(
+      "%lld flips: stored members %lld refused by CRC-32 (the rest by the .npy header); deflated %lld by "
+      "CRC-32, %lld by zlib or the .npy header, %lld decode to the same bytes\n",
+      static_cast<long long>(flips), static_cast<long long>(stored_crc), static_cast<long long>(deflated_crc),
+      static_cast<long long>(deflated_zlib), static_cast<long long>(harmless));
 }
