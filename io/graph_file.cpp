@@ -16,7 +16,6 @@ namespace halogen::io {
 namespace {
 
 constexpr const char* kFormat = "halogen.graph";
-constexpr int64_t kVersion = 1;
 
 std::string at(const std::string& where, const std::string& dataset) {
   return where + ": " + dataset + ": ";
@@ -238,7 +237,7 @@ void write_graph(const std::string& path, const graph::Graph& g) {
   write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
     file.set_attr("format", std::string(kFormat));
-    file.set_attr("version", kVersion);
+    file.set_attr("version", kGraphFileVersion);
     file.set_attr("name", g.name);
     file.set_attr("num_nodes", g.num_nodes);
     file.set_attr("num_edges", g.num_edges());
@@ -266,17 +265,25 @@ void write_graph(const std::string& path, const graph::Graph& g) {
   });
 }
 
+void check_graph_format(const h5::File& file) {
+  const char* path = file.path().c_str();
+  HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
+                     "%s: not a Halogen graph file (root attribute format is not \"%s\")", path, kFormat);
+  const int64_t version = file.attr_int("version");
+  HALOGEN_USER_CHECK(version != 1,
+                     "%s: graph file version 1, written by an older Halogen without checksums: convert or "
+                     "generate it again with this version (`halogen convert` / `halogen generate`)",
+                     path);
+  HALOGEN_USER_CHECK(version == kGraphFileVersion,
+                     "%s: graph file version %lld is not supported (this build reads %lld)", path,
+                     static_cast<long long>(version), static_cast<long long>(kGraphFileVersion));
+}
+
 namespace {
 
 graph::Graph read_graph_file(const std::string& path, bool with_features) {
   h5::File file(path, h5::Mode::read);
-  HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
-                     "%s: not a Halogen graph file (root attribute format is not \"%s\")", path.c_str(),
-                     kFormat);
-  const int64_t version = file.attr_int("version");
-  HALOGEN_USER_CHECK(version == kVersion,
-                     "%s: graph file version %lld is not supported (this build reads %lld)", path.c_str(),
-                     static_cast<long long>(version), static_cast<long long>(kVersion));
+  check_graph_format(file);
   graph::Graph g;
   g.name = file.has_attr("name") ? file.attr_string("name") : "";
   g.num_nodes = file.attr_int("num_nodes");

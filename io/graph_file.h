@@ -1,10 +1,23 @@
 #pragma once
-// The graph file (DESIGN.md, "Files"): one HDF5 file per graph, format="halogen.graph" version=1.
+// The graph file (DESIGN.md, "Files"): one HDF5 file per graph, format="halogen.graph" version=2.
+// Version 2: every dataset carries a Fletcher-32 checksum that every read verifies (io/h5.h). Version 1 files
+// (written before checksums) are refused with a message to convert or generate the graph again.
+#include <cstdint>
 #include <string>
 
 #include "graph/graph.h"
 
+namespace halogen::h5 {
+class File;
+}
+
 namespace halogen::io {
+
+inline constexpr int64_t kGraphFileVersion = 2;
+
+// Checks the root attributes format="halogen.graph" and version == kGraphFileVersion; a UserError naming the
+// file otherwise (version 1: "written by an older Halogen, without checksums; ...").
+void check_graph_format(const h5::File& file);
 
 // Reads and validates a whole graph file: shapes agree, indptr monotone and ending at E, ids in range, rows
 // sorted without duplicates, labels in [-1, num_classes), split ids unique and in range, features finite.

@@ -1,6 +1,13 @@
 #pragma once
 // A thin RAII layer over the HDF5 C API. Every failure is a UserError naming the file and the object, e.g.
 // "g.h5: /csr/indptr: expected int64 [2709], found int32 [2709]". HDF5's own error stack printing is off.
+//
+// Integrity: every dataset File::write creates with data is chunked and carries HDF5's Fletcher-32 checksum
+// (per chunk), which HDF5 verifies on every read of a chunk, partial reads included; a mismatch is the
+// UserError "FILE: DATASET: checksum mismatch (file is corrupt)". Every reader here refuses a dataset that
+// holds data but no checksum ("FILE: DATASET: no checksum (...)"), so no unverified byte is ever returned.
+// Empty datasets hold no data and carry none. Files are created in the HDF5 1.10 format, whose metadata
+// (superblock, object headers, chunk indexes) is checksummed too.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,7 +54,10 @@ class File {
   // Shape of a dataset; UserError if absent.
   std::vector<int64_t> shape(const std::string& dataset) const;
 
-  // Writers create intermediate groups. Data is written chunked+compressed when `compress` is set.
+  // Writers create intermediate groups. Data is written chunked (about 1 MiB per chunk, whole rows where they
+  // fit) with a Fletcher-32 checksum per chunk, and deflated first when `compress` is set. A scalar (dims {})
+  // cannot be chunked: it is stored plain with the CRC-32 of its bytes in its attribute "crc32", which every
+  // read checks the same way.
   template <typename T>
   void write(const std::string& dataset, const T* data, const std::vector<int64_t>& dims, bool compress = false);
   template <typename T>
@@ -85,6 +95,11 @@ class File {
   bool is_floating(const std::string& dataset) const;
   // Bytes the dataset occupies in the file (after compression).
   int64_t storage_bytes(const std::string& dataset) const;
+  // Whether the dataset carries the Fletcher-32 filter (a scalar: its "crc32" attribute).
+  bool has_checksum(const std::string& dataset) const;
+  // Reads every chunk of the dataset once (in blocks of about 16 MiB, whatever its type), so HDF5 verifies
+  // each chunk's checksum; returns the bytes verified. UserError on a mismatch or a missing checksum.
+  int64_t verify_checksum(const std::string& dataset) const;
 
  private:
   std::string path_;

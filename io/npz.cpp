@@ -89,6 +89,7 @@ NpzArchive::NpzArchive(const std::string& path) : path_(path) {
       throw UserError(path + ": corrupt zip central directory at entry " + std::to_string(e));
     Member m;
     m.method = le16(&directory[at + 10]);
+    m.crc32 = le32(&directory[at + 16]);
     m.compressed_size = le32(&directory[at + 20]);
     m.size = le32(&directory[at + 24]);
     const uint16_t name_length = le16(&directory[at + 28]), extra_length = le16(&directory[at + 30]),
@@ -268,6 +269,51 @@ NpyReader::~NpyReader() {
 }
 
 void NpyReader::read_bytes(void* out, size_t bytes) {
+  read_member_bytes(out, bytes);
+  // zlib's crc32 takes uInt lengths: feed it in pieces of at most 1 GiB.
+  for (size_t done = 0; done < bytes;) {
+    const uInt piece = static_cast<uInt>(std::min<size_t>(bytes - done, 1u << 30));
+    crc_ = static_cast<uint32_t>(crc32(crc_, static_cast<const Bytef*>(out) + done, piece));
+    done += piece;
+  }
+  produced_ += bytes;
+  if (produced_ != member_.size) return;
+  if (crc_ != member_.crc32) {
+    char detail[64];
+    std::snprintf(detail, sizeof(detail), "computed %08x, the archive says %08x", crc_, member_.crc32);
+    throw UserError(where_ + "CRC-32 mismatch (" + detail + "; the archive is corrupt)");
+  }
+  if (inflater_) check_deflate_end();  // the data is intact; its stream must end here too
+}
+
+void NpyReader::refill_input() {
+  auto* stream = static_cast<z_stream*>(inflater_);
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(input_.size(), compressed_left_));
+  if (want == 0) throw UserError(where_ + "truncated compressed data");
+  if (std::fread(input_.data(), 1, want, file_) != want) throw UserError(where_ + "truncated compressed data");
+  compressed_left_ -= want;
+  stream->next_in = input_.data();
+  stream->avail_in = static_cast<uInt>(want);
+}
+
+void NpyReader::check_deflate_end() {
+  auto* stream = static_cast<z_stream*>(inflater_);
+  unsigned char extra = 0;
+  for (;;) {
+    stream->next_out = &extra;
+    stream->avail_out = 1;
+    if (stream->avail_in == 0 && compressed_left_ > 0) refill_input();
+    const int status = inflate(stream, Z_NO_FLUSH);
+    if (status == Z_STREAM_END && stream->avail_out == 1) return;
+    if (stream->avail_out == 0) throw UserError(where_ + "array data longer than its header says");
+    if (status == Z_BUF_ERROR && stream->avail_in == 0 && compressed_left_ == 0)
+      throw UserError(where_ + "truncated compressed data (no end of the deflate stream)");
+    if (status != Z_OK && status != Z_BUF_ERROR)
+      throw UserError(where_ + "corrupt compressed data (" + (stream->msg ? stream->msg : "zlib error") + ")");
+  }
+}
+
+void NpyReader::read_member_bytes(void* out, size_t bytes) {
   if (!inflater_) {
     if (bytes > compressed_left_ || std::fread(out, 1, bytes, file_) != bytes)
       throw UserError(where_ + "truncated array data");
@@ -280,15 +326,7 @@ void NpyReader::read_bytes(void* out, size_t bytes) {
     const uInt chunk = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
     stream->avail_out = chunk;
     while (stream->avail_out > 0) {
-      if (stream->avail_in == 0) {
-        const size_t want = static_cast<size_t>(std::min<uint64_t>(input_.size(), compressed_left_));
-        if (want == 0) throw UserError(where_ + "truncated compressed data");
-        if (std::fread(input_.data(), 1, want, file_) != want)
-          throw UserError(where_ + "truncated compressed data");
-        compressed_left_ -= want;
-        stream->next_in = input_.data();
-        stream->avail_in = static_cast<uInt>(want);
-      }
+      if (stream->avail_in == 0) refill_input();
       const int status = inflate(stream, Z_NO_FLUSH);
       if (status == Z_STREAM_END && stream->avail_out > 0)
         throw UserError(where_ + "array data shorter than its header says");

@@ -2,6 +2,11 @@
 // NumPy .npz archives (zip files of .npy members), read member by member in bounded memory: the zip
 // central directory (zip64 included) is parsed, members may be stored or deflated (inflated with zlib as
 // raw deflate), and each .npy header (magic, version 1-3, dict with descr/fortran_order/shape) is parsed.
+// Integrity: the zip CRC-32 of a member (from the central directory) is checked against the bytes read, .npy
+// header included, when the member's last byte is read: a corrupt member stops with
+// "ARCHIVE: MEMBER: CRC-32 mismatch (...)" (or, for a deflated member whose stream zlib cannot decode,
+// "ARCHIVE: MEMBER: corrupt compressed data (...)"); a deflated member's stream must also end with its last
+// byte. Every converter reads the members it uses to the end.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -33,6 +38,7 @@ class NpzArchive {
   struct Member {
     std::string name;
     uint16_t method = 0;  // 0 stored, 8 deflated
+    uint32_t crc32 = 0;   // of the uncompressed bytes
     uint64_t compressed_size = 0, size = 0, local_header_offset = 0;
   };
 
@@ -51,12 +57,17 @@ class NpyReader {
 
   const NpyHeader& header() const { return header_; }
   // Next `count` elements into out (int64_t, int32_t, float or double). Integers must be stored as
-  // integers (or bool); floats may come from any numeric type. UserError if fewer remain.
+  // integers (or bool); floats may come from any numeric type. UserError if fewer remain, and when this read
+  // reaches the member's end and its CRC-32 differs from the archive's.
   template <typename T>
   void read(T* out, int64_t count);
 
  private:
+  // The member's next `bytes` uncompressed bytes, CRC-checked at the member's end (read_member_bytes: unchecked).
   void read_bytes(void* out, size_t bytes);
+  void read_member_bytes(void* out, size_t bytes);
+  void refill_input();       // deflated: the next block of compressed bytes into input_
+  void check_deflate_end();  // deflated, after the last byte: the stream ends there (UserError otherwise)
   void parse_header(const std::string& dict);
   void open_member(const std::string& archive, const NpzArchive::Member& member);
   void release();
@@ -66,7 +77,8 @@ class NpyReader {
   NpzArchive::Member member_;
   void* inflater_ = nullptr;  // z_stream when deflated
   std::vector<unsigned char> input_;
-  uint64_t compressed_left_ = 0, produced_ = 0;
+  uint64_t compressed_left_ = 0, produced_ = 0;  // produced_: uncompressed bytes read so far
+  uint32_t crc_ = 0;                              // CRC-32 of those bytes
   NpyHeader header_;
   std::vector<unsigned char> staging_;
 };

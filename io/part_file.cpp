@@ -61,6 +61,21 @@ void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, i
   }
 }
 
+// Root attribute version of a shard or assignment file: kPartitionVersion; version 1 (no checksums) asks for a
+// new partition.
+void check_partition_file_version(const h5::File& file, const char* what) {
+  const std::string& path = file.path();
+  require(file.has_attr("version"), path, "/", "attribute version missing");
+  const int64_t version = file.attr_int("version");
+  require(version != 1, path, "/",
+          std::string("version 1 ") + what +
+              ", written by an older Halogen without checksums: partition the graph again with this version "
+              "(`halogen partition ... --force`)");
+  require(version == kPartitionVersion, path, "/",
+          "version " + std::to_string(version) + " is not supported (expected " +
+              std::to_string(kPartitionVersion) + ")");
+}
+
 std::string snapshot_group(size_t t) {
   char name[32];
   std::snprintf(name, sizeof(name), "/snapshots/%05zu", t);
@@ -260,8 +275,14 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   if (format != "halogen.partition")
     throw UserError(path + ": format is \"" + format + "\", expected \"halogen.partition\"");
   const int version = json_get<int>(root, "version", path);
-  if (version != 1)
-    throw UserError(path + ": version " + std::to_string(version) + " is not supported (expected 1)");
+  if (version == 1)
+    throw UserError(path + ": version 1, written by an older Halogen without checksums: partition the graph "
+                    "again with this version (`halogen partition GRAPH -k " +
+                    (root.contains("num_parts") ? root["num_parts"].dump() : std::string("P")) + " -o " + dir +
+                    " --force`)");
+  if (version != kPartitionVersion)
+    throw UserError(path + ": version " + std::to_string(version) + " is not supported (expected " +
+                    std::to_string(kPartitionVersion) + ")");
 
   PartitionMeta meta;
   meta.method = json_get<std::string>(root, "method", path);
@@ -303,7 +324,7 @@ void write_assignment(const std::string& path, const std::vector<int32_t>& part_
     h5::File file(temporary, h5::Mode::create);
     file.write("/part", part_of, /*compress=*/true);
     file.set_attr("format", std::string("halogen.assignment"));
-    file.set_attr("version", int64_t{1});
+    file.set_attr("version", kPartitionVersion);
     file.set_attr("num_parts", int64_t{num_parts});
     file.close();
   });
@@ -311,6 +332,7 @@ void write_assignment(const std::string& path, const std::vector<int32_t>& part_
 
 std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts, int64_t num_nodes) {
   h5::File file(path, h5::Mode::read);
+  check_partition_file_version(file, "assignment file");
   std::vector<int64_t> dims;
   std::vector<int32_t> part_of = file.read<int32_t>("/part", &dims);
   require(dims.size() == 1 && dims[0] == num_nodes, path, "/part",
@@ -326,7 +348,7 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
   write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
     file.set_attr("format", std::string("halogen.part"));
-    file.set_attr("version", int64_t{1});
+    file.set_attr("version", kPartitionVersion);
     file.set_attr("part", int64_t{shard.part});
     file.set_attr("num_parts", int64_t{shard.num_parts});
     file.set_attr("num_nodes", shard.global_num_nodes);
@@ -377,8 +399,7 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   const std::string format = file.has_attr("format") ? file.attr_string("format") : "";
   require(format == "halogen.part", path, "/",
           "format attribute is \"" + format + "\", expected \"halogen.part\"");
-  require(file.attr_int("version") == 1, path, "/",
-          "version " + std::to_string(file.attr_int("version")) + " is not supported (expected 1)");
+  check_partition_file_version(file, "shard");
   graph::Shard s;
   s.part = static_cast<int32_t>(file.attr_int("part"));
   s.num_parts = static_cast<int32_t>(file.attr_int("num_parts"));

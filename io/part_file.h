@@ -1,12 +1,17 @@
 #pragma once
 // Partition directories (DESIGN.md, "Files"): meta.json + assignment.h5 + part-%05d.h5, one shard per rank.
 //
+// Version 2 (meta.json, assignment.h5 and every shard): every dataset carries a Fletcher-32 checksum that
+// every read verifies (io/h5.h), and meta.json holds no per-pair (P x P) data: it grows with P (the rows part p
+// sends to part q are /send/offsets of p's shard). Version 1 directories (no checksums) are refused with a
+// message to partition the graph again.
+//
 // meta.json (written by partition/partition_dir.cpp; the keys read back here are stable):
-//   format="halogen.partition", version=1, method, num_parts,
+//   format="halogen.partition", version=2, method, num_parts,
 //   graph: {file, file_absolute, checksum, size_bytes, name, num_nodes, num_edges, num_features, num_classes,
 //           directed, num_train},
 //   parts: [{part, owned, halo, nnz, train, send}], statistics: {...}, phases: [...], command.
-// Shard files: root attributes format="halogen.part" version=1 part num_parts num_nodes num_edges num_classes
+// Shard files: root attributes format="halogen.part" version=2 part num_parts num_nodes num_edges num_classes
 // num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
 // (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
 // /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
@@ -23,6 +28,9 @@
 #include "graph/shard.h"
 
 namespace halogen::io {
+
+// The version of meta.json, assignment.h5 and the shards this build writes and reads.
+inline constexpr int64_t kPartitionVersion = 2;
 
 struct PartitionMeta {
   std::string method;  // metis | random | contiguous

@@ -65,7 +65,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
   const AssignOptions& o = request.options;
   json meta;
   meta["format"] = "halogen.partition";
-  meta["version"] = 1;
+  meta["version"] = io::kPartitionVersion;
   meta["method"] = method_name(o.method);
   meta["num_parts"] = o.num_parts;
   meta["options"] = {{"objective", objective_name(o.objective)},
@@ -88,13 +88,6 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                    {"num_classes", graph.num_classes},
                    {"directed", graph.directed},
                    {"num_train", static_cast<int64_t>(graph.train.size())}};
-  json rows_sent = json::array();
-  for (int32_t p = 0; p < stats.num_parts; ++p) {
-    json row = json::array();
-    for (int32_t q = 0; q < stats.num_parts; ++q)
-      row.push_back(stats.rows_sent[static_cast<size_t>(p) * stats.num_parts + q]);
-    rows_sent.push_back(row);
-  }
   meta["statistics"] = {{"cut_edges", stats.cut_edges},
                         {"cut_counts", graph.directed ? "directed entries" : "undirected edges"},
                         {"halo_rows_total", stats.total_halo},
@@ -102,8 +95,7 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                         {"balance_vertices", stats.vertex_balance},
                         {"balance_edges", stats.edge_balance},
                         {"balance_train", stats.train_balance},
-                        {"empty_parts", stats.empty_parts},
-                        {"rows_sent", rows_sent}};
+                        {"empty_parts", stats.empty_parts}};
   if (!stats.snapshot_halo_rows.empty()) {
     const std::vector<int64_t>& per_step = stats.snapshot_halo_rows;
     int64_t total = 0;
@@ -113,15 +105,19 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
         {"max", *std::max_element(per_step.begin(), per_step.end())},
         {"per_step_total", per_step}};
   }
+  // Per part, a constant number of keys: meta.json grows with P (every rank parses it), never with P x P. The
+  // rows part p sends to each part q are in p's shard (/send/offsets); "send_peers" counts those q.
   json parts = json::array();
-  for (int32_t p = 0; p < stats.num_parts; ++p)
+  for (int32_t p = 0; p < stats.num_parts; ++p) {
     parts.push_back({{"part", p},
                      {"file", fs::path(io::shard_path("", p)).filename().string()},
                      {"owned", stats.owned[p]},
                      {"halo", stats.halo[p]},
                      {"nnz", stats.nnz[p]},
                      {"train", stats.train[p]},
-                     {"send", stats.send[p]}});
+                     {"send", stats.send[p]},
+                     {"send_peers", stats.send_peers[p]}});
+  }
   meta["parts"] = parts;
   json phase_list = json::array();
   for (const PhaseRecord& phase : phases)

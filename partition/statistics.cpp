@@ -25,7 +25,7 @@ PartitionStats compute_statistics(const graph::Graph& graph, const HaloPlan& pla
   stats.train.assign(parts, 0);
   stats.halo.assign(parts, 0);
   stats.send.assign(parts, 0);
-  stats.rows_sent.assign(static_cast<size_t>(parts) * parts, 0);
+  stats.send_peers.assign(parts, 0);
 
   int64_t cut_entries = 0;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(+ : cut_entries)
@@ -42,7 +42,7 @@ PartitionStats compute_statistics(const graph::Graph& graph, const HaloPlan& pla
     stats.empty_parts += stats.owned[p] == 0;
     for (int32_t q = 0; q < parts; ++q) {
       const int64_t rows = q == p ? 0 : plan.rows_sent(p, q);
-      stats.rows_sent[static_cast<size_t>(p) * parts + q] = rows;
+      stats.send_peers[p] += rows > 0;
       stats.send[p] += rows;
     }
   }

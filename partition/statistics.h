@@ -1,6 +1,7 @@
 #pragma once
-// Partition quality: edge cut, halo rows (= rows received per exchange), rows sent between every pair of
-// parts, and load balance (max/mean) of vertices, edges and training vertices.
+// Partition quality: edge cut, halo rows (= rows received per exchange), rows sent and the parts sent to, and
+// load balance (max/mean) of vertices, edges and training vertices. All per-part (P), none per pair of parts:
+// the rows part p sends to part q are HaloPlan::rows_sent(p, q), and a shard's /send/offsets.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ struct PartitionStats {
   // stored (directed) entries otherwise. Self-loops are never cut.
   int64_t cut_edges = 0;
   std::vector<int64_t> owned, nnz, train, halo, send;  // (P) per part; send = rows sent per exchange
-  std::vector<int64_t> rows_sent;                      // (P*P) [p*P + q] = rows part p sends to part q
+  std::vector<int64_t> send_peers;  // (P) parts q != p that part p sends rows to
   int64_t total_halo = 0, max_halo = 0;
   double vertex_balance = 1, edge_balance = 1, train_balance = 1;  // max / mean (1 = perfect)
   int32_t empty_parts = 0;

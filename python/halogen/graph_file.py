@@ -1,6 +1,6 @@
-"""The Halogen graph file (docs/io.md): one HDF5 file per graph, format="halogen.graph" version=1.
+"""The Halogen graph file (docs/io.md): one HDF5 file per graph, format="halogen.graph" version=2.
 
-    /            attrs format="halogen.graph" version=1 name num_nodes num_edges directed num_classes num_features
+    /            attrs format="halogen.graph" version=2 name num_nodes num_edges directed num_classes num_features
     /csr/indptr  int64 [N+1]      /csr/indices int64 [E]      /csr/weight float32 [E]   (optional)
     /node/feat   float32 [N,F]    /node/label int32 [N] (-1 = unlabeled), or float32 [N] / [T,N] for regression
     /node/orig_id int64 [N]       (optional)
@@ -9,14 +9,15 @@
 `write_graph` builds the graph exactly as `halogen convert` does (symmetrised unless directed, self-loops and
 duplicate edges removed, a duplicate keeping its largest weight, rows sorted), checks it with the rules every
 Halogen reader applies (`validate_graph`) and writes it atomically: to a hidden temporary name in the same
-directory, renamed when complete. Needs numpy and h5py only.
+directory, renamed when complete. Every dataset that holds data is chunked (about 1 MiB of whole rows) with
+HDF5's Fletcher-32 checksum, which Halogen requires (version 2; docs/io.md "Integrity"). Needs numpy and h5py only.
 """
 import os
 
 import numpy as np
 
 FORMAT = "halogen.graph"
-VERSION = 1
+VERSION = 2
 
 
 def build_csr(num_nodes, src, dst, weight=None, directed=False):
@@ -130,6 +131,19 @@ def _features_compress_well(features):
     return len(sample) >= 4096 and 2 * len(zlib.compress(sample, 1)) < len(sample)
 
 
+
+def _write(f, name, array, compress=False):
+    """As `halogen convert` writes a dataset: chunked (about 1 MiB of whole rows per chunk) with HDF5's
+    Fletcher-32 checksum (after gzip when `compress`); an empty dataset holds no bytes and carries none."""
+    array = np.asarray(array)
+    if array.size == 0:
+        f.create_dataset(name, data=array)
+        return
+    row_bytes = array.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
+    rows = max(1, min(array.shape[0], (1 << 20) // max(row_bytes, 1)))
+    extra = {"compression": "gzip", "compression_opts": 1} if compress else {}
+    f.create_dataset(name, data=array, chunks=(rows,) + array.shape[1:], fletcher32=True, **extra)
+
 def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_classes=None, train=None, valid=None,
                 test=None, directed=False, name="", edge_weight=None, orig_id=None, targets=None):
     """Writes the graph file `path` atomically and returns (indptr, indices).
@@ -185,23 +199,18 @@ def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_cla
                 else:  # as io/h5.cpp writes strings: fixed length (at least 1), UTF-8, null-terminated
                     raw = value.encode()
                     f.attrs.create(key, raw, dtype=h5py.string_dtype("utf-8", max(len(raw), 1)))
-            f["/csr/indptr"] = indptr
-            f["/csr/indices"] = indices
+            _write(f, "/csr/indptr", indptr)
+            _write(f, "/csr/indices", indices)
             if weight is not None:
-                f["/csr/weight"] = weight.astype(np.float32)
+                _write(f, "/csr/weight", weight.astype(np.float32))
             if features is not None:
-                if _features_compress_well(features) and features.size:
-                    f.create_dataset("/node/feat", data=features, compression="gzip", compression_opts=1,
-                                     chunks=(min(features.shape[0], max(1, (1 << 20) // (4 * features.shape[1]))),
-                                             features.shape[1]))
-                else:
-                    f["/node/feat"] = features
+                _write(f, "/node/feat", features, compress=_features_compress_well(features))
             if "labels" in graph:
-                f["/node/label"] = graph["labels"]
+                _write(f, "/node/label", graph["labels"])
             if orig_id is not None:
-                f["/node/orig_id"] = orig_id
+                _write(f, "/node/orig_id", orig_id)
             for split in ("train", "valid", "test"):
-                f["/split/" + split] = graph[split]
+                _write(f, "/split/" + split, graph[split])
         os.replace(temp, path)
     finally:
         if os.path.exists(temp):

@@ -1,3 +1,6 @@
 # partition: end-to-end command-line checks (generate -> partition -> info --check, bad inputs).
 add_test(NAME partition.cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/cli_test.sh)
 set_tests_properties(partition.cli PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 120)
+# meta.json grows with P, not P x P (issue 15): 64 and 512 parts of a small generated graph.
+add_test(NAME partition.meta_size COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/meta_size.sh)
+set_tests_properties(partition.meta_size PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300)

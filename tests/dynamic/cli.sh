@@ -69,7 +69,8 @@ import shutil, sys, h5py, numpy as np
 shutil.copy(sys.argv[1], sys.argv[2])
 with h5py.File(sys.argv[2], "r+") as f:
     del f["/snapshots/00001/indptr"]
-    f["/snapshots/00001/indptr"] = np.array([0, 1, 3, 5], dtype=np.int64)
+    f.create_dataset("/snapshots/00001/indptr", data=np.array([0, 1, 3, 5], dtype=np.int64), chunks=(4,),
+                     fletcher32=True)  # with a checksum, as Halogen requires of every dataset
 PY
   expect_rejected short-snapshot "short.h5: /snapshots/00001/indptr: expected shape [5], found [4]" \
     info "$work/short.h5" --check

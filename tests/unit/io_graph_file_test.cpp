@@ -50,7 +50,7 @@ std::string read_error_after(const std::function<void(halogen::h5::File&)>& corr
     halogen::h5::File file(path, halogen::h5::Mode::create);  // rewrite from scratch with one defect
     const Graph g = tiny_graph();
     file.set_attr("format", std::string("halogen.graph"));
-    file.set_attr("version", int64_t{1});
+    file.set_attr("version", halogen::io::kGraphFileVersion);
     file.set_attr("name", g.name);
     file.set_attr("num_nodes", g.num_nodes);
     file.set_attr("num_edges", g.num_edges());
@@ -96,7 +96,7 @@ TEST(GraphFile, RoundTripKeepsEverything) {
   EXPECT_EQ(r.orig_id, g.orig_id);
   halogen::h5::File file(path, halogen::h5::Mode::read);
   EXPECT_EQ(file.attr_string("format"), "halogen.graph");
-  EXPECT_EQ(file.attr_int("version"), 1);
+  EXPECT_EQ(file.attr_int("version"), 2);
   EXPECT_EQ(file.attr_int("num_edges"), 6);
 }
 
@@ -139,8 +139,11 @@ TEST(GraphFile, ReadRejectsEachViolationWithFileDatasetAndIndex) {
   };
   expect_message(read_error_after([](File& f) { f.set_attr("format", std::string("other")); }),
                  "not a Halogen graph file");
-  expect_message(read_error_after([](File& f) { f.set_attr("version", int64_t{2}); }),
-                 "version 2 is not supported");
+  expect_message(read_error_after([](File& f) { f.set_attr("version", int64_t{3}); }),
+                 "version 3 is not supported");
+  expect_message(read_error_after([](File& f) { f.set_attr("version", int64_t{1}); }),
+                 "graph file version 1, written by an older Halogen without checksums: convert or generate it "
+                 "again");
   expect_message(read_error_after([](File& f) { f.set_attr("num_nodes", int64_t{5}); }),
                  "/csr/indptr: expected shape [6], found [5]");
   expect_message(read_error_after([](File& f) { f.set_attr("num_edges", int64_t{5}); }), "num_edges 5 != 6");

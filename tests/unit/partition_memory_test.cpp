@@ -242,7 +242,7 @@ TEST(PartitionGraphFile, NonFiniteFeatureIsRejectedBeforeAnyOutput) {
   {  // write_graph refuses such a graph, so the file is written dataset by dataset
     h5::File file(path, h5::Mode::create);
     file.set_attr("format", std::string("halogen.graph"));
-    file.set_attr("version", int64_t{1});
+    file.set_attr("version", io::kGraphFileVersion);
     file.set_attr("name", g.name);
     file.set_attr("num_nodes", g.num_nodes);
     file.set_attr("num_edges", g.num_edges());
