@@ -46,6 +46,16 @@ int64_t kill_at_epoch() {
   return value != nullptr ? std::atoll(value) : 0;
 }
 
+// Whether stdout surely reaches a person's terminal. Under mpirun (Open MPI forwards each rank's output through
+// a pseudo-terminal whatever its final destination) or srun, a rank cannot tell, so it says no: the periodic
+// progress lines are then printed, which costs an interactive user one extra line every --progress-every seconds.
+bool stdout_reaches_terminal() {
+  if (!isatty(STDOUT_FILENO)) return false;
+  for (const char* launcher : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (std::getenv(launcher) != nullptr) return false;
+  return true;
+}
+
 // "1h 02m", "3m 07s", "42s".
 std::string duration_text(double seconds) {
   const long long s = static_cast<long long>(seconds + 0.5);
@@ -319,7 +329,7 @@ TrainResult Trainer::run() {
   int64_t trained_epochs = 0;
   const int64_t kill_epoch = kill_at_epoch();
   // Periodic progress where nobody sees the epoch lines scroll by (a batch job's log).
-  const bool periodic_progress = config_.progress_every_s > 0 && comm_.rank() == 0 && !isatty(STDOUT_FILENO);
+  const bool periodic_progress = config_.progress_every_s > 0 && comm_.rank() == 0 && !stdout_reaches_terminal();
   const Stopwatch run_watch;
   double last_progress_s = 0;
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {

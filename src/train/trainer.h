@@ -51,7 +51,8 @@ struct RunConfig {
   // The resolved options of the command as a JSON object, recorded in the metrics header (train/metrics.h).
   std::string config_json = "{}";
   // When stdout is not a terminal (a Slurm log), rank 0 prints "progress: epoch e/E | loss | elapsed | ETA" at
-  // most this often (seconds), whatever print_epochs says; <= 0: never. On a terminal the epoch lines suffice.
+  // most this often (seconds), whatever print_epochs says; <= 0: never. On a terminal the epoch lines suffice
+  // (under mpirun/srun a rank cannot tell where its output ends up: it prints them).
   double progress_every_s = 30;
   std::string tensorboard_dir;       // TensorBoard event files (rank 0; train/tensorboard.h); empty = none
 };
