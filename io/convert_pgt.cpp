@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "graph/build.h"
+#include "io/input_file.h"
 #include "io/pgt_json.h"
 #include "io/temporal.h"
 
@@ -67,6 +68,7 @@ using pgt::number_at;
 
 graph::Graph convert_pgt_json(const ConvertOptions& options) {
   const std::string& path = options.input;
+  check_input_file(path);
   std::ifstream in(path);
   HALOGEN_USER_CHECK(in.good(), "%s: cannot open", path.c_str());
   json doc;

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace halogen::io {
 
@@ -47,8 +48,9 @@ int64_t NpyHeader::count() const {
 }
 
 NpzArchive::NpzArchive(const std::string& path) : path_(path) {
+  check_input_file(path);
   File f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw UserError(path + ": no such file");
+  if (!f) throw UserError(path + ": cannot open for reading");
   fseeko(f.get(), 0, SEEK_END);
   const uint64_t size = static_cast<uint64_t>(ftello(f.get()));
   // End of central directory: 22 bytes plus a comment of up to 64 KiB, searched from the end.
