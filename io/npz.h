@@ -2,6 +2,8 @@
 // NumPy .npz archives (zip files of .npy members), read member by member in bounded memory: the zip
 // central directory (zip64 included) is parsed, members may be stored or deflated (inflated with zlib as
 // raw deflate), and each .npy header (magic, version 1-3, dict with descr/fortran_order/shape) is parsed.
+// A Fortran-ordered array of 2 or more dimensions is read whole on the first read() and transposed to C order
+// (memory: the array's size once more); every other array is streamed.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -15,6 +17,7 @@ struct NpyHeader {
   char kind = 0;      // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
   int item_size = 0;  // bytes per element
   std::vector<int64_t> shape;
+  bool fortran_order = false;  // column-major on disk (numpy.savez of a transposed array); read() gives C order
   int64_t count() const;
 };
 
@@ -57,6 +60,8 @@ class NpyReader {
 
  private:
   void read_bytes(void* out, size_t bytes);
+  void read_data(void* out, size_t bytes);  // the array's bytes in C order (read_bytes, or the transposed copy)
+  void load_fortran_array();
   void parse_header(const std::string& dict);
   void open_member(const std::string& archive, const NpzArchive::Member& member);
   void release();
@@ -69,6 +74,8 @@ class NpyReader {
   uint64_t compressed_left_ = 0, produced_ = 0;
   NpyHeader header_;
   std::vector<unsigned char> staging_;
+  std::vector<unsigned char> c_order_;  // a Fortran-ordered array, transposed (load_fortran_array)
+  size_t c_order_pos_ = 0;
 };
 
 }  // namespace halogen::io

@@ -113,7 +113,9 @@ TEST(ConvertOgb, SeveralSplitSchemesNeedSplitFlag) {
 
 TEST(ConvertOgbNpz, StoredAndDeflatedArchivesGiveTheTinyGraph) {
   // npz_narrow_types: int32 edge_index and num_nodes_list, float16 node_feat, 1-d float32 labels.
-  for (const char* variant : {"npz_stored", "npz_deflated", "npz_narrow_types"}) {
+  // npz_fortran: npz_stored's arrays written by numpy.savez as transposes (np.ascontiguousarray(a.T).T), so
+  // edge_index [2, E] and node_feat [N, F] carry fortran_order True and are stored column by column.
+  for (const char* variant : {"npz_stored", "npz_deflated", "npz_narrow_types", "npz_fortran"}) {
     SCOPED_TRACE(variant);
     ConvertOptions options;
     options.input = std::string(HALOGEN_SOURCE_DIR) + "/tests/io/" + variant;
