@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "apps/commands.h"
 #include "apps/rank_device.h"
@@ -72,13 +71,13 @@ struct TemporalDefaults {
   int64_t windows_per_epoch;  // --task regression only, when --window is not given (0: one window)
 };
 TemporalDefaults temporal_defaults(const std::string& model) {
-  if (model == "tgcn") return {50, 0};         // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
+  if (model == "tgcn") return {50, 0};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
   if (model == "gconvgru") return {50, 0};
-  return {100, 5};                              // evolvegcn-o: needs several updates per epoch
+  return {100, 5};  // evolvegcn-o: needs several updates per epoch
 }
 constexpr const char* kTemporalDefaultsHelp =
-    "temporal models: tgcn 50, gconvgru 50, evolvegcn-o 100 epochs; hidden 32, 1 layer, weight decay 0, eval every "
-    "10; evolvegcn-o --task regression: 5 windows per epoch";
+    "temporal models: tgcn 50, gconvgru 50, evolvegcn-o 100 epochs; hidden 32, 1 layer, weight decay 0, "
+    "eval every 10; evolvegcn-o --task regression: 5 windows per epoch";
 
 bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
 
@@ -98,11 +97,14 @@ void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
 }
 
 // A float option as the user would write it (0.01, not 0.009999999776).
-double option_value(float value) { return std::stod(strformat("%g", value)); }
+double option_value(float value) {
+  return std::stod(strformat("%g", value));
+}
 
-// The resolved configuration of a run (every option by name, with per-model defaults applied), recorded in the
-// metrics header: it can be given back as a --config file.
-std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig& run, const std::string& device) {
+// The resolved configuration of a run (every option by name, with per-model defaults applied), recorded in
+// the metrics header: it can be given back as a --config file.
+std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig& run,
+                                 const std::string& device) {
   nlohmann::json j = {{"dir", flags.dir},
                       {"model", flags.model},
                       {"epochs", run.epochs},
@@ -129,7 +131,8 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
     j["hidden"] = temporal.model.hidden;
     j["layers"] = temporal.model.layers;
     j["window"] = temporal.window;
-    if (temporal.window == 0 && temporal.windows_per_epoch > 1) j["windows-per-epoch"] = temporal.windows_per_epoch;
+    if (temporal.window == 0 && temporal.windows_per_epoch > 1)
+      j["windows-per-epoch"] = temporal.windows_per_epoch;
     j["lags"] = flags.lags;
     j["train-fraction"] = flags.train_fraction;
     j["negatives"] = temporal.task.negatives;
@@ -285,13 +288,23 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--model", flags->model,
                   "gcn (Kipf & Welling), sage (GraphSAGE-mean); on dynamic graphs evolvegcn-o, tgcn or gconvgru")
       ->check(CLI::IsMember({"gcn", "sage", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
-  cmd->add_option("--layers", flags->layers, "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--hidden", flags->hidden, "Hidden width (temporal models: 32)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
-  cmd->add_option("--epochs", flags->epochs, "Training epochs (full-batch steps; temporal models: tgcn 50, gconvgru 50, evolvegcn-o 100)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
+  cmd->add_option("--layers", flags->layers,
+                  "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--hidden", flags->hidden, "Hidden width (temporal models: 32)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option(
+         "--epochs", flags->epochs,
+         "Training epochs (full-batch steps; temporal models: tgcn 50, gconvgru 50, evolvegcn-o 100)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   cmd->add_option("--lr", flags->lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--weight-decay", flags->weight_decay,
-                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling); see --weight-decay-all-layers "
-                  "(temporal models: 0, on every layer)")
+  cmd->add_option(
+         "--weight-decay", flags->weight_decay,
+         "L2 weight decay on the FIRST layer's parameters (Kipf & Welling); see --weight-decay-all-layers "
+         "(temporal models: 0, on every layer)")
       ->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
@@ -299,8 +312,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
       ->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
-  cmd->add_option("--eval-every", flags->eval_every, "Evaluate train/valid/test accuracy every N epochs (temporal models: 10)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
+  cmd->add_option("--eval-every", flags->eval_every,
+                  "Evaluate train/valid/test accuracy every N epochs (temporal models: 10)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better valid accuracy (0: off)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", flags->threads,
@@ -324,10 +339,12 @@ void add_train_command(CLI::App& app) {
                   "Temporal models: regression (node series, lags as features), link (predict snapshot t+1's edges) "
                   "or node (classes)")
       ->check(CLI::IsMember({"regression", "link", "node"}))->capture_default_str();
-  cmd->add_option("--window", flags->window,
-                  "Temporal models: steps per BPTT window (truncated between windows); 0 = the whole training span, "
-                  "except evolvegcn-o with --task regression: 5 windows per epoch (ceil(training steps / 5))")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option(
+         "--window", flags->window,
+         "Temporal models: steps per BPTT window (truncated between windows); 0 = the whole training span, "
+         "except evolvegcn-o with --task regression: 5 windows per epoch (ceil(training steps / 5))")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--lags", flags->lags, "Temporal regression: past values per input row")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--train-fraction", flags->train_fraction,
@@ -343,10 +360,12 @@ void add_train_command(CLI::App& app) {
   cmd->footer(std::string("Per-model defaults of the ") + kTemporalDefaultsHelp +
               " (options given on the command line or in --config override them).");
   // Run reports (docs/train.md, "Run reports").
-  cmd->add_option("--progress-every", flags->progress_every,
-                  "When stdout is not a terminal (batch logs): a progress line with the epoch, loss and ETA every N "
-                  "seconds (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option(
+         "--progress-every", flags->progress_every,
+         "When stdout is not a terminal (batch logs): a progress line with the epoch, loss and ETA every N "
+         "seconds (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--tensorboard", flags->tensorboard,
                   "Write TensorBoard event files (loss, evaluation figures, epoch time per epoch) into DIR");
   cmd->callback([flags, cmd] {

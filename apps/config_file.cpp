@@ -31,13 +31,14 @@ void collect_names(CLI::App* app, std::vector<std::string>& names) {
 }
 
 bool strip_prefix(std::vector<std::string>& parents, const std::vector<std::string>& prefix) {
-  if (parents.size() < prefix.size() || !std::equal(prefix.begin(), prefix.end(), parents.begin())) return false;
+  if (parents.size() < prefix.size() || !std::equal(prefix.begin(), prefix.end(), parents.begin()))
+    return false;
   parents.erase(parents.begin(), parents.begin() + static_cast<std::ptrdiff_t>(prefix.size()));
   return true;
 }
 
-// Whether `args` (from index `from`, the subcommand's own arguments) already give `option` (--name, --name=...,
-// -s, -sVALUE).
+// Whether `args` (from index `from`, the subcommand's own arguments) already give `option` (--name,
+// --name=..., -s, -sVALUE).
 bool given_on_command_line(const std::vector<std::string>& args, size_t from, const CLI::Option* option) {
   for (size_t i = from; i < args.size(); ++i) {
     if (args[i] == "--") break;
@@ -77,7 +78,8 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
       }
     }
     if (!item.parents.empty())
-      throw UserError(file + ": unknown key \"" + item.fullname() + "\" (`" + where + "` has no nested options)");
+      throw UserError(file + ": unknown key \"" + item.fullname() + "\" (`" + where +
+                      "` has no nested options)");
     std::string name = item.name;
     const CLI::Option* option = command->get_option_no_throw("--" + name);
     if (option == nullptr) {
@@ -88,12 +90,13 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
       throw UserError(file + ": \"" + item.name + "\" is a positional argument of `" + where +
                       "`: give it on the command line");
     if (option == nullptr || option == command->get_help_ptr() || name == "config" || name == "help-all")
-      throw UserError(file + ": unknown key \"" + item.name + "\" (not an option of `" + where + "`; see `" + where +
-                      " --help`)");
+      throw UserError(file + ": unknown key \"" + item.name + "\" (not an option of `" + where + "`; see `" +
+                      where + " --help`)");
     if (given_on_command_line(args, after_command, option)) continue;  // the command line wins
     if (option->get_expected_max() == 0) {  // a flag: true sets it, false leaves its default
       HALOGEN_USER_CHECK(item.inputs.size() == 1 && (item.inputs[0] == "true" || item.inputs[0] == "false"),
-                         "%s: key \"%s\" is a flag: its value must be true or false", file.c_str(), item.name.c_str());
+                         "%s: key \"%s\" is a flag: its value must be true or false", file.c_str(),
+                         item.name.c_str());
       if (item.inputs[0] == "true") out.push_back("--" + name);
       continue;
     }
@@ -104,11 +107,12 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
 
 void add_config_recursively(CLI::App* command) {
   for (CLI::App* sub : command->get_subcommands([](CLI::App*) { return true; })) {
-    // A plain option here: its file is read before parsing (expand_config_arguments), so that the file's values
-    // are parsed, checked and counted exactly like typed ones.
+    // A plain option here: its file is read before parsing (expand_config_arguments), so that the file's
+    // values are parsed, checked and counted exactly like typed ones.
     sub->add_option("--config")
-        ->description("Read options from a TOML file (`key = value` by option name, at the top level or under [" +
-                        CLI::detail::join(command_path(sub), ".") + "]); options on the command line override it")
+        ->description(
+            "Read options from a TOML file (`key = value` by option name, at the top level or under [" +
+            CLI::detail::join(command_path(sub), ".") + "]); options on the command line override it")
         ->type_name("FILE")
         ->configurable(false);
     add_config_recursively(sub);
@@ -117,7 +121,9 @@ void add_config_recursively(CLI::App* command) {
 
 }  // namespace
 
-void add_config_options(CLI::App& root) { add_config_recursively(&root); }
+void add_config_options(CLI::App& root) {
+  add_config_recursively(&root);
+}
 
 std::vector<std::string> expand_config_arguments(CLI::App& root, int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -138,16 +144,18 @@ std::vector<std::string> expand_config_arguments(CLI::App& root, int argc, char*
   std::string file;
   for (size_t i = after_command; i < args.size(); ++i) {
     if (args[i] == "--") break;
-    if (args[i] == "--config" && i + 1 < args.size()) file = args[i + 1];
-    else if (args[i].rfind("--config=", 0) == 0) file = args[i].substr(9);
+    if (args[i] == "--config" && i + 1 < args.size())
+      file = args[i + 1];
+    else if (args[i].rfind("--config=", 0) == 0)
+      file = args[i].substr(9);
   }
   last_config_file() = file;
   if (file.empty() || command == &root) return args;
   std::error_code error;
   const auto status = std::filesystem::status(file, error);
   HALOGEN_USER_CHECK(std::filesystem::exists(status), "%s: no such file (--config)", file.c_str());
-  HALOGEN_USER_CHECK(!std::filesystem::is_directory(status), "%s: is a directory (--config wants a TOML file)",
-                     file.c_str());
+  HALOGEN_USER_CHECK(!std::filesystem::is_directory(status),
+                     "%s: is a directory (--config wants a TOML file)", file.c_str());
   std::vector<std::string> names;
   collect_names(&root, names);
   names.erase(std::remove(names.begin(), names.end(), command->get_name()), names.end());
@@ -156,6 +164,8 @@ std::vector<std::string> expand_config_arguments(CLI::App& root, int argc, char*
   return args;
 }
 
-const std::string& config_file_in_use() { return last_config_file(); }
+const std::string& config_file_in_use() {
+  return last_config_file();
+}
 
 }  // namespace halogen::app

@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Halogen: full-batch graph neural network training on graphs too large for one GPU", "halogen"};
   app.require_subcommand(1, 1);
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
-  app.set_version_flag("--version", std::string("halogen ") + halogen::build_version() + " (" +
-                                        halogen::build_commit() + ")");
+  app.set_version_flag(
+      "--version", std::string("halogen ") + halogen::build_version() + " (" + halogen::build_commit() + ")");
   app.footer("Run `halogen SUBCOMMAND --help` for the options of one subcommand.");
   add_convert_command(app);
   add_generate_command(app);

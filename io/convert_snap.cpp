@@ -40,9 +40,9 @@ graph::Graph convert_snap(const ConvertOptions& options) {
   }
   progress.finish();
 
-  // The vertex set. When the header names N vertices and every id is below N, the ids are kept as they are and
-  // the vertices no edge touches stay, isolated (SNAP lists only edges). Otherwise the sorted distinct ids
-  // become 0..N-1 (a header whose count the ids contradict cannot say where the isolated vertices go).
+  // The vertex set. When the header names N vertices and every id is below N, the ids are kept as they are
+  // and the vertices no edge touches stay, isolated (SNAP lists only edges). Otherwise the sorted distinct
+  // ids become 0..N-1 (a header whose count the ids contradict cannot say where the isolated vertices go).
   graph::Graph g;
   std::filesystem::path p(options.input);
   g.name = options.name.empty() ? p.stem().string() : options.name;
@@ -58,9 +58,10 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     return g;
   }
   if (header_nodes > 0)
-    log::warn(strformat("%s: the header says %lld nodes but an edge names node %lld: ids are renumbered to the ones "
-                        "the edges use (vertices no edge touches are not kept)",
-                        options.input.c_str(), (long long)header_nodes, (long long)max_id));
+    log::warn(strformat(
+        "%s: the header says %lld nodes but an edge names node %lld: ids are renumbered to the ones "
+        "the edges use (vertices no edge touches are not kept)",
+        options.input.c_str(), (long long)header_nodes, (long long)max_id));
 
   // Remap: the sorted distinct ids become 0..N-1.
   std::vector<int64_t> ids;

@@ -308,15 +308,16 @@ void NpyReader::load_fortran_array() {
   std::vector<unsigned char> column_major(static_cast<size_t>(count) * item);
   read_bytes(column_major.data(), column_major.size());
   c_order_.resize(column_major.size());
-  // Element (i_0, .., i_{d-1}) is at sum i_k * stride_k with stride_0 = 1, stride_k = stride_{k-1} * shape_{k-1}
-  // on disk; walk it in C order (last index fastest), carrying the multi-index.
+  // Element (i_0, .., i_{d-1}) is at sum i_k * stride_k with stride_0 = 1, stride_k = stride_{k-1} *
+  // shape_{k-1} on disk; walk it in C order (last index fastest), carrying the multi-index.
   const std::vector<int64_t>& shape = header_.shape;
   const size_t dims = shape.size();
   std::vector<int64_t> stride(dims, 1), index(dims, 0);
   for (size_t k = 1; k < dims; ++k) stride[k] = stride[k - 1] * shape[k - 1];
   int64_t offset = 0;  // of `index` in column-major order
   for (int64_t linear = 0; linear < count; ++linear) {
-    std::memcpy(c_order_.data() + static_cast<size_t>(linear) * item, column_major.data() + offset * item, item);
+    std::memcpy(c_order_.data() + static_cast<size_t>(linear) * item, column_major.data() + offset * item,
+                item);
     for (size_t k = dims; k-- > 0;) {  // index += 1 in C order
       if (++index[k] < shape[k]) {
         offset += stride[k];

@@ -17,7 +17,8 @@ struct NpyHeader {
   char kind = 0;      // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
   int item_size = 0;  // bytes per element
   std::vector<int64_t> shape;
-  bool fortran_order = false;  // column-major on disk (numpy.savez of a transposed array); read() gives C order
+  bool fortran_order =
+      false;  // column-major on disk (numpy.savez of a transposed array); read() gives C order
   int64_t count() const;
 };
 
@@ -60,7 +61,8 @@ class NpyReader {
 
  private:
   void read_bytes(void* out, size_t bytes);
-  void read_data(void* out, size_t bytes);  // the array's bytes in C order (read_bytes, or the transposed copy)
+  void read_data(void* out,
+                 size_t bytes);  // the array's bytes in C order (read_bytes, or the transposed copy)
   void load_fortran_array();
   void parse_header(const std::string& dict);
   void open_member(const std::string& archive, const NpzArchive::Member& member);

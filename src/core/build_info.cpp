@@ -4,7 +4,11 @@
 
 namespace halogen {
 
-const char* build_version() { return HALOGEN_VERSION_STRING; }
-const char* build_commit() { return HALOGEN_COMMIT_STRING; }
+const char* build_version() {
+  return HALOGEN_VERSION_STRING;
+}
+const char* build_commit() {
+  return HALOGEN_COMMIT_STRING;
+}
 
 }  // namespace halogen

@@ -68,9 +68,10 @@ class Model {
   double train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer = nullptr);
   // Forward with dropout off; correct predictions on this rank for train, valid, test.
   std::array<int64_t, 3> evaluate_local();
-  // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1 valid,
-  // 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient buffer as
-  // scratch (every training step overwrites it before reading it), so it changes nothing training reads.
+  // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1
+  // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
+  // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
+  // reads.
   double evaluated_loss_local(int split);
   // This rank's number of (labelled) train, valid, test vertices.
   std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/build_info.h"
@@ -54,9 +53,9 @@ std::string epoch_line(const EpochRecord& r, int64_t total_epochs) {
 
 namespace {
 
-// Keeps what a run resumed after `epoch` continues: the header and the epochs up to `epoch`; drops later epochs,
-// final records and lines that do not parse (a line torn by a crash). Rewritten through a temporary file and a
-// rename, so a crash here leaves the old file or the new one. Returns whether a header was kept.
+// Keeps what a run resumed after `epoch` continues: the header and the epochs up to `epoch`; drops later
+// epochs, final records and lines that do not parse (a line torn by a crash). Rewritten through a temporary
+// file and a rename, so a crash here leaves the old file or the new one. Returns whether a header was kept.
 bool keep_lines_up_to(const std::string& path, int64_t epoch) {
   std::ifstream in(path);
   if (!in) return false;  // missing: the resumed run creates it
@@ -78,7 +77,8 @@ bool keep_lines_up_to(const std::string& path, int64_t epoch) {
   const bool written = std::fwrite(kept.data(), 1, kept.size(), out) == kept.size();
   const int write_errno = errno;
   const bool closed = std::fclose(out) == 0;
-  HALOGEN_USER_CHECK(written && closed, "%s: cannot write metrics: %s", tmp.c_str(), std::strerror(write_errno));
+  HALOGEN_USER_CHECK(written && closed, "%s: cannot write metrics: %s", tmp.c_str(),
+                     std::strerror(write_errno));
   HALOGEN_USER_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "%s: cannot replace metrics file: %s",
                      path.c_str(), std::strerror(errno));
   return header;
@@ -88,7 +88,8 @@ bool keep_lines_up_to(const std::string& path, int64_t epoch) {
 
 std::vector<std::string> gather_host_names(comm::Communicator& comm) {
   // Through the communicator's one integer collective: rank r writes its name (up to 255 bytes) into its slot
-  // of a zeroed array, and the sum over ranks is every rank's name. Once per run, so its size does not matter.
+  // of a zeroed array, and the sum over ranks is every rank's name. Once per run, so its size does not
+  // matter.
   constexpr int64_t kSlot = 256 / sizeof(int64_t);
   std::vector<int64_t> slots(static_cast<size_t>(kSlot * comm.size()), 0);
   const std::string& name = host_name();

@@ -70,7 +70,8 @@ Metrics NodeClassification::evaluate() {
   };
   Metrics metrics{{"train_acc", ratio(0)}, {"valid_acc", ratio(1)}, {"test_acc", ratio(2)}};
   // Mean cross-entropy over the validation vertices, dropout off (no figure without a validation split).
-  if (global_split_sizes_[1] > 0) metrics["valid_loss"] = valid_loss / static_cast<double>(global_split_sizes_[1]);
+  if (global_split_sizes_[1] > 0)
+    metrics["valid_loss"] = valid_loss / static_cast<double>(global_split_sizes_[1]);
   return metrics;
 }
 

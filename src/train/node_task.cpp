@@ -80,7 +80,8 @@ class NodeTask final : public TemporalTask {
       }
     }
     comm_.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
-    // Mean cross-entropy of the last step's output over the validation vertices (log-sum-exp, max subtracted).
+    // Mean cross-entropy of the last step's output over the validation vertices (log-sum-exp, max
+    // subtracted).
     double valid_loss = 0;
     for (int64_t v : valid_) {
       const float* row = y.row(v);

@@ -39,7 +39,9 @@ void put_varint(std::string& out, uint64_t value) {
 void put_fixed(std::string& out, const void* bytes, size_t size) {  // little-endian hosts (x86-64, aarch64)
   out.append(static_cast<const char*>(bytes), size);
 }
-void put_key(std::string& out, int field, int wire_type) { put_varint(out, static_cast<uint64_t>(field << 3 | wire_type)); }
+void put_key(std::string& out, int field, int wire_type) {
+  put_varint(out, static_cast<uint64_t>(field << 3 | wire_type));
+}
 void put_bytes(std::string& out, int field, const std::string& bytes) {
   put_key(out, field, 2);
   put_varint(out, bytes.size());
@@ -81,12 +83,14 @@ uint32_t masked_crc32c(const void* data, size_t size) {
 TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  HALOGEN_USER_CHECK(!error && std::filesystem::is_directory(dir), "%s: cannot create the TensorBoard directory: %s",
-                     dir.c_str(), error ? error.message().c_str() : "not a directory");
+  HALOGEN_USER_CHECK(!error && std::filesystem::is_directory(dir),
+                     "%s: cannot create the TensorBoard directory: %s", dir.c_str(),
+                     error ? error.message().c_str() : "not a directory");
   path_ = strformat("%s/events.out.tfevents.%lld.%s", dir.c_str(), (long long)std::time(nullptr),
                     host_name().c_str());
   file_ = std::fopen(path_.c_str(), "wb");
-  HALOGEN_USER_CHECK(file_ != nullptr, "%s: cannot write TensorBoard events: %s", path_.c_str(), std::strerror(errno));
+  HALOGEN_USER_CHECK(file_ != nullptr, "%s: cannot write TensorBoard events: %s", path_.c_str(),
+                     std::strerror(errno));
   std::string first = event_prefix(0);
   put_bytes(first, 3, "brain.Event:2");
   record(first);

@@ -1,12 +1,14 @@
 #pragma once
 // TensorBoardWriter: `halogen train --tensorboard DIR` - scalar summaries in TensorBoard's event-file format,
-// written without TensorFlow. A file DIR/events.out.tfevents.<unix seconds>.<host> is a sequence of TFRecords:
-//   uint64 length (little endian) | uint32 masked_crc32c(length bytes) | data[length] | uint32 masked_crc32c(data)
-// with masked_crc32c(x) = rotate_right(crc32c(x), 15) + 0xa282ead8 (CRC-32C, Castagnoli). Each record's data is
-// an `Event` protobuf (tensorflow/core/util/event.proto): wall_time = 1 (double), step = 2 (int64),
-// file_version = 3 (string; the first record: "brain.Event:2"), summary = 5 (Summary: repeated Value value = 1;
-// Value: tag = 1 (string), simple_value = 2 (float)). The encoder below writes exactly those fields.
-// Rank 0 only (the trainer makes one on rank 0). Every record is flushed, so TensorBoard sees a running job.
+// written without TensorFlow. A file DIR/events.out.tfevents.<unix seconds>.<host> is a sequence of
+// TFRecords:
+//   uint64 length (little endian) | uint32 masked_crc32c(length bytes) | data[length] | uint32
+//   masked_crc32c(data)
+// with masked_crc32c(x) = rotate_right(crc32c(x), 15) + 0xa282ead8 (CRC-32C, Castagnoli). Each record's data
+// is an `Event` protobuf (tensorflow/core/util/event.proto): wall_time = 1 (double), step = 2 (int64),
+// file_version = 3 (string; the first record: "brain.Event:2"), summary = 5 (Summary: repeated Value value =
+// 1; Value: tag = 1 (string), simple_value = 2 (float)). The encoder below writes exactly those fields. Rank
+// 0 only (the trainer makes one on rank 0). Every record is flushed, so TensorBoard sees a running job.
 #include <cstdint>
 #include <cstdio>
 #include <string>

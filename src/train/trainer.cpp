@@ -1,11 +1,11 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
-
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/format.h"
@@ -46,9 +46,10 @@ int64_t kill_at_epoch() {
   return value != nullptr ? std::atoll(value) : 0;
 }
 
-// Whether stdout surely reaches a person's terminal. Under mpirun (Open MPI forwards each rank's output through
-// a pseudo-terminal whatever its final destination) or srun, a rank cannot tell, so it says no: the periodic
-// progress lines are then printed, which costs an interactive user one extra line every --progress-every seconds.
+// Whether stdout surely reaches a person's terminal. Under mpirun (Open MPI forwards each rank's output
+// through a pseudo-terminal whatever its final destination) or srun, a rank cannot tell, so it says no: the
+// periodic progress lines are then printed, which costs an interactive user one extra line every
+// --progress-every seconds.
 bool stdout_reaches_terminal() {
   if (!isatty(STDOUT_FILENO)) return false;
   for (const char* launcher : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
@@ -288,25 +289,31 @@ void Trainer::finish(TrainResult& result, double trained_ms, double exposed_ms, 
 // The metrics file (with its header) and the TensorBoard events, on rank 0; a failure stops every rank.
 void Trainer::open_outputs(int64_t first_epoch) {
   const std::vector<std::string> hosts = gather_host_names(comm_);  // collective: before rank 0 goes alone
-  run_collectively(comm_, [&] {
-    if (comm_.rank() != 0) return;
-    if (!config_.metrics_path.empty()) {
-      metrics_ = std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume ? first_epoch - 1 : 0);
-      if (!metrics_->has_header()) {
-        RunHeader header;
-        header.config_json = config_.config_json;
-        header.hosts = hosts;
-        header.ranks = comm_.size();
-        header.device = device_name(workload_->device());
-        header.resumed_after_epoch = config_.resume ? first_epoch - 1 : 0;
-        metrics_->header(header);
-      }
-    }
-    if (!config_.tensorboard_dir.empty()) tensorboard_ = std::make_unique<TensorBoardWriter>(config_.tensorboard_dir);
-  }, Report::lowest_failing_rank);
+  run_collectively(
+      comm_,
+      [&] {
+        if (comm_.rank() != 0) return;
+        if (!config_.metrics_path.empty()) {
+          metrics_ =
+              std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume ? first_epoch - 1 : 0);
+          if (!metrics_->has_header()) {
+            RunHeader header;
+            header.config_json = config_.config_json;
+            header.hosts = hosts;
+            header.ranks = comm_.size();
+            header.device = device_name(workload_->device());
+            header.resumed_after_epoch = config_.resume ? first_epoch - 1 : 0;
+            metrics_->header(header);
+          }
+        }
+        if (!config_.tensorboard_dir.empty())
+          tensorboard_ = std::make_unique<TensorBoardWriter>(config_.tensorboard_dir);
+      },
+      Report::lowest_failing_rank);
 }
 
-// Scalars by name at step = epoch: the loss every epoch; evaluation figures and the epoch time when evaluated.
+// Scalars by name at step = epoch: the loss every epoch; evaluation figures and the epoch time when
+// evaluated.
 void Trainer::write_tensorboard(const EpochRecord& record) {
   std::vector<std::pair<std::string, double>> values{{"loss", record.loss}, {"epoch_ms", record.epoch_ms}};
   if (record.evaluated)
@@ -329,7 +336,8 @@ TrainResult Trainer::run() {
   int64_t trained_epochs = 0;
   const int64_t kill_epoch = kill_at_epoch();
   // Periodic progress where nobody sees the epoch lines scroll by (a batch job's log).
-  const bool periodic_progress = config_.progress_every_s > 0 && comm_.rank() == 0 && !stdout_reaches_terminal();
+  const bool periodic_progress =
+      config_.progress_every_s > 0 && comm_.rank() == 0 && !stdout_reaches_terminal();
   const Stopwatch run_watch;
   double last_progress_s = 0;
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
@@ -348,7 +356,12 @@ TrainResult Trainer::run() {
                        Report::lowest_failing_rank);
     }
     if (!config_.tensorboard_dir.empty())  // the same on every rank: the collective is entered by all
-      run_collectively(comm_, [&] { if (tensorboard_) write_tensorboard(record); }, Report::lowest_failing_rank);
+      run_collectively(
+          comm_,
+          [&] {
+            if (tensorboard_) write_tensorboard(record);
+          },
+          Report::lowest_failing_rank);
     if (periodic_progress && run_watch.seconds() - last_progress_s >= config_.progress_every_s) {
       last_progress_s = run_watch.seconds();
       const double per_epoch = last_progress_s / static_cast<double>(epoch - first_epoch + 1);

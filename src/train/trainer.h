@@ -4,13 +4,13 @@
 // (train/workload.h): how one optimizer step's gradients are made, and how the model is evaluated.
 //
 // One epoch: workload.begin_epoch; per optimizer step: workload.step_local (forward, loss, backward, each
-// layer's gradient allreduce started as soon as its backward ends: nn::GradientReducer, DDP style) -> wait for
-// the buckets -> the loss allreduce and the non-finite check -> Adam -> the parameter check.
-// Evaluation every `eval_every` epochs and after the last; best-valid tracking and early stopping when the
-// workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end) and --resume;
-// JSON-lines metrics (train/metrics.h) with a header that records the run; TensorBoard scalars
-// (train/tensorboard.h); one progress line per evaluated epoch on rank 0, and where stdout is not a terminal a
-// progress line with the ETA every `progress_every_s` seconds.
+// layer's gradient allreduce started as soon as its backward ends: nn::GradientReducer, DDP style) -> wait
+// for the buckets -> the loss allreduce and the non-finite check -> Adam -> the parameter check. Evaluation
+// every `eval_every` epochs and after the last; best-valid tracking and early stopping when the workload
+// reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end) and --resume; JSON-lines
+// metrics (train/metrics.h) with a header that records the run; TensorBoard scalars (train/tensorboard.h);
+// one progress line per evaluated epoch on rank 0, and where stdout is not a terminal a progress line with
+// the ETA every `progress_every_s` seconds.
 //
 // Errors: a NaN/Inf loss or parameter stops training on every rank (UserError on rank 0 naming the epoch and,
 // where known, the layer; PeerFailed elsewhere) BEFORE the update that would spread it; the decision is taken
@@ -50,11 +50,11 @@ struct RunConfig {
   bool print_epochs = true;          // rank 0 prints one line per evaluated epoch
   // The resolved options of the command as a JSON object, recorded in the metrics header (train/metrics.h).
   std::string config_json = "{}";
-  // When stdout is not a terminal (a Slurm log), rank 0 prints "progress: epoch e/E | loss | elapsed | ETA" at
-  // most this often (seconds), whatever print_epochs says; <= 0: never. On a terminal the epoch lines suffice
-  // (under mpirun/srun a rank cannot tell where its output ends up: it prints them).
+  // When stdout is not a terminal (a Slurm log), rank 0 prints "progress: epoch e/E | loss | elapsed | ETA"
+  // at most this often (seconds), whatever print_epochs says; <= 0: never. On a terminal the epoch lines
+  // suffice (under mpirun/srun a rank cannot tell where its output ends up: it prints them).
   double progress_every_s = 30;
-  std::string tensorboard_dir;       // TensorBoard event files (rank 0; train/tensorboard.h); empty = none
+  std::string tensorboard_dir;  // TensorBoard event files (rank 0; train/tensorboard.h); empty = none
 };
 
 // Static graphs: GCN/SAGE node classification (train/node_classification.h).

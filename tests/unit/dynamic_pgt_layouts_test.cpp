@@ -1,7 +1,7 @@
-// `convert --format pgt-json` on PyTorch Geometric Temporal's montevideo_bus.json ("nodes" with "bus_stop"/"y",
-// "links" with "source"/"target"/"weight") and twitter_tennis_*.json ("time_periods", per-period
-// "edges"/"weights"/"y"/"X") layouts: exact CSRs and [T, N] targets from tiny hand-made fixtures shaped like the
-// published files, and the errors naming file, key path and index.
+// `convert --format pgt-json` on PyTorch Geometric Temporal's montevideo_bus.json ("nodes" with
+// "bus_stop"/"y", "links" with "source"/"target"/"weight") and twitter_tennis_*.json ("time_periods",
+// per-period "edges"/"weights"/"y"/"X") layouts: exact CSRs and [T, N] targets from tiny hand-made fixtures
+// shaped like the published files, and the errors naming file, key path and index.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -143,13 +143,14 @@ TEST(PgtJsonTennis, BadInputsNameFileKeyPathAndIndex) {
   EXPECT_NE(error(R"({"time_periods": 1, "0": {"y": [1, 2], "edges": [[0, 2]]}})")
                 .find("\"0\"/\"edges\"[0]: node 2 out of range [0, 2)"),
             std::string::npos);
-  EXPECT_NE(error(R"({"time_periods": 2, "0": {"y": [1, 2], "edges": [[0, 1]]}, "1": {"y": [1], "edges": []}})")
-                .find("\"1\"/\"y\": 1 values, but \"0\"/\"y\" has 2"),
-            std::string::npos);
+  EXPECT_NE(
+      error(R"({"time_periods": 2, "0": {"y": [1, 2], "edges": [[0, 1]]}, "1": {"y": [1], "edges": []}})")
+          .find("\"1\"/\"y\": 1 values, but \"0\"/\"y\" has 2"),
+      std::string::npos);
   EXPECT_NE(error(R"({"time_periods": 1, "0": {"y": [1, 2], "edges": [[0, 1]], "weights": [1, 2]}})")
                 .find("\"0\"/\"weights\": expected a list of 1 numbers"),
             std::string::npos);
-  EXPECT_NE(error(R"({"time_periods": 1, "0": {"y": [1, 2], "edges": [[1, 1]]}})")
-                .find("no period has an edge"),
-            std::string::npos);
+  EXPECT_NE(
+      error(R"({"time_periods": 1, "0": {"y": [1, 2], "edges": [[1, 1]]}})").find("no period has an edge"),
+      std::string::npos);
 }

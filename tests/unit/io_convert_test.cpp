@@ -153,7 +153,8 @@ TEST(ConvertSnap, DenseIdsNeedNoOrigIdAndDirectedKeepsDirection) {
 TEST(ConvertSnap, NodesHeaderKeepsIsolatedVertices) {
   // SNAP lists edges only: "# Nodes: 6" says vertices 2 and 5 exist without an edge. They are kept.
   const fs::path path = scratch("snap") / "isolated.txt";
-  write_text(path, "# Undirected graph: isolated\n# Nodes: 6 Edges: 2\n# FromNodeId\tToNodeId\n0 1\n3 4\n", false);
+  write_text(path, "# Undirected graph: isolated\n# Nodes: 6 Edges: 2\n# FromNodeId\tToNodeId\n0 1\n3 4\n",
+             false);
   ConvertOptions options;
   options.input = path.string();
   const Graph g = halogen::io::convert_snap(options);
@@ -182,10 +183,10 @@ TEST(InputFiles, ADirectoryIsReportedAsOne) {
   ConvertOptions options;
   options.input = dir;
   const std::string expected = dir + ": is a directory";
-  EXPECT_EQ(message([&] { halogen::io::convert_snap(options); }).rfind(expected, 0), 0u);          // text reader
-  EXPECT_EQ(message([&] { halogen::io::convert_pgt_json(options); }).rfind(expected, 0), 0u);      // JSON
-  EXPECT_EQ(message([&] { halogen::io::read_graph(dir); }).rfind(expected, 0), 0u);                // HDF5
-  EXPECT_EQ(message([&] { halogen::io::NpzArchive archive(dir); }).rfind(expected, 0), 0u);       // npz
+  EXPECT_EQ(message([&] { halogen::io::convert_snap(options); }).rfind(expected, 0), 0u);      // text reader
+  EXPECT_EQ(message([&] { halogen::io::convert_pgt_json(options); }).rfind(expected, 0), 0u);  // JSON
+  EXPECT_EQ(message([&] { halogen::io::read_graph(dir); }).rfind(expected, 0), 0u);            // HDF5
+  EXPECT_EQ(message([&] { halogen::io::NpzArchive archive(dir); }).rfind(expected, 0), 0u);    // npz
   const std::string missing = dir + "/none.txt";
   options.input = missing;
   EXPECT_EQ(message([&] { halogen::io::convert_snap(options); }), missing + ": no such file");

@@ -162,8 +162,9 @@ TEST(Trainer, MetricsFileHasOneLinePerEvaluationAndAFinalRecord) {
   const int64_t expected_epochs[] = {3, 6, 9, 10};
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(lines[i]["epoch"], expected_epochs[i]);
-    for (const char* key : {"loss", "train_acc", "valid_acc", "valid_loss", "test_acc", "epoch_ms", "spmm_ms", "gemm_ms", "halo_ms",
-                            "halo_exposed_ms", "allreduce_ms", "allreduce_exposed_ms", "other_ms"})
+    for (const char* key :
+         {"loss", "train_acc", "valid_acc", "valid_loss", "test_acc", "epoch_ms", "spmm_ms", "gemm_ms",
+          "halo_ms", "halo_exposed_ms", "allreduce_ms", "allreduce_exposed_ms", "other_ms"})
       EXPECT_TRUE(lines[i].contains(key)) << key;
   }
   const nlohmann::json& last = lines.back();
