@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "graph/build.h"
+#include "io/input_file.h"
 #include "io/pgt_json.h"
 #include "io/temporal.h"
 
@@ -67,6 +68,7 @@ using pgt::number_at;
 
 graph::Graph convert_pgt_json(const ConvertOptions& options) {
   const std::string& path = options.input;
+  check_input_file(path);
   std::ifstream in(path);
   HALOGEN_USER_CHECK(in.good(), "%s: cannot open", path.c_str());
   json doc;
@@ -77,6 +79,9 @@ graph::Graph convert_pgt_json(const ConvertOptions& options) {
   }
   HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
   if (doc.contains("edge_mapping")) return pgt::convert_periods(doc, options);  // England COVID layout
+  if (doc.contains("nodes") && doc.contains("links")) return pgt::convert_montevideo(doc, options);
+  if (doc.contains("time_periods") && doc.contains("0"))
+    return pgt::convert_tennis(doc, options);  // Twitter tennis
   HALOGEN_USER_CHECK(doc.contains("edges") && doc["edges"].is_array(), "%s: \"edges\": missing or not a list",
                      path.c_str());
   const char* series_key = doc.contains("FX") ? "FX" : "X";

@@ -15,9 +15,18 @@ graph::Graph convert_snap(const ConvertOptions& options) {
   std::vector<std::string_view> tokens;
   std::string_view line;
   log::Progress progress("convert: edges (bytes)", reader.file_size());
+  int64_t header_nodes = -1;  // SNAP's "# Nodes: 4039 Edges: 88234" header, when there is one
   while (reader.next(&line)) {
     split_tokens(line, ' ', &tokens);
-    if (tokens.empty() || tokens[0][0] == '#' || tokens[0][0] == '%') continue;
+    if (!tokens.empty() && (tokens[0][0] == '#' || tokens[0][0] == '%')) {
+      for (size_t i = 0; i + 1 < tokens.size() && header_nodes < 0; ++i) {
+        const std::string_view token = tokens[i];
+        if (token.size() >= 6 && token.substr(token.size() - 6) == "Nodes:")
+          header_nodes = parse_int64(tokens[i + 1], reader, i + 1);
+      }
+      continue;
+    }
+    if (tokens.empty()) continue;
     HALOGEN_USER_CHECK(tokens.size() == 2 || tokens.size() == 3,
                        "%sexpected 2 columns (source target; a third is ignored), found %zu",
                        reader.where().c_str(), tokens.size());
@@ -30,6 +39,29 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.bytes_read());
   }
   progress.finish();
+
+  // The vertex set. When the header names N vertices and every id is below N, the ids are kept as they are
+  // and the vertices no edge touches stay, isolated (SNAP lists only edges). Otherwise the sorted distinct
+  // ids become 0..N-1 (a header whose count the ids contradict cannot say where the isolated vertices go).
+  graph::Graph g;
+  std::filesystem::path p(options.input);
+  g.name = options.name.empty() ? p.stem().string() : options.name;
+  g.directed = options.directed;
+  graph::BuildOptions build;
+  build.symmetrize = !options.directed;
+  int64_t max_id = -1;
+  for (int64_t id : edges.src) max_id = std::max(max_id, id);
+  for (int64_t id : edges.dst) max_id = std::max(max_id, id);
+  if (header_nodes > 0 && max_id < header_nodes) {
+    g.num_nodes = header_nodes;
+    g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
+    return g;
+  }
+  if (header_nodes > 0)
+    log::warn(strformat(
+        "%s: the header says %lld nodes but an edge names node %lld: ids are renumbered to the ones "
+        "the edges use (vertices no edge touches are not kept)",
+        options.input.c_str(), (long long)header_nodes, (long long)max_id));
 
   // Remap: the sorted distinct ids become 0..N-1.
   std::vector<int64_t> ids;
@@ -46,13 +78,7 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     edges.dst[i] = std::lower_bound(ids.begin(), ids.end(), edges.dst[i]) - ids.begin();
   }
 
-  graph::Graph g;
-  std::filesystem::path p(options.input);
-  g.name = options.name.empty() ? p.stem().string() : options.name;
-  g.directed = options.directed;
   g.num_nodes = static_cast<int64_t>(ids.size());
-  graph::BuildOptions build;
-  build.symmetrize = !options.directed;
   g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
   bool identity = true;
   for (int64_t i = 0; i < g.num_nodes && identity; ++i) identity = ids[i] == i;

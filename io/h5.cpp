@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace halogen::h5 {
 
@@ -100,8 +101,7 @@ File::File(const std::string& path, Mode mode) : path_(path) {
   quiet_hdf5_errors();
   hid_t id;
   if (mode == Mode::read) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": no such file");
+    io::check_input_file(path);
     if (H5Fis_hdf5(path.c_str()) <= 0) {
       throw UserError(path + ": not a readable HDF5 file (truncated or another format)");
     }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace halogen::io {
 
@@ -47,8 +48,9 @@ int64_t NpyHeader::count() const {
 }
 
 NpzArchive::NpzArchive(const std::string& path) : path_(path) {
+  check_input_file(path);
   File f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw UserError(path + ": no such file");
+  if (!f) throw UserError(path + ": cannot open for reading");
   fseeko(f.get(), 0, SEEK_END);
   const uint64_t size = static_cast<uint64_t>(ftello(f.get()));
   // End of central directory: 22 bytes plus a comment of up to 64 KiB, searched from the end.
@@ -236,7 +238,7 @@ void NpyReader::parse_header(const std::string& dict) {
   const size_t end = dict.find(quote, v + 1);
   header_.descr = dict.substr(v + 1, end - v - 1);
   v = value_of("fortran_order");
-  if (dict.compare(v, 4, "True") == 0) throw UserError(where_ + "Fortran-ordered arrays are not supported");
+  header_.fortran_order = dict.compare(v, 4, "True") == 0;
   v = value_of("shape");
   const size_t close = dict.find(')', v);
   for (size_t i = dict.find('(', v) + 1; i < close;) {
@@ -338,6 +340,42 @@ void NpyReader::read_member_bytes(void* out, size_t bytes) {
   }
 }
 
+void NpyReader::load_fortran_array() {
+  const size_t item = static_cast<size_t>(header_.item_size);
+  const int64_t count = header_.count();
+  std::vector<unsigned char> column_major(static_cast<size_t>(count) * item);
+  read_bytes(column_major.data(), column_major.size());
+  c_order_.resize(column_major.size());
+  // Element (i_0, .., i_{d-1}) is at sum i_k * stride_k with stride_0 = 1, stride_k = stride_{k-1} *
+  // shape_{k-1} on disk; walk it in C order (last index fastest), carrying the multi-index.
+  const std::vector<int64_t>& shape = header_.shape;
+  const size_t dims = shape.size();
+  std::vector<int64_t> stride(dims, 1), index(dims, 0);
+  for (size_t k = 1; k < dims; ++k) stride[k] = stride[k - 1] * shape[k - 1];
+  int64_t offset = 0;  // of `index` in column-major order
+  for (int64_t linear = 0; linear < count; ++linear) {
+    std::memcpy(c_order_.data() + static_cast<size_t>(linear) * item, column_major.data() + offset * item,
+                item);
+    for (size_t k = dims; k-- > 0;) {  // index += 1 in C order
+      if (++index[k] < shape[k]) {
+        offset += stride[k];
+        break;
+      }
+      offset -= stride[k] * (shape[k] - 1);
+      index[k] = 0;
+    }
+  }
+  c_order_pos_ = 0;
+}
+
+void NpyReader::read_data(void* out, size_t bytes) {
+  if (!header_.fortran_order || header_.shape.size() < 2) return read_bytes(out, bytes);  // C order already
+  if (c_order_.empty() && header_.count() > 0) load_fortran_array();
+  if (bytes > c_order_.size() - c_order_pos_) throw UserError(where_ + "truncated array data");
+  std::memcpy(out, c_order_.data() + c_order_pos_, bytes);
+  c_order_pos_ += bytes;
+}
+
 namespace {
 
 // IEEE half -> float (numpy '<f2').
@@ -389,7 +427,7 @@ void NpyReader::read(T* out, int64_t count) {
   staging_.resize(static_cast<size_t>(std::min(block, count) * header_.item_size));
   for (int64_t done = 0; done < count;) {
     const int64_t n = std::min(block, count - done);
-    read_bytes(staging_.data(), static_cast<size_t>(n * header_.item_size));
+    read_data(staging_.data(), static_cast<size_t>(n * header_.item_size));
     const unsigned char* in = staging_.data();
     T* to = out + done;
     switch (header_.item_size * 16 + kind) {

@@ -7,6 +7,8 @@
 // "ARCHIVE: MEMBER: CRC-32 mismatch (...)" (or, for a deflated member whose stream zlib cannot decode,
 // "ARCHIVE: MEMBER: corrupt compressed data (...)"); a deflated member's stream must also end with its last
 // byte. Every converter reads the members it uses to the end.
+// A Fortran-ordered array of 2 or more dimensions is read whole on the first read() and transposed to C order
+// (memory: the array's size once more); every other array is streamed.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -20,6 +22,8 @@ struct NpyHeader {
   char kind = 0;      // 'i' signed, 'u' unsigned, 'f' float, 'b' bool
   int item_size = 0;  // bytes per element
   std::vector<int64_t> shape;
+  bool fortran_order =
+      false;  // column-major on disk (numpy.savez of a transposed array); read() gives C order
   int64_t count() const;
 };
 
@@ -68,6 +72,9 @@ class NpyReader {
   void read_member_bytes(void* out, size_t bytes);
   void refill_input();       // deflated: the next block of compressed bytes into input_
   void check_deflate_end();  // deflated, after the last byte: the stream ends there (UserError otherwise)
+  void read_data(void* out,
+                 size_t bytes);  // the array's bytes in C order (read_bytes, or the transposed copy)
+  void load_fortran_array();
   void parse_header(const std::string& dict);
   void open_member(const std::string& archive, const NpzArchive::Member& member);
   void release();
@@ -81,6 +88,8 @@ class NpyReader {
   uint32_t crc_ = 0;                              // CRC-32 of those bytes
   NpyHeader header_;
   std::vector<unsigned char> staging_;
+  std::vector<unsigned char> c_order_;  // a Fortran-ordered array, transposed (load_fortran_array)
+  size_t c_order_pos_ = 0;
 };
 
 }  // namespace halogen::io

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to io/: pieces shared by the two PyTorch-Geometric-Temporal JSON layouts (convert_pgt.cpp: one
+// Internal to io/: pieces shared by the PyTorch-Geometric-Temporal JSON layouts (convert_pgt.cpp: one
 // static edge set; convert_pgt_periods.cpp: one edge set per period). Every error names the file, the JSON
 // key path and the index.
 #include <cstdint>
@@ -27,5 +27,11 @@ std::vector<float> read_series(const nlohmann::json& series, const std::string& 
 
 // The per-period layout (England COVID): doc has "edge_mapping". See convert_pgt_json in io/temporal.h.
 graph::Graph convert_periods(const nlohmann::json& doc, const ConvertOptions& options);
+
+// montevideo_bus.json ("nodes" with "bus_stop"/"y", "links" with "source"/"target"/"weight") and
+// twitter_tennis_*.json ("time_periods" and one object "0".."T-1" per period with "edges"/"weights"/"y"); the
+// layouts are described in convert_pgt_layouts.cpp.
+graph::Graph convert_montevideo(const nlohmann::json& doc, const ConvertOptions& options);
+graph::Graph convert_tennis(const nlohmann::json& doc, const ConvertOptions& options);
 
 }  // namespace halogen::io::pgt

@@ -29,6 +29,9 @@ namespace halogen::io {
 // Snapshot t = period t's edges (self-loops dropped, symmetrised unless options.directed, duplicates keep the
 // larger weight); /csr = the union of the snapshots (unweighted). A period without edges gives an empty
 // snapshot; all periods empty is a UserError.
+// Montevideo bus layout ("nodes" + "links", chosen when both are present) and Twitter tennis layout
+// ("time_periods" + one object "0".."T-1" per period with "edges"/"weights"/"y"): see
+// convert_pgt_layouts.cpp.
 graph::Graph convert_pgt_json(const ConvertOptions& options);
 
 // SNAP temporal signed networks (soc-sign-bitcoinotc.csv, soc-sign-bitcoinalpha.csv): comma-separated

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace halogen::io {
 
@@ -20,8 +21,8 @@ gzFile as_gz(void* p) {
 }  // namespace
 
 LineReader::LineReader(const std::string& path) : path_(path) {
+  check_input_file(path);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw UserError(path + ": no such file");
   file_size_ = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   // Small files (split lists, counts) get a small buffer; a longer line than the buffer is still handled.
   buffer_.resize(std::clamp<size_t>(static_cast<size_t>(file_size_) * 8, 1 << 16, kBufferBytes));

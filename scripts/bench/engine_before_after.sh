@@ -20,7 +20,7 @@ summary() {  # summary METRICS: "epoch other eval halo_exposed% allreduce_expose
   python3 - "$1" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-e = [r for r in rows if not r.get("final") and r["epoch"] >= 3]
+e = [r for r in rows if "epoch" in r and not r.get("final") and r["epoch"] >= 3]  # not the header
 m = lambda k: sum(r.get(k, r.get("allreduce_ms", 0.0) if k == "allreduce_exposed_ms" else 0.0) for r in e) / len(e)
 ep = m("epoch_ms")
 print(f"{ep:.1f} | {m('other_ms'):.1f} ({100*m('other_ms')/ep:.0f}%) | {m('eval_ms'):.1f} ({100*m('eval_ms')/ep:.0f}%)"

@@ -342,6 +342,15 @@ std::array<int64_t, 3> Model::evaluate_local() {
   return correct;
 }
 
+double Model::evaluated_loss_local(int split) {
+  HALOGEN_ASSERT(split >= 0 && split < 3, "split %d", split);
+  const int64_t n = num_owned_;
+  return kernels::softmax_cross_entropy(
+      logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
+      Span<const int64_t>{split_rows_[split].data(), split_sizes_[split], split_rows_[split].device()}, 0.0f,
+      grads_[num_layers() - 1].matrix(), stream_.get());
+}
+
 int Model::first_nonfinite_layer_local() {
   for (int l = 0; l < num_layers(); ++l) {
     Tensor& z = activations_[l + 1];

@@ -73,6 +73,11 @@ class Model {
   void infer() { forward(/*epoch=*/0, /*training=*/false); }
   // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
   Matrix<const float> layer_output(int l) const { return activations_[l + 1].matrix().slice_rows(0, num_owned_); }
+  // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1
+  // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
+  // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
+  // reads.
+  double evaluated_loss_local(int split);
   // This rank's number of (labelled) train, valid, test vertices.
   std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }
 

@@ -3,13 +3,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-
+#include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/runtime.h"
 
 namespace halogen::train {
 namespace {
@@ -49,8 +54,62 @@ std::string epoch_line(const EpochRecord& r, int64_t total_epochs) {
   return line;
 }
 
-MetricsWriter::MetricsWriter(const std::string& path, bool append) : path_(path) {
-  file_ = std::fopen(path.c_str(), append ? "a" : "w");
+namespace {
+
+// Keeps what a run resumed after `epoch` continues: the header and the epochs up to `epoch`; drops later
+// epochs, final records and lines that do not parse (a line torn by a crash). Rewritten through a temporary
+// file and a rename, so a crash here leaves the old file or the new one. Returns whether a header was kept.
+bool keep_lines_up_to(const std::string& path, int64_t epoch) {
+  std::ifstream in(path);
+  if (!in) return false;  // missing: the resumed run creates it
+  std::string kept, line;
+  bool header = false;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    const bool is_header = j.contains("config");
+    const bool is_epoch = !is_header && !j.contains("final") && j.contains("epoch") &&
+                          j["epoch"].is_number_integer() && j["epoch"].get<int64_t>() <= epoch;
+    if ((is_header && !header) || is_epoch) kept += line + "\n";
+    header = header || is_header;
+  }
+  in.close();
+  const std::string tmp = path + ".tmp";
+  FILE* out = std::fopen(tmp.c_str(), "w");
+  HALOGEN_USER_CHECK(out != nullptr, "%s: cannot write metrics: %s", tmp.c_str(), std::strerror(errno));
+  const bool written = std::fwrite(kept.data(), 1, kept.size(), out) == kept.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(out) == 0;
+  HALOGEN_USER_CHECK(written && closed, "%s: cannot write metrics: %s", tmp.c_str(),
+                     std::strerror(write_errno));
+  HALOGEN_USER_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "%s: cannot replace metrics file: %s",
+                     path.c_str(), std::strerror(errno));
+  return header;
+}
+
+}  // namespace
+
+std::vector<std::string> gather_host_names(comm::Communicator& comm) {
+  // Through the communicator's one integer collective: rank r writes its name (up to 255 bytes) into its slot
+  // of a zeroed array, and the sum over ranks is every rank's name. Once per run, so its size does not
+  // matter.
+  constexpr int64_t kSlot = 256 / sizeof(int64_t);
+  std::vector<int64_t> slots(static_cast<size_t>(kSlot * comm.size()), 0);
+  const std::string& name = host_name();
+  std::memcpy(slots.data() + kSlot * comm.rank(), name.data(), std::min<size_t>(name.size(), 255));
+  comm.allreduce_sum(slots.data(), static_cast<int64_t>(slots.size()));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < comm.size(); ++r) {
+    const char* bytes = reinterpret_cast<const char*>(slots.data() + kSlot * r);
+    std::string host(bytes, strnlen(bytes, 255));
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+  }
+  return hosts;
+}
+
+MetricsWriter::MetricsWriter(const std::string& path, int64_t resume_after_epoch) : path_(path) {
+  if (resume_after_epoch > 0) has_header_ = keep_lines_up_to(path, resume_after_epoch);
+  file_ = std::fopen(path.c_str(), resume_after_epoch > 0 ? "a" : "w");
   HALOGEN_USER_CHECK(file_ != nullptr, "%s: cannot write metrics: %s", path.c_str(), std::strerror(errno));
   struct stat status {};
   if (::fstat(::fileno(file_), &status) == 0 && S_ISREG(status.st_mode)) complete_bytes_ = status.st_size;
@@ -77,6 +136,24 @@ void MetricsWriter::line(const std::string& json) {
     // Could not cut the partial line off: the error below still stops the job.
   }
   throw UserError(strformat("%s: cannot write metrics: %s", path_.c_str(), std::strerror(error)));
+}
+
+void MetricsWriter::header(const RunHeader& h) {
+  char start_time[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(start_time, sizeof(start_time), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  nlohmann::json j = {{"config", nlohmann::json::parse(h.config_json)},
+                      {"version", build_version()},
+                      {"commit", build_commit()},
+                      {"hosts", h.hosts},
+                      {"ranks", h.ranks},
+                      {"device", h.device},
+                      {"start_time", start_time}};
+  if (h.resumed_after_epoch > 0) j["resumed_after_epoch"] = h.resumed_after_epoch;
+  line(j.dump());
+  has_header_ = true;
 }
 
 void MetricsWriter::epoch(const EpochRecord& r, const Workload& workload) {

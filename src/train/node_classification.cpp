@@ -72,12 +72,18 @@ Metrics NodeClassification::evaluate() {
   const std::array<int64_t, 3> correct_local = model_.evaluate_local();
   int64_t correct[3] = {correct_local[0], correct_local[1], correct_local[2]};
   comm_.allreduce_sum(correct, 3);
+  double valid_loss = model_.evaluated_loss_local(1);
+  comm_.allreduce_sum(&valid_loss, 1);
   auto ratio = [&](int s) {
     return global_split_sizes_[s] > 0
                ? static_cast<double>(correct[s]) / static_cast<double>(global_split_sizes_[s])
                : 0.0;
   };
-  return {{"train_acc", ratio(0)}, {"valid_acc", ratio(1)}, {"test_acc", ratio(2)}};
+  Metrics metrics{{"train_acc", ratio(0)}, {"valid_acc", ratio(1)}, {"test_acc", ratio(2)}};
+  // Mean cross-entropy over the validation vertices, dropout off (no figure without a validation split).
+  if (global_split_sizes_[1] > 0)
+    metrics["valid_loss"] = valid_loss / static_cast<double>(global_split_sizes_[1]);
+  return metrics;
 }
 
 void NodeClassification::warm_up(int64_t epoch) {

@@ -1,6 +1,7 @@
 #include "train/node_task.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "kernels/ops.h"
@@ -79,6 +80,17 @@ class NodeTask final : public TemporalTask {
       }
     }
     comm_.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
+    // Mean cross-entropy of the last step's output over the validation vertices (log-sum-exp, max
+    // subtracted).
+    double valid_loss = 0;
+    for (int64_t v : valid_) {
+      const float* row = y.row(v);
+      const float top = *std::max_element(row, row + classes_);
+      double sum = 0;
+      for (int32_t c = 0; c < classes_; ++c) sum += std::exp(static_cast<double>(row[c] - top));
+      valid_loss += std::log(sum) + static_cast<double>(top - row[labels_[v]]);
+    }
+    comm_.allreduce_sum(&valid_loss, 1);
     double f1 = 0;
     for (int32_t c = 0; c < classes_; ++c) {
       const double tp = static_cast<double>(counts[3 + 3 * c]), predicted = static_cast<double>(counts[3 + 3 * c + 1]),
@@ -86,10 +98,12 @@ class NodeTask final : public TemporalTask {
       if (predicted + actual > 0) f1 += 2.0 * tp / (predicted + actual);
     }
     auto ratio = [](int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
-    return {{"train_acc", ratio(counts[0], global_train_)},
-            {"valid_acc", ratio(counts[1], global_valid_)},
-            {"test_acc", ratio(counts[2], global_test_)},
-            {"test_macro_f1", f1 / classes_}};
+    Metrics metrics{{"train_acc", ratio(counts[0], global_train_)},
+                    {"valid_acc", ratio(counts[1], global_valid_)},
+                    {"test_acc", ratio(counts[2], global_test_)},
+                    {"test_macro_f1", f1 / classes_}};
+    if (global_valid_ > 0) metrics["valid_loss"] = valid_loss / static_cast<double>(global_valid_);
+    return metrics;
   }
 
   int64_t bytes() const override {

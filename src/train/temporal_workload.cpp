@@ -23,7 +23,10 @@ TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard&
                      "%s: --window %lld is longer than the training sequence (%lld %s steps)",
                      setup.task.source.c_str(), (long long)setup.window, (long long)train,
                      task_kind_name(setup.task.kind));
-  window_ = setup.window == 0 ? train : setup.window;
+  window_ = setup.window > 0 ? setup.window
+            : setup.windows_per_epoch > 1
+                ? std::max<int64_t>(1, (train + setup.windows_per_epoch - 1) / setup.windows_per_epoch)
+                : train;
   model.in = task_->input_width();
   model.out = setup.task.kind == TaskKind::regression ? 1
               : setup.task.kind == TaskKind::node     ? std::max<int32_t>(shard.num_classes, 1)

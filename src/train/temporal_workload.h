@@ -31,7 +31,8 @@ struct TemporalSetup {
   nn::TemporalModelConfig model;  // kind, hidden, layers, cheb_k, seed (in, out, max_window are set here)
   TaskConfig task;
   int64_t embedding = 0;          // link: embedding width (0: = hidden)
-  int64_t window = 0;             // BPTT window in steps; 0 = the whole training span
+  int64_t window = 0;             // BPTT window in steps; 0 = the whole training span, or see the next
+  int64_t windows_per_epoch = 0;  // with window == 0 and this > 1: window = ceil(training steps / this)
   bool overlap = true;
   Device device = Device::cpu;
 };

@@ -1,5 +1,7 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -14,6 +16,7 @@
 #include "train/collective_error.h"
 #include "train/metrics.h"
 #include "train/node_classification.h"
+#include "train/tensorboard.h"
 
 namespace halogen::train {
 namespace {
@@ -42,6 +45,25 @@ std::unique_ptr<Workload> build_collectively(comm::Communicator& comm, Make make
 int64_t kill_at_epoch() {
   const char* value = std::getenv("HALOGEN_FAULT_KILL_AT_EPOCH");
   return value != nullptr ? std::atoll(value) : 0;
+}
+
+// Whether stdout surely reaches a person's terminal. Under mpirun (Open MPI forwards each rank's output
+// through a pseudo-terminal whatever its final destination) or srun, a rank cannot tell, so it says no: the
+// periodic progress lines are then printed, which costs an interactive user one extra line every
+// --progress-every seconds.
+bool stdout_reaches_terminal() {
+  if (!isatty(STDOUT_FILENO)) return false;
+  for (const char* launcher : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (std::getenv(launcher) != nullptr) return false;
+  return true;
+}
+
+// "1h 02m", "3m 07s", "42s".
+std::string duration_text(double seconds) {
+  const long long s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) return strformat("%lldh %02lldm", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return strformat("%lldm %02llds", s / 60, s % 60);
+  return strformat("%llds", s);
 }
 
 }  // namespace
@@ -310,15 +332,47 @@ void Trainer::finish(TrainResult& result, double trained_ms, double exposed_ms, 
                    Report::lowest_failing_rank);
 }
 
+// The metrics file (with its header) and the TensorBoard events, on rank 0; a failure stops every rank.
+void Trainer::open_outputs(int64_t first_epoch) {
+  const std::vector<std::string> hosts = gather_host_names(comm_);  // collective: before rank 0 goes alone
+  run_collectively(
+      comm_,
+      [&] {
+        if (comm_.rank() != 0) return;
+        if (!config_.metrics_path.empty()) {
+          metrics_ =
+              std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume ? first_epoch - 1 : 0);
+          if (!metrics_->has_header()) {
+            RunHeader header;
+            header.config_json = config_.config_json;
+            header.hosts = hosts;
+            header.ranks = comm_.size();
+            header.device = device_name(workload_->device());
+            header.resumed_after_epoch = config_.resume ? first_epoch - 1 : 0;
+            metrics_->header(header);
+          }
+        }
+        if (!config_.tensorboard_dir.empty())
+          tensorboard_ = std::make_unique<TensorBoardWriter>(config_.tensorboard_dir);
+      },
+      Report::lowest_failing_rank);
+}
+
+// Scalars by name at step = epoch: the loss every epoch; evaluation figures and the epoch time when
+// evaluated.
+void Trainer::write_tensorboard(const EpochRecord& record) {
+  std::vector<std::pair<std::string, double>> values{{"loss", record.loss}, {"epoch_ms", record.epoch_ms}};
+  if (record.evaluated)
+    for (const auto& [name, value] : record.metrics) values.emplace_back(name, value);
+  tensorboard_->scalars(record.epoch, values);
+}
+
 TrainResult Trainer::run() {
   TrainResult result;
   result.best_valid_acc = -1;
   Progress progress;
   const int64_t first_epoch = restore(result, progress);
-  run_collectively(comm_, [&] {
-    if (comm_.rank() == 0 && !config_.metrics_path.empty())
-      metrics_ = std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume);
-  }, Report::lowest_failing_rank);
+  open_outputs(first_epoch);
   workload_->warm_up(first_epoch);
   warm_up_communicator();
   report_memory_before_training(result);
@@ -328,6 +382,11 @@ TrainResult Trainer::run() {
   double trained_ms = 0, exposed_ms = 0;
   int64_t trained_epochs = 0;
   const int64_t kill_epoch = kill_at_epoch();
+  // Periodic progress where nobody sees the epoch lines scroll by (a batch job's log).
+  const bool periodic_progress =
+      config_.progress_every_s > 0 && comm_.rank() == 0 && !stdout_reaches_terminal();
+  const Stopwatch run_watch;
+  double last_progress_s = 0;
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
     if (epoch == kill_epoch && comm_.rank() == 0) std::raise(SIGKILL);
     EpochRecord record;
@@ -345,6 +404,20 @@ TrainResult Trainer::run() {
       if (config_.print_epochs) log::info(epoch_line(record, config_.epochs));
       run_collectively(comm_, [&] { if (metrics_) metrics_->epoch(record, *workload_); },
                        Report::lowest_failing_rank);
+    }
+    if (!config_.tensorboard_dir.empty())  // the same on every rank: the collective is entered by all
+      run_collectively(
+          comm_,
+          [&] {
+            if (tensorboard_) write_tensorboard(record);
+          },
+          Report::lowest_failing_rank);
+    if (periodic_progress && run_watch.seconds() - last_progress_s >= config_.progress_every_s) {
+      last_progress_s = run_watch.seconds();
+      const double per_epoch = last_progress_s / static_cast<double>(epoch - first_epoch + 1);
+      log::info(strformat("progress: epoch %lld/%lld | loss %.4f | elapsed %s | ETA %s", (long long)epoch,
+                          (long long)config_.epochs, record.loss, duration_text(last_progress_s).c_str(),
+                          duration_text(per_epoch * static_cast<double>(config_.epochs - epoch)).c_str()));
     }
     result.epochs.push_back(record);
     result.last_epoch = epoch;

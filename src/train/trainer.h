@@ -9,8 +9,10 @@
 // Evaluation every `eval_every` epochs and after the last; best-valid tracking and early stopping when the
 // workload reports `valid_acc`; checkpoints (every `checkpoint_every` epochs and at the end, DIR/last.h5; with
 // save_best also DIR/best.h5 after each new best valid_acc) and --resume (refused on another graph or with other
-// options: RunOptions of the workload, the optimizer and the preprocessing);
-// JSON-lines metrics (train/metrics.h); one progress line per evaluated epoch on rank 0.
+// options: RunOptions of the workload, the optimizer and the preprocessing); JSON-lines metrics
+// (train/metrics.h) with a header that records the run; TensorBoard scalars (train/tensorboard.h); one progress
+// line per evaluated epoch on rank 0, and where stdout is not a terminal a progress line with the ETA every
+// `progress_every_s` seconds.
 //
 // Errors: a NaN/Inf loss or parameter stops training on every rank (UserError on rank 0 naming the epoch and,
 // where known, the layer; PeerFailed elsewhere) BEFORE the update that would spread it; the decision is taken
@@ -33,7 +35,8 @@
 
 namespace halogen::train {
 
-class MetricsWriter;  // train/metrics.h
+class MetricsWriter;      // train/metrics.h
+class TensorBoardWriter;  // train/tensorboard.h
 
 // What the runner does, whatever the model.
 struct RunConfig {
@@ -54,6 +57,13 @@ struct RunConfig {
   std::string partition;             // JSON object describing the partition (recorded, may differ on resume)
   RunOptions preprocessing;          // options applied to the input before the workload, e.g. row_normalize
   bool print_epochs = true;          // rank 0 prints one line per evaluated epoch
+  // The resolved options of the command as a JSON object, recorded in the metrics header (train/metrics.h).
+  std::string config_json = "{}";
+  // When stdout is not a terminal (a Slurm log), rank 0 prints "progress: epoch e/E | loss | elapsed | ETA"
+  // at most this often (seconds), whatever print_epochs says; <= 0: never. On a terminal the epoch lines
+  // suffice (under mpirun/srun a rank cannot tell where its output ends up: it prints them).
+  double progress_every_s = 30;
+  std::string tensorboard_dir;  // TensorBoard event files (rank 0; train/tensorboard.h); empty = none
 };
 
 // Static graphs: GCN/SAGE node classification (train/node_classification.h).
@@ -131,6 +141,8 @@ class Trainer {
   RunOptions run_options() const;
   void save_checkpoint(const std::string& path, int64_t epoch, const TrainResult& result, const Progress& progress);
   void finish(TrainResult& result, double trained_ms, double exposed_ms, int64_t trained_epochs);
+  void open_outputs(int64_t first_epoch);
+  void write_tensorboard(const EpochRecord& record);
 
   comm::Communicator& comm_;
   std::unique_ptr<Workload> workload_;
@@ -138,6 +150,7 @@ class Trainer {
   std::unique_ptr<nn::Adam> adam_;
   std::unique_ptr<nn::GradientReducer> reducer_;  // on the workload's gradients, timed by its clock
   std::unique_ptr<MetricsWriter> metrics_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
 };
 
 }  // namespace halogen::train

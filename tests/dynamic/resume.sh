@@ -24,7 +24,7 @@ else
   echo "chickenpox.json not found under HALOGEN_SHARED_DATA: the regression case is skipped"
 fi
 
-epochs_of() { python3 -c "import json,sys; print(' '.join(str(json.loads(l)['epoch']) for l in open(sys.argv[1]) if not json.loads(l).get('final')))" "$1"; }
+epochs_of() { python3 -c "import json,sys; print(' '.join(str(json.loads(l)['epoch']) for l in open(sys.argv[1]) if 'epoch' in json.loads(l) and not json.loads(l).get('final')))" "$1"; }
 
 for model in $models; do
   for spec in "${cases[@]}"; do

@@ -35,7 +35,7 @@ compare() {  # compare NAME RANKS LAYERS HIDDEN SEED
   # allreduce) through 6 Adam steps; a wrong term in either model changes the first epoch's loss by far more.
   "$python" - "$work/$name.json" "$work/$name.torch.json" "$name" <<'PY' || fail "$name: losses differ"
 import json, sys
-ours = [json.loads(l)["loss"] for l in open(sys.argv[1]) if not json.loads(l).get("final")]
+ours = [json.loads(l)["loss"] for l in open(sys.argv[1]) if "epoch" in json.loads(l) and not json.loads(l).get("final")]
 theirs = json.loads(open(sys.argv[2]).read().splitlines()[-1])["losses"]
 print(f"{sys.argv[3]}: halogen {[round(v, 6) for v in ours]}\n{' ' * len(sys.argv[3])}  torch   {theirs}")
 assert len(ours) == len(theirs), (len(ours), len(theirs))

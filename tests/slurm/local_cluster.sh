@@ -64,7 +64,7 @@ cluster_start() {
   CLUSTER_DIR="$1"
   local cpus="${2:-2}"
   local d="$CLUSTER_DIR" node ctld_port slurmd_port
-  mkdir -p "$d"/{munge,state,spool,log,run}
+  mkdir -p "$d"/{munge,state,spool,log,run,tmp}
   chmod 700 "$d" "$d/munge"
 
   # munge: own key, socket, pid and seed files.
@@ -107,6 +107,9 @@ SelectTypeParameters=CR_CPU
 ReturnToService=2
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool/slurmd-%n
+# TmpFS: the PMIx plugin makes its per-step directories here, not in /tmp, where another run of this test
+# (job ids start at 1 in every throw-away cluster) may have left /tmp/spmix_appdir_<uid>_1.0 behind.
+TmpFS=$d/tmp
 SlurmctldPidFile=$d/run/slurmctld.pid
 SlurmdPidFile=$d/run/slurmd-%n.pid
 SlurmctldLogFile=$d/log/slurmctld.log

@@ -5,7 +5,10 @@
 #   2. scripts/slurm/pipeline.sh --cpu: the preprocessing template (generate an SBM graph, partition it into
 #      2 parts) and the CPU training template (2 tasks, after the first job succeeded), as a user submits them;
 #      checks both jobs COMPLETED with exit 0 and the metrics file ends with a "final": true record;
-#   3. the CPU template with 1 task on the 2-part directory: FAILED with a one-line reason.
+#   3. the CPU template with 1 task on the 2-part directory: FAILED with a one-line reason;
+#   4. the CPU template with 1 task and --cpus-per-task=2 (a 1-part directory): the rank sees both cores -
+#      OMP_NUM_THREADS=2, an affinity mask of 2 CPUs (under task/affinity, srun without --cpus-per-task binds it
+#      to one since Slurm 22.05) and halogen's "2 threads per rank".
 # Daemons are stopped by pid on every exit path (trap). Bounded: every wait has a deadline.
 #
 # Usage: slurm_test.sh HALOGEN_BIN MPI_SMOKE_TEST_BIN       (exit 77 = skipped: Slurm or munge not installed)
@@ -122,5 +125,29 @@ state=$(wait_job "$bad_id" 60)
 [ "$state" = FAILED ] || fail "training job with 1 task for 2 parts ended $state, expected FAILED"
 grep -q "has 2 parts but the job has 1 tasks" "$work/halogen-train-cpu-$bad_id.out" ||
   fail "the mismatched training job did not say why: $(cat "$work/halogen-train-cpu-$bad_id.out")"
+
+# 4. A rank gets all the cores of its task: HALOGEN is a wrapper that reports the rank's environment and CPU
+#    affinity (what srun gave it), then runs halogen.
+"$halogen_bin" partition "$GRAPH" -k 1 -o "$work/sbm.p1" >/dev/null || fail "partition -k 1"
+cat >"$work/halogen-wrapper.sh" <<EOF
+#!/usr/bin/env bash
+echo "wrapper: rank \${SLURM_PROCID:-?} OMP_NUM_THREADS=\${OMP_NUM_THREADS:-unset} \$(grep Cpus_allowed_list /proc/self/status | tr -d '\t')"
+exec "$halogen_bin" "\$@"
+EOF
+chmod +x "$work/halogen-wrapper.sh"
+cores_id=$(HALOGEN="$work/halogen-wrapper.sh" PART_DIR="$work/sbm.p1" METRICS="$work/cores.jsonl" TRAIN_ARGS="--epochs 2" \
+  sbatch --parsable --ntasks=1 --ntasks-per-node=1 --cpus-per-task=2 "$source_dir/scripts/slurm/train_cpu.sbatch") ||
+  fail "sbatch of the 2-cores-per-task training job"
+cores_id=${cores_id%%;*}
+state=$(wait_job "$cores_id" 90)
+out="$work/halogen-train-cpu-$cores_id.out"
+[ "$state" = COMPLETED ] || fail "training job with --cpus-per-task=2 ended $state"
+line=$(grep "^wrapper: rank 0 " "$out") || fail "the wrapper did not report rank 0's environment"
+echo "slurm test: $line"
+grep -q "OMP_NUM_THREADS=2 " <<<"$line" || fail "rank 0 does not get OMP_NUM_THREADS=2: $line"
+allowed=$(sed -n 's/.*Cpus_allowed_list:\(.*\)$/\1/p' <<<"$line")
+count=$(python3 -c "import sys; print(sum(int(r.split('-')[-1]) - int(r.split('-')[0]) + 1 for r in sys.argv[1].split(',')))" "$allowed")
+[ "$count" = 2 ] || fail "rank 0 may run on $count CPU(s) ($allowed), expected the task's 2 (task plugin $CLUSTER_TASK_PLUGIN)"
+grep -q "| 2 threads per rank" "$out" || fail "halogen does not run 2 threads per rank: $(grep threads "$out")"
 
 echo "slurm test: passed (task plugin $CLUSTER_TASK_PLUGIN)"

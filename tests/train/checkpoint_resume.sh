@@ -16,7 +16,8 @@ timeout 120 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/p2" "${common[@]}" 
   --resume --metrics "$WORK/resumed.jsonl" >/dev/null
 compare "$WORK/straight.jsonl" "$WORK/first.jsonl" --rel 0 --min-epochs 10 || fail "first half differs"
 compare "$WORK/straight.jsonl" "$WORK/resumed.jsonl" --rel 0 --from-epoch 11 --min-epochs 10 --final || fail "resume is not exact"
-head -1 "$WORK/resumed.jsonl" | grep -q '"epoch":11' || fail "resumed run did not start at epoch 11"
+sed -n 2p "$WORK/resumed.jsonl" | grep -q '"epoch":11' || fail "resumed run did not start at epoch 11"
+head -1 "$WORK/resumed.jsonl" | grep -q '"resumed_after_epoch":10' || fail "a metrics file made by a resumed run has no header"
 # Another rank count: one rank continues the two-rank run.
 timeout 120 "${MPIRUN[@]}" -np 1 "$HALOGEN_BIN" train "$WORK/p1" "${common[@]}" --epochs 20 --checkpoint "$WORK/ck1" \
   --resume --metrics "$WORK/resumed1.jsonl" >/dev/null

@@ -2,7 +2,7 @@
 """Compare two --metrics files of `halogen train` epoch by epoch.
 
 usage: compare_metrics.py A.jsonl B.jsonl --rel TOL [--from-epoch E] [--final]
-The loss and every evaluation figure (train/valid/test accuracy, test_mse, test_map, ...: every number that is
+The header line (the run's configuration) is skipped. The loss and every evaluation figure (train/valid/test accuracy, test_mse, test_map, ...: every number that is
 not a time) of every epoch present in both files (from epoch E on) must agree within relative tolerance TOL
 (0 = bitwise); with --final, best_epoch, best_valid_acc and test_acc_at_best too.
 Exit 0 when they agree, 1 (with the first differences printed) otherwise.
@@ -17,6 +17,8 @@ def load(path):
     with open(path) as f:
         for line in f:
             obj = json.loads(line)
+            if "config" in obj:  # the header line (run configuration, version, hosts): not an epoch
+                continue
             if obj.get("final"):
                 final = obj
             else:

@@ -28,7 +28,7 @@ same() {  # a b: loss rel 1e-4, accuracies abs 0.01, every epoch
   python3 - "$WORK/$1.jsonl" "$WORK/$2.jsonl" <<'PY' || fail "$1 vs $2"
 import json, sys
 def load(path):
-    return {r["epoch"]: r for r in map(json.loads, open(path)) if not r.get("final")}
+    return {r["epoch"]: r for r in map(json.loads, open(path)) if "epoch" in r and not r.get("final")}
 a, b = load(sys.argv[1]), load(sys.argv[2])
 assert len(a) == 20 and sorted(a) == sorted(b), f"epochs {sorted(a)} vs {sorted(b)}"
 worst = 0.0

@@ -6,9 +6,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/error.h"
 #include "io/convert.h"
+#include "io/graph_file.h"
+#include "io/npz.h"
+#include "io/temporal.h"
 
 namespace fs = std::filesystem;
 using halogen::graph::Graph;
@@ -109,7 +113,9 @@ TEST(ConvertOgb, SeveralSplitSchemesNeedSplitFlag) {
 
 TEST(ConvertOgbNpz, StoredAndDeflatedArchivesGiveTheTinyGraph) {
   // npz_narrow_types: int32 edge_index and num_nodes_list, float16 node_feat, 1-d float32 labels.
-  for (const char* variant : {"npz_stored", "npz_deflated", "npz_narrow_types"}) {
+  // npz_fortran: npz_stored's arrays written by numpy.savez as transposes (np.ascontiguousarray(a.T).T), so
+  // edge_index [2, E] and node_feat [N, F] carry fortran_order True and are stored column by column.
+  for (const char* variant : {"npz_stored", "npz_deflated", "npz_narrow_types", "npz_fortran"}) {
     SCOPED_TRACE(variant);
     ConvertOptions options;
     options.input = std::string(HALOGEN_SOURCE_DIR) + "/tests/io/" + variant;
@@ -142,6 +148,48 @@ TEST(ConvertSnap, DenseIdsNeedNoOrigIdAndDirectedKeepsDirection) {
   EXPECT_TRUE(g.orig_id.empty());
   EXPECT_EQ(g.adjacency.indptr, (std::vector<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(g.adjacency.indices, (std::vector<int64_t>{1, 2, 0}));
+}
+
+TEST(ConvertSnap, NodesHeaderKeepsIsolatedVertices) {
+  // SNAP lists edges only: "# Nodes: 6" says vertices 2 and 5 exist without an edge. They are kept.
+  const fs::path path = scratch("snap") / "isolated.txt";
+  write_text(path, "# Undirected graph: isolated\n# Nodes: 6 Edges: 2\n# FromNodeId\tToNodeId\n0 1\n3 4\n",
+             false);
+  ConvertOptions options;
+  options.input = path.string();
+  const Graph g = halogen::io::convert_snap(options);
+  EXPECT_EQ(g.num_nodes, 6);
+  EXPECT_TRUE(g.orig_id.empty());
+  EXPECT_EQ(g.adjacency.indptr, (std::vector<int64_t>{0, 1, 2, 2, 3, 4, 4}));
+  EXPECT_EQ(g.adjacency.indices, (std::vector<int64_t>{1, 0, 4, 3}));
+  // A header the ids contradict (an id >= its count) cannot place isolated vertices: the ids are remapped.
+  write_text(path, "# Nodes: 3 Edges: 1\n10 20\n", false);
+  const Graph remapped = halogen::io::convert_snap(options);
+  EXPECT_EQ(remapped.num_nodes, 2);
+  EXPECT_EQ(remapped.orig_id, (std::vector<int64_t>{10, 20}));
+}
+
+// A directory where a file is expected says so (it used to read "no such file"), for every kind of reader.
+TEST(InputFiles, ADirectoryIsReportedAsOne) {
+  const std::string dir = scratch("a_directory").string();
+  const auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const halogen::UserError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  ConvertOptions options;
+  options.input = dir;
+  const std::string expected = dir + ": is a directory";
+  EXPECT_EQ(message([&] { halogen::io::convert_snap(options); }).rfind(expected, 0), 0u);      // text reader
+  EXPECT_EQ(message([&] { halogen::io::convert_pgt_json(options); }).rfind(expected, 0), 0u);  // JSON
+  EXPECT_EQ(message([&] { halogen::io::read_graph(dir); }).rfind(expected, 0), 0u);            // HDF5
+  EXPECT_EQ(message([&] { halogen::io::NpzArchive archive(dir); }).rfind(expected, 0), 0u);    // npz
+  const std::string missing = dir + "/none.txt";
+  options.input = missing;
+  EXPECT_EQ(message([&] { halogen::io::convert_snap(options); }), missing + ": no such file");
 }
 
 TEST(ConvertMatrixMarket, RealSymmetricBecomesWeightedBothWays) {

@@ -95,12 +95,20 @@ TEST(Trainer, MetricsFileHasOneLinePerEvaluationAndAFinalRecord) {
   std::ifstream in(config.metrics_path);
   std::vector<nlohmann::json> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  ASSERT_EQ(lines.size(), 5u);  // epochs 3, 6, 9, 10 (the last is always evaluated) + final
+  ASSERT_EQ(lines.size(), 6u);  // header, epochs 3, 6, 9, 10 (the last is always evaluated), final
+  const nlohmann::json header = lines.front();
+  lines.erase(lines.begin());
+  EXPECT_TRUE(header.contains("config") && header["config"].is_object());
+  for (const char* key : {"version", "commit", "hosts", "ranks", "device", "start_time"})
+    EXPECT_TRUE(header.contains(key)) << key;
+  EXPECT_EQ(header["ranks"], 1);
+  EXPECT_EQ(header["device"], "cpu");
   const int64_t expected_epochs[] = {3, 6, 9, 10};
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(lines[i]["epoch"], expected_epochs[i]);
-    for (const char* key : {"loss", "train_acc", "valid_acc", "test_acc", "epoch_ms", "spmm_ms", "gemm_ms", "halo_ms",
-                            "halo_exposed_ms", "allreduce_ms", "allreduce_exposed_ms", "other_ms"})
+    for (const char* key :
+         {"loss", "train_acc", "valid_acc", "valid_loss", "test_acc", "epoch_ms", "spmm_ms", "gemm_ms",
+          "halo_ms", "halo_exposed_ms", "allreduce_ms", "allreduce_exposed_ms", "other_ms"})
       EXPECT_TRUE(lines[i].contains(key)) << key;
   }
   const nlohmann::json& last = lines.back();
