@@ -32,7 +32,7 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
 }
 
 const char* NodeClassification::model_name() const {
-  return model_.config().kind == nn::ConvKind::gcn ? "gcn" : "sage";
+  return nn::conv_kind_name(model_.config().kind);
 }
 
 std::string NodeClassification::fingerprint() const {
