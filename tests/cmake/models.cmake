@@ -5,5 +5,5 @@
 foreach(models_script cora_models edge_weight)
   add_test(NAME train.${models_script} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/train/${models_script}.sh)
   set_tests_properties(train.${models_script} PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}"
-                       SKIP_RETURN_CODE 77 TIMEOUT 900 PROCESSORS 2)
+                       SKIP_RETURN_CODE 77 TIMEOUT 1500 PROCESSORS 2)
 endforeach()

@@ -11,15 +11,15 @@ CORA="${HALOGEN_SHARED_DATA:-/nonexistent}/ogb-format/cora"
 "$HALOGEN_BIN" convert "$CORA" --format ogb -o "$WORK/cora.h5" >/dev/null
 for np in 1 2; do "$HALOGEN_BIN" partition "$WORK/cora.h5" -k $np -o "$WORK/cora.p$np" >/dev/null; done
 appnp() {  # np seed
-  timeout 300 "${MPIRUN[@]}" -np "$1" "$HALOGEN_BIN" train "$WORK/cora.p$1" --model appnp --hidden 64 --appnp-k 10 \
+  timeout 600 "${MPIRUN[@]}" -np "$1" "$HALOGEN_BIN" train "$WORK/cora.p$1" --model appnp --hidden 64 --appnp-k 10 \
     --appnp-alpha 0.1 --dropout 0.5 --lr 0.01 --weight-decay 5e-3 --epochs 300 --row-normalize --seed "$2" --quiet \
     --metrics "$WORK/appnp-np$1-seed$2.jsonl" >/dev/null
 }
 for seed in 0 1 2; do appnp 1 $seed; done
 appnp 2 0
 compare "$WORK/appnp-np1-seed0.jsonl" "$WORK/appnp-np2-seed0.jsonl" --rel 1e-4 --final || fail "APPNP 2 ranks != 1 rank"
-timeout 300 "$HALOGEN_BIN" train "$WORK/cora.p1" --model gin --layers 2 --hidden 64 --gin-eps-learn --dropout 0.5 \
-  --lr 0.01 --weight-decay 5e-4 --epochs 200 --row-normalize --seed 0 --quiet --metrics "$WORK/gin.jsonl" >/dev/null
+timeout 600 "$HALOGEN_BIN" train "$WORK/cora.p1" --model gin --layers 2 --hidden 64 --gin-eps-learn --dropout 0.5 \
+  --lr 0.01 --weight-decay 5e-3 --epochs 200 --row-normalize --seed 0 --quiet --metrics "$WORK/gin.jsonl" >/dev/null
 python3 - "$WORK" <<'PY'
 import json, sys
 work = sys.argv[1]
