@@ -3,8 +3,10 @@
 # dropout 0.5, lr 0.01, weight decay 5e-3 on the first layer, 300 epochs, row-normalised features): mean
 # test_acc_at_best over seeds 0-2 >= 82% on 1 rank (the paper reports 83.3%), and the 2-rank run of seed 0 equals
 # the 1-rank run (losses and accuracies, 1e-4 relative: the sums are reassociated, nothing else differs). GIN
-# (the README's settings, seed 0) must reach 74% (it reports ~77%; sum aggregation is not Cora's best fit, and
-# one seed varies by ~1.5 points). Skipped (77) without the shared data. About 5 runs of ~10-30 s on one thread.
+# (the README's settings, seed 0: 79.3%; seeds 0-4 range 77.8-80.0%) must reach 76%, a bound below any seed
+# seen that a model ignoring the graph cannot meet (the MLP alone, --model appnp --appnp-k 0:
+# 61.9%). Skipped (77) without the shared data.
+# Five runs of ~10-30 s each on one thread (more on a loaded machine).
 source "$(dirname "$0")/common.sh"
 CORA="${HALOGEN_SHARED_DATA:-/nonexistent}/ogb-format/cora"
 [[ -d "$CORA" ]] || { echo "skipped: $CORA not found"; exit 77; }
@@ -28,6 +30,6 @@ accs = [final(f"{work}/appnp-np1-seed{s}.jsonl") for s in range(3)]
 mean = sum(accs) / 3
 gin = final(f"{work}/gin.jsonl")
 print(f"Cora APPNP, 1 rank: test_acc_at_best per seed {[round(a, 4) for a in accs]}, mean {mean:.4f} (>= 0.82)")
-print(f"Cora GIN, 1 rank, seed 0: test_acc_at_best {gin:.4f} (>= 0.74)")
-sys.exit(0 if mean >= 0.82 and gin >= 0.74 else 1)
+print(f"Cora GIN, 1 rank, seed 0: test_acc_at_best {gin:.4f} (>= 0.76)")
+sys.exit(0 if mean >= 0.82 and gin >= 0.76 else 1)
 PY
