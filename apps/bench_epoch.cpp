@@ -36,7 +36,7 @@ struct EpochBenchOptions {
   bool row_normalize = false;
   std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
   std::string comm;    // nccl | mpi (cuda only)
-  int appnp_k = 10;            // appnp
+  int appnp_k = 10;    // appnp
   float appnp_alpha = 0.1f;    // appnp
   bool gin_eps_learn = false;  // gin
   bool edge_weight = false;
@@ -120,10 +120,13 @@ void add_bench_epoch(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand("epoch", "Epoch time and its phases on a partition directory (mpirun, one rank per part)");
   cmd->add_option("dir", o->dir, "Partition directory")->required();
   cmd->add_option("--model", o->model, "gcn, sage, gin or appnp")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))->capture_default_str();
-  cmd->add_option("--appnp-k", o->appnp_k, "appnp: propagation steps K")->check(CLI::Range(0, 1 << 20))
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
       ->capture_default_str();
-  cmd->add_option("--appnp-alpha", o->appnp_alpha, "appnp: teleport probability alpha")->check(CLI::Range(0.0, 1.0))
+  cmd->add_option("--appnp-k", o->appnp_k, "appnp: propagation steps K")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--appnp-alpha", o->appnp_alpha, "appnp: teleport probability alpha")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--gin-eps-learn", o->gin_eps_learn, "gin: a learnable epsilon per layer (default: eps = 0)");
   cmd->add_flag("--edge-weight", o->edge_weight, "Use the graph's edge weights (/csr/weight)");

@@ -43,8 +43,8 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 }
 
 // Reads only attributes, shapes, indptr and labels: cheap even for very large files.
-// Whether the graph has edge weights (/csr/weight, used by `halogen train --edge-weight`) and their range, read
-// in blocks so memory stays small for any edge count.
+// Whether the graph has edge weights (/csr/weight, used by `halogen train --edge-weight`) and their range,
+// read in blocks so memory stays small for any edge count.
 void describe_edge_weights(const h5::File& file) {
   if (!file.exists("/csr/weight")) {
     std::printf("weights   none (unweighted: train --edge-weight needs /csr/weight)\n");
@@ -56,7 +56,8 @@ void describe_edge_weights(const h5::File& file) {
   int64_t negative = 0;
   bool first = true;
   for (int64_t begin = 0; begin < count; begin += kBlock) {
-    const std::vector<float> values = file.read_rows<float>("/csr/weight", begin, std::min(count, begin + kBlock));
+    const std::vector<float> values =
+        file.read_rows<float>("/csr/weight", begin, std::min(count, begin + kBlock));
     for (float w : values) {
       if (first) min = max = w;
       first = false;
@@ -66,9 +67,11 @@ void describe_edge_weights(const h5::File& file) {
       negative += w < 0.0f;
     }
   }
-  std::printf("weights   yes (/csr/weight): min %g  mean %g  max %g%s\n", min, count > 0 ? sum / count : 0.0, max,
+  std::printf("weights   yes (/csr/weight): min %g  mean %g  max %g%s\n", min, count > 0 ? sum / count : 0.0,
+              max,
               negative > 0 ? strformat(", %lld negative (train --edge-weight needs weights >= 0)",
-                                       static_cast<long long>(negative)).c_str()
+                                       static_cast<long long>(negative))
+                                 .c_str()
                            : "");
 }
 
@@ -189,7 +192,8 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("--appnp-k", model_config.appnp_k, "Directory, appnp: propagation steps K")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
-  cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps, "Directory, gin: a learnable epsilon per layer");
+  cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps,
+                "Directory, gin: a learnable epsilon per layer");
   cmd->callback([] {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {

@@ -11,7 +11,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void one_plus_eps_add_kernel(const float* x, int64_t x_stride, const float* eps, float* out,
-                                        int64_t out_stride, int64_t rows, int64_t cols) {  // x, out: (rows, cols)
+                                        int64_t out_stride, int64_t rows,
+                                        int64_t cols) {  // x, out: (rows, cols)
   const float scale = 1.0f + eps[0];
   const int64_t count = rows * cols;
   for (int64_t i = grid_first(); i < count; i += grid_step()) {
@@ -21,8 +22,9 @@ __global__ void one_plus_eps_add_kernel(const float* x, int64_t x_stride, const 
 }
 
 // result[0] += this block's sum of a * b (double inside the block, one float atomic per block).
-__global__ void dot_add_kernel(const float* a, int64_t a_stride, const float* b, int64_t b_stride, int64_t rows,
-                               int64_t cols, float* result) {  // a, b: (rows, cols); result: (1)
+__global__ void dot_add_kernel(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+                               int64_t rows, int64_t cols,
+                               float* result) {  // a, b: (rows, cols); result: (1)
   double sum = 0.0;
   const int64_t count = rows * cols;
   for (int64_t i = grid_first(); i < count; i += grid_step()) {
@@ -53,8 +55,8 @@ void dot_add(Matrix<const float> a, Matrix<const float> b, Span<float> result, S
   HALOGEN_ASSERT(result.size == 1 && result.device == Device::cuda, "result must be one device float");
   if (a.size() == 0) return;
   const unsigned blocks = grid_for(a.size(), kThreads) < 1024 ? grid_for(a.size(), kThreads) : 1024;
-  dot_add_kernel<<<blocks, kThreads, 0, to_cuda(stream)>>>(a.data, detail::row_stride(a), b.data,
-                                                           detail::row_stride(b), a.rows, a.cols, result.data);
+  dot_add_kernel<<<blocks, kThreads, 0, to_cuda(stream)>>>(
+      a.data, detail::row_stride(a), b.data, detail::row_stride(b), a.rows, a.cols, result.data);
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -37,8 +37,8 @@ struct StoredAdjacency {
   const std::vector<int32_t>& indices;
   const std::vector<int64_t>& degree_owned;
   const std::vector<int64_t>& degree_halo;
-  const std::vector<float>* weight = nullptr;       // (nnz) with a weighting, else nullptr (all ones)
-  const EdgeWeighting* weighting = nullptr;         // weighted degrees, else the stored counts
+  const std::vector<float>* weight = nullptr;  // (nnz) with a weighting, else nullptr (all ones)
+  const EdgeWeighting* weighting = nullptr;    // weighted degrees, else the stored counts
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
 };
 
@@ -65,7 +65,8 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
                                 static_cast<int64_t>(weighting->degree_owned.size()) == n_own &&
                                 static_cast<int64_t>(weighting->degree_halo.size()) == n_halo));
   auto degree_of = [&](int64_t local) -> double {
-    if (weighting) return local < n_own ? weighting->degree_owned[local] : weighting->degree_halo[local - n_own];
+    if (weighting)
+      return local < n_own ? weighting->degree_owned[local] : weighting->degree_halo[local - n_own];
     return static_cast<double>(local < n_own ? shard.degree_owned[local] : shard.degree_halo[local - n_own]);
   };
   auto weight_of = [&](int64_t k) -> double { return weighting ? (*shard.weight)[k] : 1.0; };
@@ -119,12 +120,14 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
 
 }  // namespace
 
-LocalGraph build_local_graph(const Shard& shard, Normalization normalization, const EdgeWeighting* weighting) {
+LocalGraph build_local_graph(const Shard& shard, Normalization normalization,
+                             const EdgeWeighting* weighting) {
   HALOGEN_ASSERT(shard.plan.num_halo() == shard.num_halo() || shard.plan.recv_offsets.empty());
   HALOGEN_ASSERT(normalization != Normalization::chebyshev || !weighting, "chebyshev ignores edge weights");
-  return build(StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
-                               shard.degree_halo, weighting ? &shard.weight : nullptr, weighting},
-               normalization);
+  return build(
+      StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
+                      shard.degree_halo, weighting ? &shard.weight : nullptr, weighting},
+      normalization);
 }
 
 std::vector<double> weighted_owned_degrees(const Shard& shard) {

@@ -8,16 +8,17 @@
 // Normalisations (no communication: the shard carries the global degrees of owned and halo vertices):
 //   gcn:  Â = D^-1/2 (A + I) D^-1/2, D = deg + 1 (Kipf & Welling); Â[i,j] = 1/sqrt((deg_i+1)(deg_j+1)),
 //         Â[i,i] = 1/(deg_i+1). Edge weights are ignored (the stored degrees count edges).
-//   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are 0.
-//   chebyshev: L~ = 2L/lambda_max - I with L = I - D^-1/2 A D^-1/2 and lambda_max = 2 (PyG ChebConv's default),
+//   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are
+//   0. chebyshev: L~ = 2L/lambda_max - I with L = I - D^-1/2 A D^-1/2 and lambda_max = 2 (PyG ChebConv's
+//   default),
 //         i.e. L~[i,j] = -1/sqrt(deg_i deg_j) for j != i, no diagonal. Edge weights are ignored.
 //   sum:  S[i,j] = 1 for every stored neighbour j != i, no diagonal (GIN's sum aggregator; its (1 + eps) x_i
 //         term is the layer's).
 // A self-loop stored in the shard's CSR is skipped (gcn adds its own; mean excludes the vertex itself).
 //
-// Weighted (an EdgeWeighting passed; static shards only): the stored edge weights w_ij replace the 1s, and the
-// degrees are weighted degrees d_i = sum_{j != i} w_ij (the caller supplies them: an owned row's is the sum of
-// its stored weights, a halo vertex's comes from its owner):
+// Weighted (an EdgeWeighting passed; static shards only): the stored edge weights w_ij replace the 1s, and
+// the degrees are weighted degrees d_i = sum_{j != i} w_ij (the caller supplies them: an owned row's is the
+// sum of its stored weights, a halo vertex's comes from its owner):
 //   gcn:  Â[i,j] = w_ij / sqrt((d_i+1)(d_j+1)), Â[i,i] = 1/(d_i+1) (self-loops of weight 1, PyG's gcn_norm);
 //   mean: M[i,j] = w_ij / d_i (weighted mean; a row with d_i == 0 is 0);   sum: S[i,j] = w_ij.
 #include <cstdint>

@@ -7,10 +7,14 @@ namespace halogen::nn {
 
 const char* conv_kind_name(ConvKind kind) {
   switch (kind) {
-    case ConvKind::gcn: return "gcn";
-    case ConvKind::sage: return "sage";
-    case ConvKind::gin: return "gin";
-    case ConvKind::appnp: return "appnp";
+    case ConvKind::gcn:
+      return "gcn";
+    case ConvKind::sage:
+      return "sage";
+    case ConvKind::gin:
+      return "gin";
+    case ConvKind::appnp:
+      return "appnp";
   }
   return "?";
 }
@@ -21,8 +25,8 @@ ConvKind parse_conv_kind(const std::string& name, const char* option) {
   throw UserError(std::string(option) + ": unknown model \"" + name + "\" (gcn, sage, gin or appnp)");
 }
 
-GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden,
-                     bool gin_learn_eps)
+GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store,
+                     int64_t gin_hidden, bool gin_learn_eps)
     : kind_(kind), layer_(layer), in_(in), out_(out), store_(store), gin_hidden_(gin_hidden) {
   HALOGEN_ASSERT(kind != ConvKind::gin || gin_hidden >= 1, "GIN needs an MLP width >= 1");
   const std::string prefix = "layer" + std::to_string(layer) + ".";
@@ -44,11 +48,15 @@ int64_t GraphConv::exchange_width(ConvKind kind, int64_t in, int64_t out, int64_
   return first < in ? first : in;
 }
 
-int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden, bool gin_learn_eps) {
+int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden,
+                                   bool gin_learn_eps) {
   switch (kind) {
-    case ConvKind::sage: return 2 * in * out + out;
-    case ConvKind::gin: return in * gin_hidden + gin_hidden + gin_hidden * out + out + (gin_learn_eps ? 1 : 0);
-    default: return in * out + out;
+    case ConvKind::sage:
+      return 2 * in * out + out;
+    case ConvKind::gin:
+      return in * gin_hidden + gin_hidden + gin_hidden * out + out + (gin_learn_eps ? 1 : 0);
+    default:
+      return in * out + out;
   }
 }
 
@@ -112,14 +120,20 @@ void GraphConv::timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b
   kernels::gemm(a, ta, b, tb, c, 1.0f, beta, context.stream);
 }
 
-void GraphConv::input_times_weight(Matrix<const float> x_own, Matrix<float> out, const LayerContext& context) {
-  if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_), out, false, context);
-  else timed_gemm(x_own, false, store_.param(weight_), false, out, 0.0f, context);
+void GraphConv::input_times_weight(Matrix<const float> x_own, Matrix<float> out,
+                                   const LayerContext& context) {
+  if (sparse_input_)
+    sparse_product(sparse_x_, store_.param(weight_), out, false, context);
+  else
+    timed_gemm(x_own, false, store_.param(weight_), false, out, 0.0f, context);
 }
 
-void GraphConv::weight_gradient(Matrix<const float> x_own, Matrix<const float> g, const LayerContext& context) {
-  if (sparse_input_) sparse_product(sparse_x_t_, g, store_.grad(weight_), true, context);
-  else timed_gemm(x_own, true, g, false, store_.grad(weight_), 1.0f, context);
+void GraphConv::weight_gradient(Matrix<const float> x_own, Matrix<const float> g,
+                                const LayerContext& context) {
+  if (sparse_input_)
+    sparse_product(sparse_x_t_, g, store_.grad(weight_), true, context);
+  else
+    timed_gemm(x_own, true, g, false, store_.grad(weight_), 1.0f, context);
 }
 
 void GraphConv::gin_self_term(Matrix<const float> x, Matrix<float> out, const LayerContext& context) {
@@ -236,7 +250,8 @@ void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerCon
   if (n > 0) {
     PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
     Matrix<float> inner_bias = store_.param(inner_bias_);
-    kernels::add_bias(h, Span<const float>{inner_bias.data, inner_bias.cols, inner_bias.device}, context.stream);
+    kernels::add_bias(h, Span<const float>{inner_bias.data, inner_bias.cols, inner_bias.device},
+                      context.stream);
     kernels::relu_forward(h, h, context.stream);
   }
   timed_gemm(h, false, store_.param(weight_out_), false, z_own, 0.0f, context);
@@ -254,7 +269,8 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
     PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
     kernels::relu_backward(h, grad_h, context.stream);
     Matrix<float> grad_inner_bias = store_.grad(inner_bias_);
-    kernels::bias_backward(grad_h, Span<float>{grad_inner_bias.data, grad_inner_bias.cols, grad_inner_bias.device},
+    kernels::bias_backward(grad_h,
+                           Span<float>{grad_inner_bias.data, grad_inner_bias.cols, grad_inner_bias.device},
                            context.stream);
   }
   // d eps = <self-term input, its gradient>, summed over this rank's rows (the reducer sums the ranks).

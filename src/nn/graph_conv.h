@@ -4,13 +4,16 @@
 //   gcn:   Z = Â X W + b                         (Â = GCN-normalised adjacency with self-loops)
 //   sage:  Z = X W_self + M X W_neigh + b        (M = mean over neighbours; GraphSAGE-mean)
 //   gin:   Z = relu(((1 + eps) X + S X) W + b_inner) W_out + b   (S = sum over neighbours, no self-loop; Xu
-//          et al.'s GIN-0 / GIN-eps with a 2-layer MLP, no batch norm); eps = 0 fixed, or learned ("layer<l>.eps")
-//   appnp: Z = X W + b                           (one linear layer of APPNP's MLP; no graph: the model propagates
+//          et al.'s GIN-0 / GIN-eps with a 2-layer MLP, no batch norm); eps = 0 fixed, or learned
+//          ("layer<l>.eps")
+//   appnp: Z = X W + b                           (one linear layer of APPNP's MLP; no graph: the model
+//   propagates
 //          its logits afterwards, nn/model.h)
 // Narrower side first: when out < in, T = X W is computed first and T (width out) is exchanged, then
-// Z = Â T; otherwise X (width in) is exchanged and Z = (Â X) W. So the exchange always moves the narrower matrix.
-// GIN's aggregation is linear too ((1 + eps) X + S X) W = (1 + eps) XW + S XW): it exchanges the narrower of X
-// (width in) and X W (width hidden = W's columns), then applies relu, b_inner and W_out locally.
+// Z = Â T; otherwise X (width in) is exchanged and Z = (Â X) W. So the exchange always moves the narrower
+// matrix. GIN's aggregation is linear too ((1 + eps) X + S X) W = (1 + eps) XW + S XW): it exchanges the
+// narrower of X (width in) and X W (width hidden = W's columns), then applies relu, b_inner and W_out
+// locally.
 //
 // Shapes (n = n_own, h = n_halo):
 //   x: (n + h, in)  layer input; rows [0, n) valid; rows [n, n+h) are OVERWRITTEN by the halo exchange when
@@ -47,13 +50,15 @@ struct LayerContext {
 
 class GraphConv {
  public:
-  // Registers its tensors in `store`: "layer<l>.weight" (in, out; gin: in, gin_hidden), "layer<l>.weight_self"
-  // (sage), gin: "layer<l>.inner_bias" (gin_hidden), "layer<l>.weight_out" (gin_hidden, out) and, with
-  // gin_learn_eps, "layer<l>.eps" (1, 1; initialised to 0, registered as a bias); then "layer<l>.bias" (out).
+  // Registers its tensors in `store`: "layer<l>.weight" (in, out; gin: in, gin_hidden),
+  // "layer<l>.weight_self" (sage), gin: "layer<l>.inner_bias" (gin_hidden), "layer<l>.weight_out"
+  // (gin_hidden, out) and, with gin_learn_eps, "layer<l>.eps" (1, 1; initialised to 0, registered as a bias);
+  // then "layer<l>.bias" (out).
   GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden = 0,
             bool gin_learn_eps = false);
-  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer multiplies
-  // with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not used).
+  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer
+  // multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not
+  // used).
   void allocate(DistributedAdjacency& adjacency);
   // Bytes allocate() will take (memory estimates). gin_hidden: GIN's MLP width (other kinds: ignored).
   static int64_t scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
@@ -74,7 +79,8 @@ class GraphConv {
   // gradient is never requested. The views must stay valid for the layer's lifetime.
   void set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t);
 
-  // W is applied before the adjacency (its product's width is W's column count); always for appnp (no adjacency).
+  // W is applied before the adjacency (its product's width is W's column count); always for appnp (no
+  // adjacency).
   bool transform_first() const { return kind_ == ConvKind::appnp || first_width() < in_; }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
@@ -111,8 +117,9 @@ class GraphConv {
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)
   // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first: ax (n, in),
-  // grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the adjacency's.)
-  // gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and its gradient (n, hidden). appnp: none.
+  // grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the
+  // adjacency's.) gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and its gradient (n, hidden).
+  // appnp: none.
   Tensor t_or_ax_, grad_t_or_ax_;
   Tensor gin_h_, grad_gin_h_;
 };

@@ -14,9 +14,12 @@ namespace {
 
 graph::Normalization normalization_of(ConvKind kind) {
   switch (kind) {
-    case ConvKind::sage: return graph::Normalization::mean;
-    case ConvKind::gin: return graph::Normalization::sum;
-    default: return graph::Normalization::gcn;  // gcn, and appnp's propagation
+    case ConvKind::sage:
+      return graph::Normalization::mean;
+    case ConvKind::gin:
+      return graph::Normalization::sum;
+    default:
+      return graph::Normalization::gcn;  // gcn, and appnp's propagation
   }
 }
 
@@ -34,11 +37,13 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
 std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
   HALOGEN_USER_CHECK(config.layers >= 1, "--layers must be at least 1 (got %d)", config.layers);
   HALOGEN_USER_CHECK(config.layers == 1 || config.hidden >= 1, "--hidden must be at least 1");
-  HALOGEN_USER_CHECK(config.kind != ConvKind::gin || config.hidden >= 1, "--hidden (GIN's MLP width) must be >= 1");
+  HALOGEN_USER_CHECK(config.kind != ConvKind::gin || config.hidden >= 1,
+                     "--hidden (GIN's MLP width) must be >= 1");
   HALOGEN_USER_CHECK(config.kind != ConvKind::appnp || config.appnp_k >= 0, "--appnp-k must be >= 0 (got %d)",
                      config.appnp_k);
-  HALOGEN_USER_CHECK(config.kind != ConvKind::appnp || (config.appnp_alpha >= 0.0f && config.appnp_alpha <= 1.0f),
-                     "--appnp-alpha must be in [0, 1] (got %g)", config.appnp_alpha);
+  HALOGEN_USER_CHECK(
+      config.kind != ConvKind::appnp || (config.appnp_alpha >= 0.0f && config.appnp_alpha <= 1.0f),
+      "--appnp-alpha must be in [0, 1] (got %g)", config.appnp_alpha);
   std::vector<int64_t> widths{num_features};
   for (int l = 1; l < config.layers; ++l) widths.push_back(config.hidden);
   widths.push_back(num_classes);
@@ -70,8 +75,10 @@ void Model::check_inputs(const graph::Shard& shard) const {
                        "--edge-weight: graph %s has no edge weights (part %d has no /csr/weight)",
                        shard.graph_name.c_str(), shard.part);
     for (float w : shard.weight)
-      HALOGEN_USER_CHECK(w >= 0.0f, "--edge-weight: graph %s has a negative edge weight (%g) in part %d; the "
-                         "normalisations need weights >= 0", shard.graph_name.c_str(), w, shard.part);
+      HALOGEN_USER_CHECK(w >= 0.0f,
+                         "--edge-weight: graph %s has a negative edge weight (%g) in part %d; the "
+                         "normalisations need weights >= 0",
+                         shard.graph_name.c_str(), w, shard.part);
   }
 }
 
@@ -79,7 +86,8 @@ graph::EdgeWeighting Model::exchange_weighted_degrees(const graph::Shard& shard)
   const int64_t n = num_owned_, h = num_halo_;
   graph::EdgeWeighting weighting;
   weighting.degree_owned = graph::weighted_owned_degrees(shard);
-  // Rounded to float on every rank (the exchange moves floats), so an owner and its halo copies agree exactly.
+  // Rounded to float on every rank (the exchange moves floats), so an owner and its halo copies agree
+  // exactly.
   std::vector<float> degrees(n + h, 0.0f);
   for (int64_t r = 0; r < n; ++r) {
     degrees[r] = static_cast<float>(weighting.degree_owned[r]);
@@ -108,7 +116,8 @@ void Model::build_layers(const graph::Shard& shard) {
                                                              config_.edge_weight ? &weighting : nullptr);
     // At least width 1: an APPNP with K = 0 multiplies nothing but still owns the adjacency.
     adjacency_ = std::make_unique<DistributedAdjacency>(
-        comm_, local, shard.plan, std::max<int64_t>(1, max_exchange_width(config_, widths_)), device_, stream_.get());
+        comm_, local, shard.plan, std::max<int64_t>(1, max_exchange_width(config_, widths_)), device_,
+        stream_.get());
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
@@ -238,7 +247,8 @@ int64_t Model::parameter_count(const ModelConfig& config, int64_t num_features, 
   const std::vector<int64_t> widths = layer_widths(config, num_features, num_classes);
   int64_t count = 0;
   for (int l = 0; l < config.layers; ++l)
-    count += GraphConv::parameter_count(config.kind, widths[l], widths[l + 1], config.hidden, config.gin_learn_eps);
+    count += GraphConv::parameter_count(config.kind, widths[l], widths[l + 1], config.hidden,
+                                        config.gin_learn_eps);
   return count;
 }
 
@@ -267,7 +277,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
   const bool first_transforms = config.kind == ConvKind::appnp ||
                                 (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0];
-  if (s.sparse_feature_nonzeros > 0 && first_transforms)                   // sparse first layer (CSR + transpose)
+  if (s.sparse_feature_nonzeros > 0 && first_transforms)  // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
   const bool self_loops = config.kind == ConvKind::gcn || config.kind == ConvKind::appnp;
@@ -330,7 +340,7 @@ void Model::propagate_backward() {
     Matrix<float> next = propagation_grads_[1 - current].matrix();
     adjacency_->transpose(propagation_grads_[current].matrix(), next);  // Â^T G_k
     PhaseScope timer(*clock_, Phase::elementwise, stream);
-    kernels::scale_add(1.0f - alpha, next, 0.0f, next, stream);        // G_{k-1}
+    kernels::scale_add(1.0f - alpha, next, 0.0f, next, stream);  // G_{k-1}
     kernels::scale_add(k > 1 ? alpha : 1.0f, next, 1.0f, grad_h, stream);
     current = 1 - current;
   }

@@ -18,18 +18,19 @@
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
 // Evaluation runs the same forward with dropout off, except that when layer 0 aggregates first (F_1 >= F_0)
-// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start from
-// it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no input
-// gradient), which pays for that buffer.
+// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start
+// from it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no
+// input gradient), which pays for that buffer.
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
-// gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the backward).
+// gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the
+// backward).
 //
-// Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream(); nullptr
-// on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss, correct counts,
-// NaN checks) come back as host scalars from kernels that synchronise the stream; nothing indexes a buffer on
-// the host after construction.
+// Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream();
+// nullptr on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss,
+// correct counts, NaN checks) come back as host scalars from kernels that synchronise the stream; nothing
+// indexes a buffer on the host after construction.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -49,12 +50,12 @@ namespace halogen::nn {
 struct ModelConfig {
   ConvKind kind = ConvKind::gcn;
   int layers = 2;
-  int64_t hidden = 16;   // hidden width; gin: also the width of every layer's MLP
+  int64_t hidden = 16;  // hidden width; gin: also the width of every layer's MLP
   float dropout = 0.5f;
   uint64_t seed = 0;
   bool overlap = true;
-  int appnp_k = 10;          // appnp: propagation steps K (>= 0)
-  float appnp_alpha = 0.1f;  // appnp: teleport probability, in [0, 1]
+  int appnp_k = 10;            // appnp: propagation steps K (>= 0)
+  float appnp_alpha = 0.1f;    // appnp: teleport probability, in [0, 1]
   bool gin_learn_eps = false;  // gin: a learnable epsilon per layer ("layer<l>.eps"); else eps = 0
   bool edge_weight = false;    // use the graph's edge weights (the shard must have them)
 };

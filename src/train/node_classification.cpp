@@ -37,9 +37,16 @@ const char* NodeClassification::model_name() const {
 
 std::string NodeClassification::fingerprint() const {
   const nn::ModelConfig& m = model_.config();
-  return strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu", model_name(), m.layers,
-                   (long long)m.hidden, (long long)num_features_, (long long)num_classes_,
-                   (unsigned long long)m.seed);
+  std::string text = strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu",
+                               model_name(), m.layers, (long long)m.hidden, (long long)num_features_,
+                               (long long)num_classes_, (unsigned long long)m.seed);
+  // Options that change the function computed but not the parameter shapes (gcn/sage without weights: nothing
+  // added, so their earlier checkpoints still match).
+  if (m.kind == nn::ConvKind::appnp)
+    text += strformat(" appnp_k=%d appnp_alpha=%g", m.appnp_k, m.appnp_alpha);
+  if (m.kind == nn::ConvKind::gin) text += strformat(" gin_eps_learn=%d", m.gin_learn_eps ? 1 : 0);
+  if (m.edge_weight) text += " edge_weight=1";
+  return text;
 }
 
 double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {

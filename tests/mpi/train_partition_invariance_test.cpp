@@ -76,8 +76,8 @@ struct Variant {
   bool edge_weight = false;
 };
 
-train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard, nn::ConvKind kind, bool overlap,
-                            const Variant& variant) {
+train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard, nn::ConvKind kind,
+                            bool overlap, const Variant& variant) {
   train::TrainConfig config;
   config.model.kind = kind;
   config.model.gin_learn_eps = variant.gin_learn_eps;
@@ -129,17 +129,34 @@ TEST(PartitionInvariance, GcnWithOverlapMatchesOneRank) { expect_invariant(nn::C
 TEST(PartitionInvariance, GcnWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::gcn, false); }
 TEST(PartitionInvariance, SageWithOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::sage, true); }
 TEST(PartitionInvariance, SageWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::sage, false); }
-// GIN: 12 -> MLP 16 (aggregate first), 16 -> 16, 16 -> 16 -> 4; learned eps summed over ranks like any gradient.
-TEST(PartitionInvariance, GinLearnedEpsMatchesOneRank) { expect_invariant(nn::ConvKind::gin, true, {true}); }
-TEST(PartitionInvariance, GinWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::gin, false); }
+// GIN: 12 -> MLP 16 (aggregate first), 16 -> 16, 16 -> 16 -> 4; learned eps summed over ranks like any
+// gradient.
+TEST(PartitionInvariance, GinLearnedEpsMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, true, {true});
+}
+TEST(PartitionInvariance, GinWithoutOverlapMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, false);
+}
 // APPNP: a 3-layer MLP, then 10 propagation steps (10 forward and 10 reverse exchanges per step).
-TEST(PartitionInvariance, AppnpMatchesOneRank) { expect_invariant(nn::ConvKind::appnp, true); }
-TEST(PartitionInvariance, AppnpWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::appnp, false, {false, 4, 0.3f}); }
+TEST(PartitionInvariance, AppnpMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, true);
+}
+TEST(PartitionInvariance, AppnpWithoutOverlapMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, false, {false, 4, 0.3f});
+}
 // Weighted edges: the halo vertices' weighted degrees come from their owners (one exchange at construction).
-TEST(PartitionInvariance, GcnWeightedEdgesMatchesOneRank) { expect_invariant(nn::ConvKind::gcn, true, {false, 10, 0.1f, true}); }
-TEST(PartitionInvariance, SageWeightedEdgesMatchesOneRank) { expect_invariant(nn::ConvKind::sage, true, {false, 10, 0.1f, true}); }
-TEST(PartitionInvariance, AppnpWeightedEdgesMatchesOneRank) { expect_invariant(nn::ConvKind::appnp, true, {false, 10, 0.1f, true}); }
-TEST(PartitionInvariance, GinWeightedEdgesMatchesOneRank) { expect_invariant(nn::ConvKind::gin, true, {true, 10, 0.1f, true}); }
+TEST(PartitionInvariance, GcnWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gcn, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, SageWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::sage, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, AppnpWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, GinWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, true, {true, 10, 0.1f, true});
+}
 
 }  // namespace
 }  // namespace halogen

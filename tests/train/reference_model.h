@@ -23,8 +23,8 @@ struct ReferenceModel {
 
   using Dense = std::vector<std::vector<double>>;
 
-  // The model's aggregation operator, dense: gcn/appnp D^-1/2 (A + I) D^-1/2, sage the (weighted) mean, gin the
-  // (weighted) sum without self-loops. With config.edge_weight, w_ij from the graph and weighted degrees.
+  // The model's aggregation operator, dense: gcn/appnp D^-1/2 (A + I) D^-1/2, sage the (weighted) mean, gin
+  // the (weighted) sum without self-loops. With config.edge_weight, w_ij from the graph and weighted degrees.
   Dense adjacency() const {
     const int64_t n = g.num_nodes;
     const bool weighted = config.edge_weight;
@@ -38,9 +38,12 @@ struct ReferenceModel {
       if (gcn) a[i][i] = 1.0 / (degree[i] + 1.0);
       for (int64_t k = g.adjacency.indptr[i]; k < g.adjacency.indptr[i + 1]; ++k) {
         const int64_t j = g.adjacency.indices[k];
-        if (gcn) a[i][j] = weight(k) / std::sqrt((degree[i] + 1.0) * (degree[j] + 1.0));
-        else if (config.kind == nn::ConvKind::gin) a[i][j] = weight(k);
-        else a[i][j] = weight(k) / degree[i];
+        if (gcn)
+          a[i][j] = weight(k) / std::sqrt((degree[i] + 1.0) * (degree[j] + 1.0));
+        else if (config.kind == nn::ConvKind::gin)
+          a[i][j] = weight(k);
+        else
+          a[i][j] = weight(k) / degree[i];
       }
     }
     return a;

@@ -27,7 +27,8 @@ HostMatrix random_matrix(std::mt19937_64& gen, int64_t rows, int64_t cols) {
 TEST(CpuGin, OnePlusEpsAddMatchesReferenceAndKeepsPadding) {
   std::mt19937_64 gen(1);
   for (float eps : {0.0f, 0.3f, -1.5f}) {
-    HostMatrix x = random_matrix(gen, 2500, 17), out = random_matrix(gen, 2500, 17);  // > 2^15 elements: OpenMP
+    HostMatrix x = random_matrix(gen, 2500, 17),
+               out = random_matrix(gen, 2500, 17);  // > 2^15 elements: OpenMP
     const HostMatrix before = out;
     kernels::cpu::one_plus_eps_add(x.cview(), Span<const float>{&eps, 1, Device::cpu}, out.view());
     int64_t wrong = 0;
@@ -45,7 +46,8 @@ TEST(CpuGin, DotAddAccumulatesTheInnerProduct) {
   HostMatrix a = random_matrix(gen, 3001, 13), b = random_matrix(gen, 3001, 13);
   double reference = 0;
   for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t c = 0; c < a.cols; ++c) reference += static_cast<double>(a(r, c)) * static_cast<double>(b(r, c));
+    for (int64_t c = 0; c < a.cols; ++c)
+      reference += static_cast<double>(a(r, c)) * static_cast<double>(b(r, c));
   float result = 0.75f;
   kernels::cpu::dot_add(a.cview(), b.cview(), Span<float>{&result, 1, Device::cpu});
   // Summed in double, rounded to float once, added to 0.75 in float: two float roundings of a value ~|ref|.

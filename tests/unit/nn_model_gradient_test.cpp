@@ -1,9 +1,9 @@
 // Layers and the whole model on one rank against a double-precision dense reference (tests/train/
 // reference_model.h): forward loss equal, and every gradient entry equal to the reference's central finite
 // difference. Covers GCN and GraphSAGE, both orderings of a layer (transform-first when out < in, aggregate-
-// first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex; GIN (fixed and
-// learned eps, both orderings of its first product), APPNP (the K propagation steps and their reverse), and
-// weighted edges in every normalisation.
+// first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex; GIN (fixed
+// and learned eps, both orderings of its first product), APPNP (the K propagation steps and their reverse),
+// and weighted edges in every normalisation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,25 +114,48 @@ TEST(ModelGradient, SageThreeLayersNoDropout) { check_gradients({nn::ConvKind::s
 
 // GIN: hidden 8 > 6 features: layer 0 aggregates first, layer 1 (8 -> MLP 8 -> 3) too; hidden 4 < 6: layer 0
 // transforms first (exchanges X W). Learned eps (set to 0.05 like the biases) checks d eps.
-TEST(ModelGradient, GinTwoLayersAggregateFirstFixedEps) { check_gradients({nn::ConvKind::gin, 2, 8, 0.5f}); }
+TEST(ModelGradient, GinTwoLayersAggregateFirstFixedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 8, 0.5f});
+}
 TEST(ModelGradient, GinTwoLayersTransformFirstLearnedEps) {
   check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, false, false, true});
 }
-TEST(ModelGradient, GinAggregateFirstLearnedEps) { check_gradients({nn::ConvKind::gin, 2, 8, 0.0f, false, false, true}); }
+TEST(ModelGradient, GinAggregateFirstLearnedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 8, 0.0f, false, false, true});
+}
 TEST(ModelGradient, GinSparseFirstLayerLearnedEps) {
   check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, true, false, true});
 }
-TEST(ModelGradient, GinOneLayer) { check_gradients({nn::ConvKind::gin, 1, 5, 0.0f, false, false, true}); }
+TEST(ModelGradient, GinOneLayer) {
+  check_gradients({nn::ConvKind::gin, 1, 5, 0.0f, false, false, true});
+}
 // APPNP: the MLP (2 linear layers) then K steps; alpha 0.2 and K = 3 keep every term visible in the gradient.
-TEST(ModelGradient, AppnpTwoLayersThreeSteps) { check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, false, false, 3, 0.2f}); }
-TEST(ModelGradient, AppnpSparseFirstLayer) { check_gradients({nn::ConvKind::appnp, 2, 4, 0.5f, true, false, false, 2, 0.1f}); }
-TEST(ModelGradient, AppnpNoPropagation) { check_gradients({nn::ConvKind::appnp, 2, 8, 0.0f, false, false, false, 0, 0.1f}); }
-TEST(ModelGradient, AppnpOneStepAlphaOne) { check_gradients({nn::ConvKind::appnp, 1, 0, 0.0f, false, false, false, 1, 1.0f}); }
-// Weighted edges: GCN (weighted degrees, self-loops of weight 1), SAGE's weighted mean, GIN's weighted sum, APPNP.
-TEST(ModelGradient, GcnWeightedEdges) { check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f, false, true}); }
-TEST(ModelGradient, SageWeightedEdges) { check_gradients({nn::ConvKind::sage, 2, 4, 0.5f, false, true}); }
-TEST(ModelGradient, GinWeightedEdges) { check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, false, true, true}); }
-TEST(ModelGradient, AppnpWeightedEdges) { check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, true, false, 3, 0.2f}); }
+TEST(ModelGradient, AppnpTwoLayersThreeSteps) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, false, false, 3, 0.2f});
+}
+TEST(ModelGradient, AppnpSparseFirstLayer) {
+  check_gradients({nn::ConvKind::appnp, 2, 4, 0.5f, true, false, false, 2, 0.1f});
+}
+TEST(ModelGradient, AppnpNoPropagation) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.0f, false, false, false, 0, 0.1f});
+}
+TEST(ModelGradient, AppnpOneStepAlphaOne) {
+  check_gradients({nn::ConvKind::appnp, 1, 0, 0.0f, false, false, false, 1, 1.0f});
+}
+// Weighted edges: GCN (weighted degrees, self-loops of weight 1), SAGE's weighted mean, GIN's weighted sum,
+// APPNP.
+TEST(ModelGradient, GcnWeightedEdges) {
+  check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f, false, true});
+}
+TEST(ModelGradient, SageWeightedEdges) {
+  check_gradients({nn::ConvKind::sage, 2, 4, 0.5f, false, true});
+}
+TEST(ModelGradient, GinWeightedEdges) {
+  check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, false, true, true});
+}
+TEST(ModelGradient, AppnpWeightedEdges) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, true, false, 3, 0.2f});
+}
 
 }  // namespace
 }  // namespace halogen
