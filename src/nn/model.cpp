@@ -98,6 +98,7 @@ graph::EdgeWeighting Model::exchange_weighted_degrees(const graph::Shard& shard)
   comm::HaloExchange exchange(comm_, shard.plan, n, 1);
   exchange.start_forward(buffer.matrix(), stream_.get());
   exchange.finish_forward(stream_.get());
+  stream_.synchronize();  // the unpacked halo rows are queued on the stream
   buffer.copy_to_host(degrees.data());
   weighting.degree_halo.assign(degrees.begin() + n, degrees.end());
   return weighting;

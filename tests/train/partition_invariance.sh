@@ -12,10 +12,13 @@ source "$(dirname "$0")/common.sh"
 for k in 1 2 4; do "$HALOGEN_BIN" partition "$WORK/g.h5" -k $k -o "$WORK/p$k" >/dev/null; done
 run() {  # model np overlap-flag
   local out="$WORK/$1-np$2$3.jsonl"
-  local extra=""
-  [[ $1 == gin ]] && extra="--gin-eps-learn"
+  # GIN sums without normalisation (no batch norm): its first losses are ~30 on these raw features, and at lr
+  # 0.02 training turns chaotic (the loss jumps between epochs), which amplifies reassociation differences
+  # (1e-2 by epoch 14 at P = 4); at lr 0.005 it descends steadily and agrees to ~1e-7 like the others.
+  local extra="--lr 0.02"
+  [[ $1 == gin ]] && extra="--lr 0.005 --gin-eps-learn"
   timeout 120 "${MPIRUN[@]}" -np "$2" "$HALOGEN_BIN" train "$WORK/p$2" --model "$1" --layers 3 --hidden 32 \
-    --epochs 20 --dropout 0.5 --lr 0.02 --seed 9 --quiet --metrics "$out" $extra $3 >/dev/null
+    --epochs 20 --dropout 0.5 --seed 9 --quiet --metrics "$out" $extra $3 >/dev/null
   echo "$out"
 }
 for model in gcn sage gin appnp; do
