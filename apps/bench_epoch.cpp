@@ -36,6 +36,10 @@ struct EpochBenchOptions {
   bool row_normalize = false;
   std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
   std::string comm;    // auto | nccl | mpi (cuda only); empty: auto
+  int appnp_k = 10;    // appnp
+  float appnp_alpha = 0.1f;    // appnp
+  bool gin_eps_learn = false;  // gin
+  bool edge_weight = false;
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
@@ -63,7 +67,11 @@ void run_epoch_bench(const EpochBenchOptions& o) {
     for (bool overlap : modes) {
       if ((overlap && o.overlap == "off") || (!overlap && o.overlap == "on")) continue;
       train::TrainConfig config;
-      config.model.kind = o.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+      config.model.kind = nn::parse_conv_kind(o.model);
+      config.model.appnp_k = o.appnp_k;
+      config.model.appnp_alpha = o.appnp_alpha;
+      config.model.gin_learn_eps = o.gin_eps_learn;
+      config.model.edge_weight = o.edge_weight;
       config.model.layers = o.layers;
       config.model.hidden = o.hidden;
       config.model.dropout = o.dropout;
@@ -111,7 +119,17 @@ void add_bench_epoch(CLI::App& bench) {
   auto o = std::make_shared<EpochBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("epoch", "Epoch time and its phases on a partition directory (mpirun, one rank per part)");
   cmd->add_option("dir", o->dir, "Partition directory")->required();
-  cmd->add_option("--model", o->model, "gcn or sage")->check(CLI::IsMember({"gcn", "sage"}))->capture_default_str();
+  cmd->add_option("--model", o->model, "gcn, sage, gin or appnp")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
+      ->capture_default_str();
+  cmd->add_option("--appnp-k", o->appnp_k, "appnp: propagation steps K")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--appnp-alpha", o->appnp_alpha, "appnp: teleport probability alpha")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_flag("--gin-eps-learn", o->gin_eps_learn, "gin: a learnable epsilon per layer (default: eps = 0)");
+  cmd->add_flag("--edge-weight", o->edge_weight, "Use the graph's edge weights (/csr/weight)");
   cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "Hidden width")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(CLI::PositiveNumber)->capture_default_str();

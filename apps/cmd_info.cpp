@@ -42,6 +42,38 @@ std::string shape_text(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
+// Whether the graph has edge weights (/csr/weight, used by `halogen train --edge-weight`) and their range,
+// read in blocks so memory stays small for any edge count.
+void describe_edge_weights(const h5::File& file) {
+  if (!file.exists("/csr/weight")) {
+    std::printf("weights   none (unweighted: train --edge-weight needs /csr/weight)\n");
+    return;
+  }
+  const int64_t count = file.shape("/csr/weight").at(0);
+  constexpr int64_t kBlock = int64_t{4} << 20;
+  double min = 0, max = 0, sum = 0;
+  int64_t negative = 0;
+  bool first = true;
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const std::vector<float> values =
+        file.read_rows<float>("/csr/weight", begin, std::min(count, begin + kBlock));
+    for (float w : values) {
+      if (first) min = max = w;
+      first = false;
+      min = std::min<double>(min, w);
+      max = std::max<double>(max, w);
+      sum += w;
+      negative += w < 0.0f;
+    }
+  }
+  std::printf("weights   yes (/csr/weight): min %g  mean %g  max %g%s\n", min, count > 0 ? sum / count : 0.0,
+              max,
+              negative > 0 ? strformat(", %lld negative (train --edge-weight needs weights >= 0)",
+                                       static_cast<long long>(negative))
+                                 .c_str()
+                           : "");
+}
+
 // Verifies the checksum of every dataset first (reads the whole file once, at disk speed, in bounded memory),
 // so a corrupt file is refused before anything is printed; then describes it from attributes, shapes, indptr
 // and labels.
@@ -87,6 +119,8 @@ void describe_graph_file(const std::string& path, bool check) {
   std::printf("degree    min %lld  mean %.2f  max %lld  isolated %lld\n", static_cast<long long>(min_degree),
               num_nodes > 0 ? static_cast<double>(num_edges) / num_nodes : 0.0,
               static_cast<long long>(max_degree), static_cast<long long>(isolated));
+
+  describe_edge_weights(file);
 
   const int64_t num_classes = file.attr_int("num_classes");
   if (file.exists("/node/label") && !file.is_floating("/node/label")) {
@@ -150,8 +184,8 @@ void add_info_command(CLI::App& app) {
   // as `halogen train`).
   static std::string model = "gcn";
   static nn::ModelConfig model_config;
-  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage)")
-      ->check(CLI::IsMember({"gcn", "sage"}))
+  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage|gin|appnp)")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
       ->capture_default_str();
   cmd->add_option("--layers", model_config.layers, "Directory: graph convolution layers")
       ->check(CLI::Range(1, 64))
@@ -159,11 +193,16 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("--hidden", model_config.hidden, "Directory: hidden width")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
+  cmd->add_option("--appnp-k", model_config.appnp_k, "Directory, appnp: propagation steps K")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps,
+                "Directory, gin: a learnable epsilon per layer");
   cmd->callback([] {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
       partition::describe_partition_dir(path, check);
-      model_config.kind = model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+      model_config.kind = nn::parse_conv_kind(model);
       print_training_memory(path, model_config);
       return;
     }

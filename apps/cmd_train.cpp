@@ -2,6 +2,7 @@
 // (mpirun -np P halogen train DIR ...). MPI is initialised here (comm::MpiSession).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -64,6 +65,11 @@ struct TrainFlags {
   // run reports (issue 16): periodic progress in logs, TensorBoard events
   double progress_every = 30;
   std::string tensorboard;
+  // gin, appnp, weighted edges (static models)
+  int appnp_k = 10;
+  float appnp_alpha = 0.1f;
+  bool gin_eps_learn = false;
+  bool edge_weight = false;
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
        layers_given = false, negatives_given = false, window_given = false;
 };
@@ -231,6 +237,30 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
                       result.mean_epoch_ms, result.snapshots_per_s, 100.0 * result.exposed_comm_share));
 }
 
+// The options of gin/appnp and --edge-weight for the model line ("" for gcn/sage without weights).
+std::string model_extras(const TrainFlags& flags) {
+  std::string text;
+  if (flags.model == "appnp") text += strformat(", K %d, alpha %g", flags.appnp_k, flags.appnp_alpha);
+  if (flags.model == "gin") text += flags.gin_eps_learn ? ", learnable eps" : ", eps 0";
+  if (flags.edge_weight) text += ", edge weights";
+  return text;
+}
+
+// --edge-weight on a graph without /csr/weight (or with negative weights): one message for the job, from rank 0.
+// A part with no edges carries no weights even in a weighted graph, so only parts with edges decide.
+void check_edge_weights(comm::Communicator& comm, const graph::Shard& shard, const std::string& dir) {
+  double bad[2] = {shard.nnz() > 0 && shard.weight.empty() ? 1.0 : 0.0, 0.0};
+  for (float w : shard.weight) bad[1] = std::max(bad[1], w < 0.0f ? 1.0 : 0.0);
+  comm.allreduce_max(bad, 2);
+  if (bad[0] == 0.0 && bad[1] == 0.0) return;
+  if (comm.rank() != 0) throw train::PeerFailed();
+  if (bad[0] != 0.0)
+    throw UserError(strformat("--edge-weight: %s: the graph has no edge weights (no /csr/weight in its parts; "
+                              "`halogen info GRAPH.h5` shows whether a graph file has them)", dir.c_str()));
+  throw UserError(strformat("--edge-weight: %s: the graph has negative edge weights; the GCN, SAGE-mean and APPNP "
+                            "normalisations need weights >= 0", dir.c_str()));
+}
+
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
   int argc = 0;
@@ -254,7 +284,11 @@ void run_train(const TrainFlags& flags) {
                        "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
     train::TrainConfig config;
     set_run_config(flags, config);
-    config.model.kind = flags.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+    config.model.kind = nn::parse_conv_kind(flags.model);
+    config.model.appnp_k = flags.appnp_k;
+    config.model.appnp_alpha = flags.appnp_alpha;
+    config.model.gin_learn_eps = flags.gin_eps_learn;
+    config.model.edge_weight = flags.edge_weight;
     config.model.layers = flags.layers;
     config.model.hidden = flags.hidden;
     config.model.dropout = flags.dropout;
@@ -270,6 +304,7 @@ void run_train(const TrainFlags& flags) {
     const io::PartitionMeta& meta = input.meta;
     set_checkpoint_identity(comm, flags, meta, config);
     train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
+    if (flags.edge_weight) check_edge_weights(comm, input.shard, flags.dir);
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};
     double extremes[2] = {static_cast<double>(sizes[0]), -static_cast<double>(sizes[0])};
@@ -280,9 +315,10 @@ void run_train(const TrainFlags& flags) {
                         meta.graph_name.c_str(), (long long)meta.num_nodes, (long long)meta.num_edges,
                         (long long)meta.num_features, meta.num_classes, comm.size(), meta.method.c_str(),
                         (long long)-extremes[1], (long long)extremes[0], (long long)sizes[1], omp_get_max_threads()));
-    log::info(strformat("model %s: %d layers, hidden %lld, dropout %g | adam lr %g, weight decay %g (%s) | %lld "
+    log::info(strformat("model %s: %d layers, hidden %lld%s, dropout %g | adam lr %g, weight decay %g (%s) | %lld "
                         "epochs, seed %llu, overlap %s%s | device %s",
-                        flags.model.c_str(), flags.layers, (long long)flags.hidden, flags.dropout, flags.lr,
+                        flags.model.c_str(), flags.layers, (long long)flags.hidden, model_extras(flags).c_str(),
+                        flags.dropout, flags.lr,
                         flags.weight_decay, flags.weight_decay_all_layers ? "all layers" : "first layer",
                         (long long)flags.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
                         flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
@@ -317,8 +353,9 @@ void add_train_command(CLI::App& app) {
       "train", "Train a GNN on a partition directory (run under mpirun/srun, one rank per part)");
   cmd->add_option("dir", flags->dir, "Partition directory made by `halogen partition`")->required();
   cmd->add_option("--model", flags->model,
-                  "gcn (Kipf & Welling), sage (GraphSAGE-mean); on dynamic graphs evolvegcn-o, tgcn or gconvgru")
-      ->check(CLI::IsMember({"gcn", "sage", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
+                  "gcn (Kipf & Welling), sage (GraphSAGE-mean), gin (Xu et al.), appnp (Klicpera et al.); on dynamic "
+                  "graphs evolvegcn-o, tgcn or gconvgru")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
   cmd->add_option("--layers", flags->layers,
                   "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")
       ->check(CLI::Range(1, 64))
@@ -394,6 +431,16 @@ void add_train_command(CLI::App& app) {
                   "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
+  // gin, appnp and weighted edges (static models)
+  cmd->add_option("--appnp-k", flags->appnp_k, "APPNP: propagation steps K after the MLP (--layers linear layers)")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  cmd->add_option("--appnp-alpha", flags->appnp_alpha, "APPNP: teleport probability alpha")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_flag("--gin-eps-learn", flags->gin_eps_learn,
+                "GIN: learn epsilon of (1 + eps) x_i per layer (default: off, eps = 0)");
+  cmd->add_flag("--edge-weight", flags->edge_weight,
+                "Use the graph's edge weights (/csr/weight) in GCN/APPNP normalisation, SAGE's mean and GIN's sum "
+                "(default: off, every edge weighs 1)");
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();

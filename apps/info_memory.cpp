@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/format.h"
 #include "io/h5.h"
 #include "io/part_file.h"
 #include "train/memory_estimate.h"
@@ -31,10 +32,11 @@ int64_t count_feature_nonzeros(const h5::File& file, int64_t rows) {
 
 void print_training_memory(const std::string& dir, const nn::ModelConfig& config) {
   const io::PartitionMeta meta = io::read_partition_meta(dir);
-  std::printf("training memory per rank (model %s, %d layers, hidden %lld; all buffers are allocated before "
-              "epoch 1)\n",
-              config.kind == nn::ConvKind::gcn ? "gcn" : "sage", config.layers,
-              static_cast<long long>(config.hidden));
+  std::printf(
+      "training memory per rank (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
+      "epoch 1)\n",
+      nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
+      config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str() : "");
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
   for (int part = 0; part < meta.num_parts; ++part) {

@@ -68,6 +68,12 @@ HALOGEN_OP(void, fill, x.device, (Span<float> x, float value), (x, value))
 HALOGEN_OP(void, axpy, y.device, (float alpha, Span<const float> x, Span<float> y), (alpha, x, y))
 HALOGEN_OP(double, sum_squares, x.device, (Span<const float> x), (x))
 
+// ---- GIN: the learnable epsilon ------------------------------------------------------------------------------
+HALOGEN_OP(void, one_plus_eps_add, out.device, (Matrix<const float> x, Span<const float> eps, Matrix<float> out),
+           (x, eps, out))
+HALOGEN_OP(void, dot_add, result.device, (Matrix<const float> a, Matrix<const float> b, Span<float> result),
+           (a, b, result))
+
 // ---- temporal tasks ------------------------------------------------------------------------------------------
 HALOGEN_OP(double, squared_error, y.device,
            (Matrix<const float> y, Matrix<const float> target, double grad_scale, Matrix<float> grad_y),

@@ -98,6 +98,14 @@ struct AdamParams {
 // axpy: y += alpha * x   (n)
 // sum_squares: sum of squares (for gradient norms / NaN checks); returns NaN if any element is NaN or Inf.
 
+// ---- GIN: the learnable epsilon --------------------------------------------------------------------------
+// GIN's self term with a learnable eps that lives on the device (no host read in the training loop):
+// one_plus_eps_add: out += (1 + eps[0]) * x.   x, out: (n, f), may be strided;  eps: (1)
+// dot_add: result[0] += sum over (r, c) of a[r, c] * b[r, c] (the gradient of eps: <x, grad>), each thread's
+//   or block's terms summed in double; the CPU adds fixed row blocks in order (thread-count independent), the
+//   GPU adds its block sums with float atomics (order varies run to run: ~1e-7 relative).
+//   a, b: (n, f), may be strided;  result: (1)
+
 // ---- temporal tasks ---------------------------------------------------------------------------------------
 // squared_error: returns the sum over (r, c) of (y - target)^2 (in double); grad_y "=" grad_scale * (y - target)
 // when grad_y is not empty (rows == 0: value only). The caller passes grad_scale = 2 * scale / N for the

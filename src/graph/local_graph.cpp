@@ -37,6 +37,8 @@ struct StoredAdjacency {
   const std::vector<int32_t>& indices;
   const std::vector<int64_t>& degree_owned;
   const std::vector<int64_t>& degree_halo;
+  const std::vector<float>* weight = nullptr;  // (nnz) with a weighting, else nullptr (all ones)
+  const EdgeWeighting* weighting = nullptr;    // weighted degrees, else the stored counts
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
 };
 
@@ -58,14 +60,23 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
   g.a_own.indptr.reserve(n_own + 1);
   g.a_halo.indptr.reserve(n_own + 1);
 
-  auto degree_of = [&](int64_t local) {
-    return local < n_own ? shard.degree_owned[local] : shard.degree_halo[local - n_own];
+  const EdgeWeighting* weighting = shard.weighting;
+  HALOGEN_ASSERT(!weighting || (shard.weight && static_cast<int64_t>(shard.weight->size()) == shard.nnz() &&
+                                static_cast<int64_t>(weighting->degree_owned.size()) == n_own &&
+                                static_cast<int64_t>(weighting->degree_halo.size()) == n_halo));
+  auto degree_of = [&](int64_t local) -> double {
+    if (weighting)
+      return local < n_own ? weighting->degree_owned[local] : weighting->degree_halo[local - n_own];
+    return static_cast<double>(local < n_own ? shard.degree_owned[local] : shard.degree_halo[local - n_own]);
   };
+  auto weight_of = [&](int64_t k) -> double { return weighting ? (*shard.weight)[k] : 1.0; };
   for (int64_t r = 0; r < n_own; ++r) {
     const int64_t begin = shard.indptr[r], end = shard.indptr[r + 1];
-    const double deg_r = static_cast<double>(shard.degree_owned[r]);
-    int64_t neighbours = 0;
-    for (int64_t k = begin; k < end; ++k) neighbours += shard.indices[k] != r;
+    const double deg_r = degree_of(r);
+    // The mean's denominator: the stored neighbours (weighted: their weights), self-loop excluded.
+    double neighbours = 0;
+    for (int64_t k = begin; k < end; ++k)
+      if (shard.indices[k] != r) neighbours += weight_of(k);
     bool diagonal_done = normalization != Normalization::gcn;
     for (int64_t k = begin; k < end; ++k) {
       const int32_t c = shard.indices[k];
@@ -79,11 +90,13 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
       }
       float value;
       if (normalization == Normalization::gcn) {
-        value = static_cast<float>(1.0 / std::sqrt((deg_r + 1.0) * (static_cast<double>(degree_of(c)) + 1.0)));
+        value = static_cast<float>(weight_of(k) / std::sqrt((deg_r + 1.0) * (degree_of(c) + 1.0)));
       } else if (normalization == Normalization::chebyshev) {
-        value = static_cast<float>(-1.0 / std::sqrt(deg_r * static_cast<double>(degree_of(c))));
+        value = static_cast<float>(-1.0 / std::sqrt(deg_r * degree_of(c)));
+      } else if (normalization == Normalization::sum) {
+        value = static_cast<float>(weight_of(k));
       } else {
-        value = static_cast<float>(1.0 / static_cast<double>(neighbours));
+        value = neighbours > 0 ? static_cast<float>(weight_of(k) / neighbours) : 0.0f;
       }
       if (c < n_own) {
         g.a_own.indices.push_back(c);
@@ -107,11 +120,23 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
 
 }  // namespace
 
-LocalGraph build_local_graph(const Shard& shard, Normalization normalization) {
+LocalGraph build_local_graph(const Shard& shard, Normalization normalization,
+                             const EdgeWeighting* weighting) {
   HALOGEN_ASSERT(shard.plan.num_halo() == shard.num_halo() || shard.plan.recv_offsets.empty());
-  return build(StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
-                               shard.degree_halo},
-               normalization);
+  HALOGEN_ASSERT(normalization != Normalization::chebyshev || !weighting, "chebyshev ignores edge weights");
+  return build(
+      StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
+                      shard.degree_halo, weighting ? &shard.weight : nullptr, weighting},
+      normalization);
+}
+
+std::vector<double> weighted_owned_degrees(const Shard& shard) {
+  HALOGEN_ASSERT(static_cast<int64_t>(shard.weight.size()) == shard.nnz());
+  std::vector<double> degree(shard.num_owned(), 0.0);
+  for (int64_t r = 0; r < shard.num_owned(); ++r)
+    for (int64_t k = shard.indptr[r]; k < shard.indptr[r + 1]; ++k)
+      if (shard.indices[k] != r) degree[r] += shard.weight[k];
+  return degree;
 }
 
 LocalGraph build_local_graph(const ShardSnapshot& snapshot, int64_t num_owned, Normalization normalization) {

@@ -8,10 +8,19 @@
 // Normalisations (no communication: the shard carries the global degrees of owned and halo vertices):
 //   gcn:  Â = D^-1/2 (A + I) D^-1/2, D = deg + 1 (Kipf & Welling); Â[i,j] = 1/sqrt((deg_i+1)(deg_j+1)),
 //         Â[i,i] = 1/(deg_i+1). Edge weights are ignored (the stored degrees count edges).
-//   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are 0.
-//   chebyshev: L~ = 2L/lambda_max - I with L = I - D^-1/2 A D^-1/2 and lambda_max = 2 (PyG ChebConv's default),
+//   mean: M[i,j] = 1/deg_i over the stored neighbours j != i (GraphSAGE mean aggregator); isolated rows are
+//   0. chebyshev: L~ = 2L/lambda_max - I with L = I - D^-1/2 A D^-1/2 and lambda_max = 2 (PyG ChebConv's
+//   default),
 //         i.e. L~[i,j] = -1/sqrt(deg_i deg_j) for j != i, no diagonal. Edge weights are ignored.
+//   sum:  S[i,j] = 1 for every stored neighbour j != i, no diagonal (GIN's sum aggregator; its (1 + eps) x_i
+//         term is the layer's).
 // A self-loop stored in the shard's CSR is skipped (gcn adds its own; mean excludes the vertex itself).
+//
+// Weighted (an EdgeWeighting passed; static shards only): the stored edge weights w_ij replace the 1s, and
+// the degrees are weighted degrees d_i = sum_{j != i} w_ij (the caller supplies them: an owned row's is the
+// sum of its stored weights, a halo vertex's comes from its owner):
+//   gcn:  Â[i,j] = w_ij / sqrt((d_i+1)(d_j+1)), Â[i,i] = 1/(d_i+1) (self-loops of weight 1, PyG's gcn_norm);
+//   mean: M[i,j] = w_ij / d_i (weighted mean; a row with d_i == 0 is 0);   sum: S[i,j] = w_ij.
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +28,12 @@
 
 namespace halogen::graph {
 
-enum class Normalization { gcn, mean, chebyshev };
+enum class Normalization { gcn, mean, chebyshev, sum };
+
+// Weighted degrees of a shard's vertices (see above): (n_own) and (n_halo).
+struct EdgeWeighting {
+  std::vector<double> degree_owned, degree_halo;
+};
 
 // Host CSR with float values and int32 local columns (the kernels' CsrView layout).
 struct LocalCsr {
@@ -44,7 +58,11 @@ struct LocalGraph {
 
 // Builds the normalised, column-split local adjacency of `shard`'s static graph. Asserts the shard's internal
 // consistency (sizes of indptr/indices/degrees; io::read_shard validated user files before).
-LocalGraph build_local_graph(const Shard& shard, Normalization normalization);
+// With `weighting` (non-null; shard.weight must hold one weight per stored edge), the weighted variant above.
+LocalGraph build_local_graph(const Shard& shard, Normalization normalization,
+                             const EdgeWeighting* weighting = nullptr);
+// An owned row's weighted degree: the sum of its stored weights, self-loops excluded. (n_own)
+std::vector<double> weighted_owned_degrees(const Shard& shard);
 // The same for one snapshot of a shard with `num_owned` owned rows: columns [n_own, n_own + n_halo_t) are the
 // snapshot's own (compact) halo, normalised with the snapshot's degrees.
 LocalGraph build_local_graph(const ShardSnapshot& snapshot, int64_t num_owned, Normalization normalization);

@@ -5,32 +5,86 @@
 
 namespace halogen::nn {
 
-GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store)
-    : kind_(kind), layer_(layer), in_(in), out_(out), store_(store) {
+const char* conv_kind_name(ConvKind kind) {
+  switch (kind) {
+    case ConvKind::gcn:
+      return "gcn";
+    case ConvKind::sage:
+      return "sage";
+    case ConvKind::gin:
+      return "gin";
+    case ConvKind::appnp:
+      return "appnp";
+  }
+  return "?";
+}
+
+ConvKind parse_conv_kind(const std::string& name, const char* option) {
+  for (ConvKind kind : {ConvKind::gcn, ConvKind::sage, ConvKind::gin, ConvKind::appnp})
+    if (name == conv_kind_name(kind)) return kind;
+  throw UserError(std::string(option) + ": unknown model \"" + name + "\" (gcn, sage, gin or appnp)");
+}
+
+GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store,
+                     int64_t gin_hidden, bool gin_learn_eps)
+    : kind_(kind), layer_(layer), in_(in), out_(out), store_(store), gin_hidden_(gin_hidden) {
+  HALOGEN_ASSERT(kind != ConvKind::gin || gin_hidden >= 1, "GIN needs an MLP width >= 1");
   const std::string prefix = "layer" + std::to_string(layer) + ".";
-  weight_ = store.add(prefix + "weight", layer, in, out, false);
+  weight_ = store.add(prefix + "weight", layer, in, first_width(), false);
   if (kind == ConvKind::sage) weight_self_ = store.add(prefix + "weight_self", layer, in, out, false);
+  if (kind == ConvKind::gin) {
+    inner_bias_ = store.add(prefix + "inner_bias", layer, 1, gin_hidden, true);
+    weight_out_ = store.add(prefix + "weight_out", layer, gin_hidden, out, false);
+    if (gin_learn_eps) eps_ = store.add(prefix + "eps", layer, 1, 1, true);  // a "bias": initialised to 0
+  }
   bias_ = store.add(prefix + "bias", layer, 1, out, true);
   forward_range_ = "layer " + std::to_string(layer) + " forward";
   backward_range_ = "layer " + std::to_string(layer) + " backward";
 }
 
-int64_t GraphConv::scratch_bytes(int64_t in, int64_t out, int64_t num_owned, int64_t num_halo) {
-  const int64_t width = out < in ? out : in;
-  return ((num_owned + num_halo) * width + num_owned * width) * static_cast<int64_t>(sizeof(float));
+int64_t GraphConv::exchange_width(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden) {
+  if (kind == ConvKind::appnp) return 0;
+  const int64_t first = kind == ConvKind::gin ? gin_hidden : out;
+  return first < in ? first : in;
+}
+
+int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden,
+                                   bool gin_learn_eps) {
+  switch (kind) {
+    case ConvKind::sage:
+      return 2 * in * out + out;
+    case ConvKind::gin:
+      return in * gin_hidden + gin_hidden + gin_hidden * out + out + (gin_learn_eps ? 1 : 0);
+    default:
+      return in * out + out;
+  }
+}
+
+int64_t GraphConv::scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
+                                 int64_t gin_hidden) {
+  if (kind == ConvKind::appnp) return 0;
+  const int64_t width = exchange_width(kind, in, out, gin_hidden);
+  int64_t floats = (num_owned + num_halo) * width + num_owned * width;
+  if (kind == ConvKind::gin) floats += 2 * num_owned * gin_hidden;
+  return floats * static_cast<int64_t>(sizeof(float));
 }
 
 void GraphConv::allocate(DistributedAdjacency& adjacency) {
   adjacency_ = &adjacency;
   num_owned_ = adjacency.num_owned();
   num_halo_ = adjacency.num_halo();
-  const int64_t width = transform_first() ? out_ : in_;
+  if (kind_ == ConvKind::appnp) return;  // a dense layer: no scratch
+  const int64_t width = exchange_width(kind_, in_, out_, gin_hidden_);
   HALOGEN_ASSERT(width <= adjacency.max_width(), "layer %d multiplies width %lld, the adjacency takes <= %lld",
                  layer_, (long long)width, (long long)adjacency.max_width());
   // t needs halo rows (they are received into it); ax does not, but one size keeps the estimate simple.
   t_or_ax_ = Tensor(num_owned_ + num_halo_, width, adjacency.device());
   grad_t_or_ax_ = Tensor(num_owned_, width, adjacency.device());
   t_or_ax_.zero();
+  if (kind_ == ConvKind::gin) {
+    gin_h_ = Tensor(num_owned_, gin_hidden_, adjacency.device());
+    grad_gin_h_ = Tensor(num_owned_, gin_hidden_, adjacency.device());
+  }
 }
 
 void GraphConv::set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t) {
@@ -66,6 +120,33 @@ void GraphConv::timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b
   kernels::gemm(a, ta, b, tb, c, 1.0f, beta, context.stream);
 }
 
+void GraphConv::input_times_weight(Matrix<const float> x_own, Matrix<float> out,
+                                   const LayerContext& context) {
+  if (sparse_input_)
+    sparse_product(sparse_x_, store_.param(weight_), out, false, context);
+  else
+    timed_gemm(x_own, false, store_.param(weight_), false, out, 0.0f, context);
+}
+
+void GraphConv::weight_gradient(Matrix<const float> x_own, Matrix<const float> g,
+                                const LayerContext& context) {
+  if (sparse_input_)
+    sparse_product(sparse_x_t_, g, store_.grad(weight_), true, context);
+  else
+    timed_gemm(x_own, true, g, false, store_.grad(weight_), 1.0f, context);
+}
+
+void GraphConv::gin_self_term(Matrix<const float> x, Matrix<float> out, const LayerContext& context) {
+  if (out.rows == 0 || out.cols == 0) return;
+  PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+  if (eps_ < 0) {
+    kernels::scale_add(1.0f, x, 1.0f, out, context.stream);  // eps = 0
+    return;
+  }
+  Matrix<float> eps = store_.param(eps_);
+  kernels::one_plus_eps_add(x, Span<const float>{eps.data, 1, eps.device}, out, context.stream);
+}
+
 void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& context) {
   TraceRange range(forward_range_.c_str());
   HALOGEN_ASSERT(adjacency_ != nullptr, "allocate() first");
@@ -74,11 +155,18 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<float> z_own = z.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
+  if (kind_ == ConvKind::appnp) {
+    input_times_weight(x_own, z_own, context);
+    return;
+  }
+  if (kind_ == ConvKind::gin) {
+    forward_gin(x, z_own, context);
+    return;
+  }
 
   if (transform_first()) {
     Matrix<float> t = t_or_ax_.matrix();                       // (n + h, out)
-    if (sparse_input_) sparse_product(sparse_x_, weight, t.slice_rows(0, n), false, context);
-    else timed_gemm(x_own, false, weight, false, t.slice_rows(0, n), 0.0f, context);
+    input_times_weight(x_own, t.slice_rows(0, n), context);
     // SAGE's self term needs no halo rows: it runs while the exchange of t is in flight.
     auto self_term = [&] {
       if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_self_), z_own, true, context);
@@ -109,6 +197,15 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
     if (n > 0) kernels::bias_backward(grad_z, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, context.stream);
   }
   HALOGEN_ASSERT(!(sparse_input_ && want_grad_x), "a sparse input has no gradient");
+  if (kind_ == ConvKind::appnp) {
+    weight_gradient(x_own, grad_z, context);
+    if (want_grad_x) timed_gemm(grad_z, false, weight, true, grad_x, 0.0f, context);
+    return;
+  }
+  if (kind_ == ConvKind::gin) {
+    backward_gin(x, grad_z, grad_x, want_grad_x, context);
+    return;
+  }
   if (kind_ == ConvKind::sage) {
     if (sparse_input_) sparse_product(sparse_x_t_, grad_z, store_.grad(weight_self_), true, context);
     else timed_gemm(x_own, true, grad_z, false, store_.grad(weight_self_), 1.0f, context);
@@ -117,8 +214,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
   if (transform_first()) {
     Matrix<float> grad_t = grad_t_or_ax_.matrix();  // (n, out)
     adjacency_->transpose(grad_z, grad_t);
-    if (sparse_input_) sparse_product(sparse_x_t_, grad_t, store_.grad(weight_), true, context);
-    else timed_gemm(x_own, true, grad_t, false, store_.grad(weight_), 1.0f, context);
+    weight_gradient(x_own, grad_t, context);
     if (want_grad_x) {
       timed_gemm(grad_t, false, weight, true, grad_x, 0.0f, context);
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
@@ -132,6 +228,78 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
       adjacency_->transpose(grad_ax, grad_x);
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
+  }
+}
+
+void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context) {
+  const int64_t n = num_owned_;
+  Matrix<const float> x_own = x.slice_rows(0, n);
+  Matrix<float> h = gin_h_.matrix();  // (n, hidden)
+  if (transform_first()) {
+    // h = S T + (1 + eps) T, T = X W (n + h, hidden): the self term runs while T's halo rows are in flight.
+    Matrix<float> t = t_or_ax_.matrix();
+    input_times_weight(x_own, t.slice_rows(0, n), context);
+    Matrix<const float> t_own = t.slice_rows(0, n);
+    adjacency_->forward(t, h, [&] { gin_self_term(t_own, h, context); });
+  } else {
+    // ax = S X + (1 + eps) X (n, in), then h = ax W.
+    Matrix<float> ax = t_or_ax_.matrix().slice_rows(0, n);
+    adjacency_->forward(x, ax, [&] { gin_self_term(x_own, ax, context); });
+    timed_gemm(ax, false, store_.param(weight_), false, h, 0.0f, context);
+  }
+  if (n > 0) {
+    PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+    Matrix<float> inner_bias = store_.param(inner_bias_);
+    kernels::add_bias(h, Span<const float>{inner_bias.data, inner_bias.cols, inner_bias.device},
+                      context.stream);
+    kernels::relu_forward(h, h, context.stream);
+  }
+  timed_gemm(h, false, store_.param(weight_out_), false, z_own, 0.0f, context);
+}
+
+void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x,
+                             bool want_grad_x, const LayerContext& context) {
+  const int64_t n = num_owned_;
+  Matrix<const float> x_own = x.slice_rows(0, n);
+  Matrix<const float> h = gin_h_.matrix();
+  Matrix<float> grad_h = grad_gin_h_.matrix();  // (n, hidden)
+  timed_gemm(h, true, grad_z, false, store_.grad(weight_out_), 1.0f, context);
+  timed_gemm(grad_z, false, store_.param(weight_out_), true, grad_h, 0.0f, context);
+  if (n > 0) {
+    PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+    kernels::relu_backward(h, grad_h, context.stream);
+    Matrix<float> grad_inner_bias = store_.grad(inner_bias_);
+    kernels::bias_backward(grad_h,
+                           Span<float>{grad_inner_bias.data, grad_inner_bias.cols, grad_inner_bias.device},
+                           context.stream);
+  }
+  // d eps = <self-term input, its gradient>, summed over this rank's rows (the reducer sums the ranks).
+  auto eps_gradient = [&](Matrix<const float> input, Matrix<const float> grad) {
+    if (eps_ < 0 || n == 0) return;
+    PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+    Matrix<float> grad_eps = store_.grad(eps_);
+    kernels::dot_add(input, grad, Span<float>{grad_eps.data, 1, grad_eps.device}, context.stream);
+  };
+  Matrix<const float> grad_h_const = grad_h;
+  if (transform_first()) {
+    // grad_t = S^T grad_h + (1 + eps) grad_h; grad W += X^T grad_t; grad_x = grad_t W^T.
+    Matrix<const float> t_own = t_or_ax_.matrix().slice_rows(0, n);
+    eps_gradient(t_own, grad_h_const);
+    Matrix<float> grad_t = grad_t_or_ax_.matrix();  // (n, hidden)
+    adjacency_->transpose(grad_h_const, grad_t, [&] { gin_self_term(grad_h_const, grad_t, context); });
+    weight_gradient(x_own, grad_t, context);
+    if (want_grad_x) timed_gemm(grad_t, false, store_.param(weight_), true, grad_x, 0.0f, context);
+  } else {
+    // grad W += ax^T grad_h; grad_ax = grad_h W^T; grad_x = S^T grad_ax + (1 + eps) grad_ax.
+    Matrix<const float> ax = t_or_ax_.matrix().slice_rows(0, n);
+    timed_gemm(ax, true, grad_h_const, false, store_.grad(weight_), 1.0f, context);
+    if (!want_grad_x && eps_ < 0) return;
+    Matrix<float> grad_ax = grad_t_or_ax_.matrix();  // (n, in)
+    timed_gemm(grad_h_const, false, store_.param(weight_), true, grad_ax, 0.0f, context);
+    Matrix<const float> grad_ax_const = grad_ax;
+    eps_gradient(x_own, grad_ax_const);
+    if (want_grad_x)
+      adjacency_->transpose(grad_ax_const, grad_x, [&] { gin_self_term(grad_ax_const, grad_x, context); });
   }
 }
 

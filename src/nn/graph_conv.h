@@ -3,8 +3,17 @@
 // exchange overlapped with the owned part) is nn::DistributedAdjacency's; this file holds the dense side.
 //   gcn:   Z = Â X W + b                         (Â = GCN-normalised adjacency with self-loops)
 //   sage:  Z = X W_self + M X W_neigh + b        (M = mean over neighbours; GraphSAGE-mean)
+//   gin:   Z = relu(((1 + eps) X + S X) W + b_inner) W_out + b   (S = sum over neighbours, no self-loop; Xu
+//          et al.'s GIN-0 / GIN-eps with a 2-layer MLP, no batch norm); eps = 0 fixed, or learned
+//          ("layer<l>.eps")
+//   appnp: Z = X W + b                           (one linear layer of APPNP's MLP; no graph: the model
+//   propagates
+//          its logits afterwards, nn/model.h)
 // Narrower side first: when out < in, T = X W is computed first and T (width out) is exchanged, then
-// Z = Â T; otherwise X (width in) is exchanged and Z = (Â X) W. So the exchange always moves the narrower matrix.
+// Z = Â T; otherwise X (width in) is exchanged and Z = (Â X) W. So the exchange always moves the narrower
+// matrix. GIN's aggregation is linear too ((1 + eps) X + S X) W = (1 + eps) XW + S XW): it exchanges the
+// narrower of X (width in) and X W (width hidden = W's columns), then applies relu, b_inner and W_out
+// locally.
 //
 // Shapes (n = n_own, h = n_halo):
 //   x: (n + h, in)  layer input; rows [0, n) valid; rows [n, n+h) are OVERWRITTEN by the halo exchange when
@@ -26,7 +35,10 @@
 
 namespace halogen::nn {
 
-enum class ConvKind { gcn, sage };
+enum class ConvKind { gcn, sage, gin, appnp };
+// "gcn", "sage", "gin", "appnp" (the --model names), and back (UserError naming `option` for another name).
+const char* conv_kind_name(ConvKind kind);
+ConvKind parse_conv_kind(const std::string& name, const char* option = "--model");
 
 // What a layer needs from its model for one call. Every kernels:: call of the layer is enqueued on `stream`
 // (nullptr on the CPU; the adjacency's stream) and timed with `clock` (nn/profile.h: gemm, elementwise; the
@@ -38,13 +50,24 @@ struct LayerContext {
 
 class GraphConv {
  public:
-  // Registers its tensors ("layer<l>.weight", "layer<l>.weight_self" (sage), "layer<l>.bias") in `store`.
-  GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store);
-  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer multiplies
-  // with `adjacency` (its max_width at least min(in, out)), which must outlive it.
+  // Registers its tensors in `store`: "layer<l>.weight" (in, out; gin: in, gin_hidden),
+  // "layer<l>.weight_self" (sage), gin: "layer<l>.inner_bias" (gin_hidden), "layer<l>.weight_out"
+  // (gin_hidden, out) and, with gin_learn_eps, "layer<l>.eps" (1, 1; initialised to 0, registered as a bias);
+  // then "layer<l>.bias" (out).
+  GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden = 0,
+            bool gin_learn_eps = false);
+  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer
+  // multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not
+  // used).
   void allocate(DistributedAdjacency& adjacency);
-  // Bytes allocate() will take (memory estimates).
-  static int64_t scratch_bytes(int64_t in, int64_t out, int64_t num_owned, int64_t num_halo);
+  // Bytes allocate() will take (memory estimates). gin_hidden: GIN's MLP width (other kinds: ignored).
+  static int64_t scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
+                               int64_t gin_hidden = 0);
+  // The width this layer multiplies with the adjacency (0: appnp, which has none).
+  static int64_t exchange_width(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden = 0);
+  // Trainable floats of one layer.
+  static int64_t parameter_count(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden = 0,
+                                 bool gin_learn_eps = false);
 
   void forward(Matrix<float> x, Matrix<float> z, const LayerContext& context);
   void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
@@ -56,7 +79,9 @@ class GraphConv {
   // gradient is never requested. The views must stay valid for the layer's lifetime.
   void set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t);
 
-  bool transform_first() const { return out_ < in_; }
+  // W is applied before the adjacency (its product's width is W's column count); always for appnp (no
+  // adjacency).
+  bool transform_first() const { return kind_ == ConvKind::appnp || first_width() < in_; }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
   Span<const float> bias() const;
@@ -67,20 +92,36 @@ class GraphConv {
                       const LayerContext& context);
   void timed_gemm(Matrix<const float> a, bool ta, Matrix<const float> b, bool tb, Matrix<float> c, float beta,
                   const LayerContext& context);
+  // x_own W into `out` (n, W's columns): spmm on a sparse input, else gemm.
+  void input_times_weight(Matrix<const float> x_own, Matrix<float> out, const LayerContext& context);
+  // grad W += x_own^T g (spmm with the transposed sparse input, else gemm).
+  void weight_gradient(Matrix<const float> x_own, Matrix<const float> g, const LayerContext& context);
+  // GIN's self term: out += (1 + eps) x (eps learned or 0).
+  void gin_self_term(Matrix<const float> x, Matrix<float> out, const LayerContext& context);
+  void forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context);
+  void backward_gin(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+                    const LayerContext& context);
+  // Columns of W (gin: the MLP's hidden width, else out).
+  int64_t first_width() const { return kind_ == ConvKind::gin ? gin_hidden_ : out_; }
 
   ConvKind kind_;
   int layer_;
   int64_t in_, out_;
   ParameterStore& store_;
   int weight_ = -1, weight_self_ = -1, bias_ = -1;
+  int64_t gin_hidden_ = 0;
+  int inner_bias_ = -1, weight_out_ = -1, eps_ = -1;  // gin (eps_ only when learned)
   DistributedAdjacency* adjacency_ = nullptr;
   bool sparse_input_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)
   // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first: ax (n, in),
-  // grad_ax (n, in). (The partial sums of the reverse exchange are the adjacency's.)
+  // grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the
+  // adjacency's.) gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and its gradient (n, hidden).
+  // appnp: none.
   Tensor t_or_ax_, grad_t_or_ax_;
+  Tensor gin_h_, grad_gin_h_;
 };
 
 }  // namespace halogen::nn

@@ -1,7 +1,9 @@
 #include "nn/model.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "comm/halo_exchange.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "graph/local_graph.h"
@@ -11,13 +13,22 @@ namespace halogen::nn {
 namespace {
 
 graph::Normalization normalization_of(ConvKind kind) {
-  return kind == ConvKind::gcn ? graph::Normalization::gcn : graph::Normalization::mean;
+  switch (kind) {
+    case ConvKind::sage:
+      return graph::Normalization::mean;
+    case ConvKind::gin:
+      return graph::Normalization::sum;
+    default:
+      return graph::Normalization::gcn;  // gcn, and appnp's propagation
+  }
 }
 
-// The widest matrix any layer exchanges (narrower side first).
-int64_t max_exchange_width(const std::vector<int64_t>& widths) {
+// The widest matrix any layer (or APPNP's propagation) exchanges (narrower side first).
+int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>& widths) {
   int64_t width = 0;
-  for (size_t l = 0; l + 1 < widths.size(); ++l) width = std::max(width, std::min(widths[l], widths[l + 1]));
+  for (size_t l = 0; l + 1 < widths.size(); ++l)
+    width = std::max(width, GraphConv::exchange_width(config.kind, widths[l], widths[l + 1], config.hidden));
+  if (config.kind == ConvKind::appnp && config.appnp_k > 0) width = std::max(width, widths.back());
   return width;
 }
 
@@ -26,6 +37,13 @@ int64_t max_exchange_width(const std::vector<int64_t>& widths) {
 std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
   HALOGEN_USER_CHECK(config.layers >= 1, "--layers must be at least 1 (got %d)", config.layers);
   HALOGEN_USER_CHECK(config.layers == 1 || config.hidden >= 1, "--hidden must be at least 1");
+  HALOGEN_USER_CHECK(config.kind != ConvKind::gin || config.hidden >= 1,
+                     "--hidden (GIN's MLP width) must be >= 1");
+  HALOGEN_USER_CHECK(config.kind != ConvKind::appnp || config.appnp_k >= 0, "--appnp-k must be >= 0 (got %d)",
+                     config.appnp_k);
+  HALOGEN_USER_CHECK(
+      config.kind != ConvKind::appnp || (config.appnp_alpha >= 0.0f && config.appnp_alpha <= 1.0f),
+      "--appnp-alpha must be in [0, 1] (got %g)", config.appnp_alpha);
   std::vector<int64_t> widths{num_features};
   for (int l = 1; l < config.layers; ++l) widths.push_back(config.hidden);
   widths.push_back(num_classes);
@@ -51,17 +69,56 @@ void Model::check_inputs(const graph::Shard& shard) const {
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
   HALOGEN_USER_CHECK(config_.dropout >= 0.0f && config_.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
                      config_.dropout);
+  if (config_.edge_weight) {
+    // Also checked collectively (one message per job) by `halogen train` before the model is built.
+    HALOGEN_USER_CHECK(shard.nnz() == 0 || static_cast<int64_t>(shard.weight.size()) == shard.nnz(),
+                       "--edge-weight: graph %s has no edge weights (part %d has no /csr/weight)",
+                       shard.graph_name.c_str(), shard.part);
+    for (float w : shard.weight)
+      HALOGEN_USER_CHECK(w >= 0.0f,
+                         "--edge-weight: graph %s has a negative edge weight (%g) in part %d; the "
+                         "normalisations need weights >= 0",
+                         shard.graph_name.c_str(), w, shard.part);
+  }
+}
+
+graph::EdgeWeighting Model::exchange_weighted_degrees(const graph::Shard& shard) {
+  const int64_t n = num_owned_, h = num_halo_;
+  graph::EdgeWeighting weighting;
+  weighting.degree_owned = graph::weighted_owned_degrees(shard);
+  // Rounded to float on every rank (the exchange moves floats), so an owner and its halo copies agree
+  // exactly.
+  std::vector<float> degrees(n + h, 0.0f);
+  for (int64_t r = 0; r < n; ++r) {
+    degrees[r] = static_cast<float>(weighting.degree_owned[r]);
+    weighting.degree_owned[r] = degrees[r];
+  }
+  Tensor buffer(n + h, 1, device_);
+  buffer.copy_from_host(degrees.data(), n + h);
+  comm::HaloExchange exchange(comm_, shard.plan, n, 1);
+  exchange.start_forward(buffer.matrix(), stream_.get());
+  exchange.finish_forward(stream_.get());
+  stream_.synchronize();  // the unpacked halo rows are queued on the stream
+  buffer.copy_to_host(degrees.data());
+  weighting.degree_halo.assign(degrees.begin() + n, degrees.end());
+  return weighting;
 }
 
 void Model::build_layers(const graph::Shard& shard) {
   for (int l = 0; l < config_.layers; ++l)
-    layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_));
+    layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_,
+                                                  config_.hidden, config_.gin_learn_eps));
   store_.allocate(device_);
   store_.initialize(config_.seed);
   {  // the host copy of the normalised adjacency is freed once it is on the device
-    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config_.kind));
-    adjacency_ = std::make_unique<DistributedAdjacency>(comm_, local, shard.plan, max_exchange_width(widths_),
-                                                        device_, stream_.get());
+    graph::EdgeWeighting weighting;
+    if (config_.edge_weight) weighting = exchange_weighted_degrees(shard);
+    const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config_.kind),
+                                                             config_.edge_weight ? &weighting : nullptr);
+    // At least width 1: an APPNP with K = 0 multiplies nothing but still owns the adjacency.
+    adjacency_ = std::make_unique<DistributedAdjacency>(
+        comm_, local, shard.plan, std::max<int64_t>(1, max_exchange_width(config_, widths_)), device_,
+        stream_.get());
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
@@ -170,11 +227,30 @@ void Model::allocate_activations() {
   masks_.emplace_back();  // the input dropout's mask is never read: X_0 has no gradient
   for (int l = 1; l < num_layers(); ++l) masks_.emplace_back(n, widths_[l], device_);
   for (int l = 0; l < num_layers(); ++l) grads_.emplace_back(n, widths_[l + 1], device_);
-  if (caches_input_aggregate(widths_)) input_aggregate_ = Tensor(n, widths_[0], device_);
+  if (caches_input_aggregate(config_.kind, widths_)) input_aggregate_ = Tensor(n, widths_[0], device_);
+  if (config_.kind == ConvKind::appnp && config_.appnp_k > 0) {
+    const int64_t c = widths_.back();
+    for (int i = 0; i < 2; ++i) {
+      propagation_[i] = Tensor(n + h, c, device_);
+      propagation_[i].zero();
+      propagation_grads_[i] = Tensor(n, c, device_);
+    }
+    logits_buffer_ = (config_.appnp_k - 1) % 2;
+  }
 }
 
-bool Model::caches_input_aggregate(const std::vector<int64_t>& widths) {
-  return widths[1] >= widths[0];  // layer 0 aggregates first (graph_conv.h: transform_first() is out < in)
+bool Model::caches_input_aggregate(ConvKind kind, const std::vector<int64_t>& widths) {
+  // layer 0 aggregates first (graph_conv.h: transform_first() is out < in); GIN's and APPNP's layer 0 differ
+  return (kind == ConvKind::gcn || kind == ConvKind::sage) && widths[1] >= widths[0];
+}
+
+int64_t Model::parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
+  const std::vector<int64_t> widths = layer_widths(config, num_features, num_classes);
+  int64_t count = 0;
+  for (int l = 0; l < config.layers; ++l)
+    count += GraphConv::parameter_count(config.kind, widths[l], widths[l + 1], config.hidden,
+                                        config.gin_learn_eps);
+  return count;
 }
 
 bool Model::uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f) {
@@ -187,23 +263,28 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   const std::vector<int64_t> widths = layer_widths(config, s.num_features, s.num_classes);
   const int64_t f = sizeof(float), n = s.num_owned, h = s.num_halo;
   int64_t bytes = 0;
-  int64_t num_parameters = 0;
+  const int64_t num_parameters = parameter_count(config, s.num_features, s.num_classes);
   for (int l = 0; l < config.layers; ++l) {
-    num_parameters += widths[l] * widths[l + 1] * (config.kind == ConvKind::sage ? 2 : 1) + widths[l + 1];
-    bytes += GraphConv::scratch_bytes(widths[l], widths[l + 1], n, h);
+    bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
     bytes += (n + h) * widths[l + 1] * f + n * widths[l + 1] * f;  // activation, grad
     if (l > 0) bytes += n * widths[l] * f;                            // dropout mask of the layer's input
   }
-  if (caches_input_aggregate(widths)) bytes += n * widths[0] * f;     // Â X_0 for evaluation
+  if (caches_input_aggregate(config.kind, widths)) bytes += n * widths[0] * f;  // Â X_0 for evaluation
+  if (config.kind == ConvKind::appnp && config.appnp_k > 0)  // propagation P_k and G_k, two of each
+    bytes += 2 * ((n + h) * widths.back() + n * widths.back()) * f;
   bytes += (n + h) * widths[0] * f;                 // X_0
   bytes += 2 * num_parameters * f;                  // parameters + gradients
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
   bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
-  if (s.sparse_feature_nonzeros > 0 && widths[1] < widths[0])             // sparse first layer (CSR + transpose)
+  const bool first_transforms = config.kind == ConvKind::appnp ||
+                                (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0];
+  if (s.sparse_feature_nonzeros > 0 && first_transforms)  // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
-  const int64_t entries = s.nnz + (config.kind == ConvKind::gcn ? n : 0);
-  bytes += DistributedAdjacency::bytes_for(n, h, entries, s.num_send, max_exchange_width(widths));
+  const bool self_loops = config.kind == ConvKind::gcn || config.kind == ConvKind::appnp;
+  const int64_t entries = s.nnz + (self_loops ? n : 0);
+  bytes += DistributedAdjacency::bytes_for(n, h, entries, s.num_send,
+                                           std::max<int64_t>(1, max_exchange_width(config, widths)));
   return bytes;
 }
 
@@ -228,6 +309,41 @@ void Model::forward(int64_t epoch, bool training) {
   for (int l = 1; l < num_layers(); ++l) {
     layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
     epilogue(l, p, stream_of(l + 1), training);
+  }
+  if (logits_buffer_ >= 0) propagate();
+}
+
+void Model::propagate() {
+  const int64_t n = num_owned_;
+  const float alpha = config_.appnp_alpha;
+  const kernels::Stream stream = stream_.get();
+  Matrix<const float> h_own = activations_.back().matrix().slice_rows(0, n);
+  for (int k = 1; k <= config_.appnp_k; ++k) {
+    // P_{k-1} (with halo rows, overwritten by the exchange) -> P_k's owned rows. H's own rows are untouched.
+    Matrix<float> in = k == 1 ? activations_.back().matrix() : propagation_[(k - 2) % 2].matrix();
+    Matrix<float> out = propagation_[(k - 1) % 2].matrix().slice_rows(0, n);
+    adjacency_->forward(in, out);
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
+    kernels::scale_add(alpha, h_own, 1.0f - alpha, out, stream);  // P_k = (1 - alpha) Â P_{k-1} + alpha H
+  }
+}
+
+void Model::propagate_backward() {
+  const float alpha = config_.appnp_alpha;
+  const kernels::Stream stream = stream_.get();
+  Matrix<float> grad_h = grads_.back().matrix();  // (n, C): dLoss/dH
+  {
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
+    kernels::scale_add(alpha, propagation_grads_[0].matrix(), 0.0f, grad_h, stream);  // alpha G_K
+  }
+  int current = 0;  // G_k lives in propagation_grads_[current]
+  for (int k = config_.appnp_k; k >= 1; --k) {
+    Matrix<float> next = propagation_grads_[1 - current].matrix();
+    adjacency_->transpose(propagation_grads_[current].matrix(), next);  // Â^T G_k
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
+    kernels::scale_add(1.0f - alpha, next, 0.0f, next, stream);  // G_{k-1}
+    kernels::scale_add(k > 1 ? alpha : 1.0f, next, 1.0f, grad_h, stream);
+    current = 1 - current;
   }
 }
 
@@ -297,7 +413,8 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
 }
 
 Matrix<const float> Model::logits() const {
-  return activations_.back().matrix().slice_rows(0, num_owned_);
+  const Tensor& out = logits_buffer_ >= 0 ? propagation_[logits_buffer_] : activations_.back();
+  return out.matrix().slice_rows(0, num_owned_);
 }
 
 double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer) {
@@ -313,9 +430,10 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     loss_sum = kernels::softmax_cross_entropy(
         logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
         Span<const int64_t>{split_rows_[0].data(), split_sizes_[0], split_rows_[0].device()}, loss_scale,
-        grads_[last].matrix(), stream);
+        logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : grads_[last].matrix(), stream);
   }
   const LayerContext ctx = context();
+  if (logits_buffer_ >= 0) propagate_backward();
   if (reducer != nullptr) reducer->begin(stream);
   for (int l = last; l >= 0; --l) {
     const bool want_grad_x = l > 0;

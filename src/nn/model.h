@@ -1,27 +1,36 @@
 #pragma once
-// Model: a stack of GraphConv layers (GCN or GraphSAGE-mean) on one rank, with every activation, mask and
-// gradient buffer allocated once at construction (none in the training loop).
+// Model: a stack of GraphConv layers (GCN, GraphSAGE-mean, GIN, or APPNP's MLP) on one rank, with every
+// activation, mask and gradient buffer allocated once at construction (none in the training loop).
 //
 //   X_0 = dropout(features)                                   dropout stream (epoch, 0)
 //   Z_l = conv_l(X_l)               l = 0 .. L-1              (graph_conv.h; the halo exchange inside)
 //   X_{l+1} = dropout(relu(Z_l + b_l))   for l < L-1          dropout stream (epoch, l+1), in place on Z_l
 //   logits = Z_{L-1} + b_{L-1}
+// APPNP (Klicpera et al.): the layers are the MLP's linear layers (no graph), H = Z_{L-1} + b_{L-1}, then K
+// propagation steps with teleport alpha, one halo exchange each (Â: GCN-normalised, self-loops):
+//   P_0 = H,  P_k = (1 - alpha) Â P_{k-1} + alpha H  (k = 1 .. K),  logits = P_K.
+// Its backward runs the K steps in reverse with Â^T (the reverse exchange):
+//   G_K = dLoss/dP_K,  G_{k-1} = (1 - alpha) Â^T G_k,  dLoss/dH = G_0 + alpha (G_1 + ... + G_K).
+//
+// Edge weights (config.edge_weight): the shard's stored weights enter the adjacency (graph/local_graph.h,
+// "Weighted"); the halo vertices' weighted degrees come from their owners in one exchange at construction.
 // Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
 // Evaluation runs the same forward with dropout off, except that when layer 0 aggregates first (F_1 >= F_0)
-// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start from
-// it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no input
-// gradient), which pays for that buffer.
+// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start
+// from it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no
+// input gradient), which pays for that buffer.
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
-// gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the backward).
+// gradients with a GradientReducer passed to train_step_local (bucketed allreduce overlapped with the
+// backward).
 //
-// Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream(); nullptr
-// on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss, correct counts,
-// NaN checks) come back as host scalars from kernels that synchronise the stream; nothing indexes a buffer on
-// the host after construction.
+// Device: every buffer lives on `device`; all work is enqueued on one compute stream made here (stream();
+// nullptr on the CPU) and timed per phase by clock() (nn/profile.h). Results the host needs (the loss,
+// correct counts, NaN checks) come back as host scalars from kernels that synchronise the stream; nothing
+// indexes a buffer on the host after construction.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -41,10 +50,14 @@ namespace halogen::nn {
 struct ModelConfig {
   ConvKind kind = ConvKind::gcn;
   int layers = 2;
-  int64_t hidden = 16;
+  int64_t hidden = 16;  // hidden width; gin: also the width of every layer's MLP
   float dropout = 0.5f;
   uint64_t seed = 0;
   bool overlap = true;
+  int appnp_k = 10;            // appnp: propagation steps K (>= 0)
+  float appnp_alpha = 0.1f;    // appnp: teleport probability, in [0, 1]
+  bool gin_learn_eps = false;  // gin: a learnable epsilon per layer ("layer<l>.eps"); else eps = 0
+  bool edge_weight = false;    // use the graph's edge weights (the shard must have them)
 };
 
 // Sizes that determine a rank's memory (memory estimates without building anything).
@@ -112,17 +125,26 @@ class Model {
   // optimizer state: add 2 * num_parameters * 4 for Adam).
   static int64_t estimate_bytes(const ModelConfig& config, const RankShape& shape);
   static std::vector<int64_t> layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes);
+  // Trainable floats of a model of this shape.
+  static int64_t parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes);
 
  private:
   // Construction, in this order.
   void check_inputs(const graph::Shard& shard) const;
   void build_layers(const graph::Shard& shard);  // layers, parameters, adjacency, halo exchange
+  // The weighted degrees of the shard's owned and halo vertices (one exchange of the owned ones, collective).
+  graph::EdgeWeighting exchange_weighted_degrees(const graph::Shard& shard);
   void copy_features(const graph::Shard& shard);  // dense features, and the sparse input path when it applies
   void build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0);
   void copy_labels_and_splits(const graph::Shard& shard);
   void allocate_activations();  // activations, masks, gradients, the evaluation's input aggregate
-  // Whether evaluation keeps Â X_0 (layer 0 aggregates first: it costs no more memory than one activation).
-  static bool caches_input_aggregate(const std::vector<int64_t>& widths);
+  // Whether evaluation keeps Â X_0 (GCN/SAGE whose layer 0 aggregates first: it costs no more memory than one
+  // activation).
+  static bool caches_input_aggregate(ConvKind kind, const std::vector<int64_t>& widths);
+  // APPNP's K propagation steps on H = the last activation (forward) and their reverse (backward: G_K in
+  // propagation_grads_[0] -> dLoss/dH in grads_.back()).
+  void propagate();
+  void propagate_backward();
 
   void forward(int64_t epoch, bool training);
   void input_dropout(float p, uint64_t rng_stream);
@@ -171,6 +193,10 @@ class Model {
   std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
   std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = 0 .. L-1
+  // APPNP: P_k in turn (n_own + n_halo, C) x 2 and G_k in turn (n_own, C) x 2; logits_ points at P_K's owned
+  // rows (the last activation's without APPNP, or with K = 0).
+  std::array<Tensor, 2> propagation_, propagation_grads_;
+  int logits_buffer_ = -1;  // -1: activations_.back(); else propagation_[logits_buffer_]
 };
 
 }  // namespace halogen::nn

@@ -3,10 +3,7 @@
 namespace halogen::train {
 
 int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape& shape) {
-  const std::vector<int64_t> widths = nn::Model::layer_widths(config, shape.num_features, shape.num_classes);
-  int64_t num_parameters = 0;
-  for (int l = 0; l < config.layers; ++l)
-    num_parameters += widths[l] * widths[l + 1] * (config.kind == nn::ConvKind::sage ? 2 : 1) + widths[l + 1];
+  const int64_t num_parameters = nn::Model::parameter_count(config, shape.num_features, shape.num_classes);
   const int64_t adam_bytes = 2 * num_parameters * static_cast<int64_t>(sizeof(float));
   return nn::Model::estimate_bytes(config, shape) + adam_bytes;
 }

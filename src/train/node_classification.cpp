@@ -32,14 +32,21 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
 }
 
 const char* NodeClassification::model_name() const {
-  return model_.config().kind == nn::ConvKind::gcn ? "gcn" : "sage";
+  return nn::conv_kind_name(model_.config().kind);
 }
 
 std::string NodeClassification::fingerprint() const {
   const nn::ModelConfig& m = model_.config();
-  return strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu", model_name(), m.layers,
-                   (long long)m.hidden, (long long)num_features_, (long long)num_classes_,
-                   (unsigned long long)m.seed);
+  std::string text = strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu",
+                               model_name(), m.layers, (long long)m.hidden, (long long)num_features_,
+                               (long long)num_classes_, (unsigned long long)m.seed);
+  // Options that change the function computed but not the parameter shapes (gcn/sage without weights: nothing
+  // added, so their earlier checkpoints still match).
+  if (m.kind == nn::ConvKind::appnp)
+    text += strformat(" appnp_k=%d appnp_alpha=%g", m.appnp_k, m.appnp_alpha);
+  if (m.kind == nn::ConvKind::gin) text += strformat(" gin_eps_learn=%d", m.gin_learn_eps ? 1 : 0);
+  if (m.edge_weight) text += " edge_weight=1";
+  return text;
 }
 
 RunOptions NodeClassification::options() const {
@@ -50,6 +57,13 @@ RunOptions NodeClassification::options() const {
   add_option(options, "hidden", m.hidden);
   add_option(options, "dropout", m.dropout);
   add_option(options, "seed", m.seed);
+  // As in the fingerprint: only where they change the function, so gcn/sage checkpoints keep their options.
+  if (m.kind == nn::ConvKind::appnp) {
+    add_option(options, "appnp_k", m.appnp_k);
+    add_option(options, "appnp_alpha", m.appnp_alpha);
+  }
+  if (m.kind == nn::ConvKind::gin) add_option(options, "gin_eps_learn", m.gin_learn_eps);
+  if (m.edge_weight) add_option(options, "edge_weight", m.edge_weight);
   return options;
 }
 

@@ -124,8 +124,10 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
 }  // namespace
 
 CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::string& path) {
-  HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage",
-                     "%s: a %s checkpoint: `halogen predict` runs the static node-classification models gcn and sage "
+  HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage" || header.model == "gin" ||
+                         header.model == "appnp",
+                     "%s: a %s checkpoint: `halogen predict` runs the static node-classification models (gcn, sage, "
+                     "gin, appnp) "
                      "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str());
   nlohmann::json config;
   try {
@@ -135,12 +137,19 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
   }
   HALOGEN_USER_CHECK(config.is_object(), "%s: the config attribute is not a JSON object", path.c_str());
   CheckpointModel m;
-  m.model.kind = header.model == "sage" ? nn::ConvKind::sage : nn::ConvKind::gcn;
+  m.model.kind = nn::parse_conv_kind(header.model);
   m.model.layers = config_value<int>(config, "layers", path);
   m.model.hidden = config_value<int64_t>(config, "hidden", path);
   m.model.dropout = config_value<float>(config, "dropout", path);
   m.model.seed = config_value<uint64_t>(config, "seed", path);
   m.row_normalize = config_value<bool>(config, "row_normalize", path);
+  // Written only for the models they apply to (NodeClassification::options).
+  if (m.model.kind == nn::ConvKind::appnp) {
+    m.model.appnp_k = config_value<int>(config, "appnp_k", path);
+    m.model.appnp_alpha = config_value<float>(config, "appnp_alpha", path);
+  }
+  if (m.model.kind == nn::ConvKind::gin) m.model.gin_learn_eps = config_value<bool>(config, "gin_eps_learn", path);
+  if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
   HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.hidden >= 1, "%s: config attribute: layers %d, hidden %lld",
                      path.c_str(), m.model.layers, (long long)m.model.hidden);
   return m;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `halogen info DIR` predicts the per-rank buffer memory that `halogen train` then reports as its peak, within
-# 20% (the README's promise), for a dense-feature GCN and a SAGE model on 2 ranks.
+# 20% (the README's promise), for a dense-feature GCN, SAGE, GIN and APPNP (K = 10) model on 2 ranks.
 set -euo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -29,4 +29,6 @@ PY
 }
 check gcn 64 2
 check sage 32 3
+check gin 32 2
+check appnp 64 2
 echo "info memory: all checks passed"

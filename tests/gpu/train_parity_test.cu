@@ -31,6 +31,7 @@ struct Case {
   nn::ConvKind kind = nn::ConvKind::gcn;
   int64_t hidden = 32;
   bool sparse_features = false;  // zero 80% of the features: sparse input dropout (+ sparse first layer)
+  bool edge_weight = false;      // symmetric edge weights in [0.25, 2] (--edge-weight)
 };
 
 train::TrainResult train_on(Device device, const Case& c) {
@@ -39,6 +40,7 @@ train::TrainResult train_on(Device device, const Case& c) {
   if (c.sparse_features)
     for (size_t i = 0; i < g.features.size(); ++i)
       if (i % 5 != 0) g.features[i] = 0.0f;
+  if (c.edge_weight) halogen::testing::add_edge_weights(g);
   comm::SelfComm comm(device);
   train::TrainConfig config;
   config.model.kind = c.kind;
@@ -46,6 +48,9 @@ train::TrainResult train_on(Device device, const Case& c) {
   config.model.hidden = c.hidden;
   config.model.dropout = 0.5f;
   config.model.seed = 9;
+  config.model.gin_learn_eps = true;  // gin only: the device-resident eps and its gradient (dot_add)
+  config.model.appnp_k = 10;
+  config.model.edge_weight = c.edge_weight;
   config.lr = 0.02f;
   config.epochs = 20;
   config.print_epochs = false;
@@ -98,6 +103,23 @@ TEST(TrainParity, SageOnGpuReproducesCpuLosses) {
 TEST(TrainParity, GcnSparseFirstLayerOnGpuReproducesCpuLosses) {
   HALOGEN_REQUIRE_GPU();
   expect_parity({nn::ConvKind::gcn, 16, true});  // 24 -> 16: transform first, the spmm on sparse features
+}
+
+TEST(TrainParity, GinLearnedEpsOnGpuReproducesCpuLosses) {
+  HALOGEN_REQUIRE_GPU();
+  expect_parity({nn::ConvKind::gin, 32, false});  // 24 -> MLP 32: aggregate first
+  expect_parity({nn::ConvKind::gin, 16, true});   // 24 -> MLP 16: transform first on sparse features
+}
+
+TEST(TrainParity, AppnpOnGpuReproducesCpuLosses) {
+  HALOGEN_REQUIRE_GPU();
+  expect_parity({nn::ConvKind::appnp, 32, false});  // 3-layer MLP, 10 propagation steps
+}
+
+TEST(TrainParity, WeightedEdgesOnGpuReproduceCpuLosses) {
+  HALOGEN_REQUIRE_GPU();
+  expect_parity({nn::ConvKind::gcn, 32, false, true});
+  expect_parity({nn::ConvKind::appnp, 32, false, true});
 }
 
 }  // namespace

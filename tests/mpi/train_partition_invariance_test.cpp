@@ -68,9 +68,22 @@ TEST(HaloExchange, ForwardDeliversOwnersRowsAndReverseAddsIntoOwners) {
   EXPECT_EQ(wrong, 0);
 }
 
-train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard, nn::ConvKind kind, bool overlap) {
+// The models beyond GCN/SAGE and their options.
+struct Variant {
+  bool gin_learn_eps = false;
+  int appnp_k = 10;
+  float appnp_alpha = 0.1f;
+  bool edge_weight = false;
+};
+
+train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard, nn::ConvKind kind,
+                            bool overlap, const Variant& variant) {
   train::TrainConfig config;
   config.model.kind = kind;
+  config.model.gin_learn_eps = variant.gin_learn_eps;
+  config.model.appnp_k = variant.appnp_k;
+  config.model.appnp_alpha = variant.appnp_alpha;
+  config.model.edge_weight = variant.edge_weight;
   config.model.layers = 3;  // 12 -> 16 (aggregate first), 16 -> 16 (aggregate first), 16 -> 4 (transform first)
   config.model.hidden = 16;
   config.model.dropout = 0.5f;
@@ -83,13 +96,14 @@ train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard,
   return trainer.run();
 }
 
-void expect_invariant(nn::ConvKind kind, bool overlap) {
+void expect_invariant(nn::ConvKind kind, bool overlap, const Variant& variant = {}) {
   comm::MpiComm comm;
-  const graph::Graph g = testing::synthetic_graph(300, 4, 12, 3, 8, /*isolated=*/17);
+  graph::Graph g = testing::synthetic_graph(300, 4, 12, 3, 8, /*isolated=*/17);
+  if (variant.edge_weight) testing::add_edge_weights(g);
   const graph::Shard shard = testing::make_shard(g, irregular_assignment(g.num_nodes, comm.size()), comm.size(), comm.rank());
-  const train::TrainResult distributed = train_on(comm, shard, kind, overlap);
+  const train::TrainResult distributed = train_on(comm, shard, kind, overlap, variant);
   comm::SelfComm self;
-  const train::TrainResult single = train_on(self, testing::whole_graph_shard(g), kind, overlap);
+  const train::TrainResult single = train_on(self, testing::whole_graph_shard(g), kind, overlap, variant);
 
   ASSERT_EQ(distributed.epochs.size(), single.epochs.size());
   // Tolerance: the P-rank run sums the same terms in another order (SpMM rows split into A_own + A_halo,
@@ -115,6 +129,34 @@ TEST(PartitionInvariance, GcnWithOverlapMatchesOneRank) { expect_invariant(nn::C
 TEST(PartitionInvariance, GcnWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::gcn, false); }
 TEST(PartitionInvariance, SageWithOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::sage, true); }
 TEST(PartitionInvariance, SageWithoutOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::sage, false); }
+// GIN: 12 -> MLP 16 (aggregate first), 16 -> 16, 16 -> 16 -> 4; learned eps summed over ranks like any
+// gradient.
+TEST(PartitionInvariance, GinLearnedEpsMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, true, {true});
+}
+TEST(PartitionInvariance, GinWithoutOverlapMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, false);
+}
+// APPNP: a 3-layer MLP, then 10 propagation steps (10 forward and 10 reverse exchanges per step).
+TEST(PartitionInvariance, AppnpMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, true);
+}
+TEST(PartitionInvariance, AppnpWithoutOverlapMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, false, {false, 4, 0.3f});
+}
+// Weighted edges: the halo vertices' weighted degrees come from their owners (one exchange at construction).
+TEST(PartitionInvariance, GcnWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gcn, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, SageWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::sage, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, AppnpWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::appnp, true, {false, 10, 0.1f, true});
+}
+TEST(PartitionInvariance, GinWeightedEdgesMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gin, true, {true, 10, 0.1f, true});
+}
 
 }  // namespace
 }  // namespace halogen

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Partition invariance through the real CLI: the same SBM graph partitioned with METIS for 1, 2 and 4 ranks
-# gives the same losses and accuracies for 20 epochs with dropout 0.5, for GCN and SAGE, overlap on and off.
+# gives the same losses and accuracies for 20 epochs with dropout 0.5, for GCN, SAGE, GIN (learned eps) and APPNP
+# (K = 10), overlap on and off; and GCN with --edge-weight on a weighted graph (Matrix Market values).
 # Tolerance 1e-5 relative: P ranks add the same terms in another order (A_own + A_halo split of each row,
 # per-rank partial gradients then an allreduce), which moves float results by ~1e-7 relative per step; over
 # 20 Adam steps the observed drift stays below ~1e-6, while any real error (a halo row from the wrong vertex,
@@ -11,11 +12,16 @@ source "$(dirname "$0")/common.sh"
 for k in 1 2 4; do "$HALOGEN_BIN" partition "$WORK/g.h5" -k $k -o "$WORK/p$k" >/dev/null; done
 run() {  # model np overlap-flag
   local out="$WORK/$1-np$2$3.jsonl"
+  # GIN sums without normalisation (no batch norm): its first losses are ~30 on these raw features, and at lr
+  # 0.02 training turns chaotic (the loss jumps between epochs), which amplifies reassociation differences
+  # (1e-2 by epoch 14 at P = 4); at lr 0.005 it descends steadily and agrees to ~1e-7 like the others.
+  local extra="--lr 0.02"
+  [[ $1 == gin ]] && extra="--lr 0.005 --gin-eps-learn"
   timeout 120 "${MPIRUN[@]}" -np "$2" "$HALOGEN_BIN" train "$WORK/p$2" --model "$1" --layers 3 --hidden 32 \
-    --epochs 20 --dropout 0.5 --lr 0.02 --seed 9 --quiet --metrics "$out" $3 >/dev/null
+    --epochs 20 --dropout 0.5 --seed 9 --quiet --metrics "$out" $extra $3 >/dev/null
   echo "$out"
 }
-for model in gcn sage; do
+for model in gcn sage gin appnp; do
   reference=$(run $model 1 "")
   for np in 2 4; do
     compare "$reference" "$(run $model $np "")" --rel 1e-5 --final --min-epochs 20 || fail "$model np=$np overlap"

@@ -2,8 +2,10 @@
 // A plain double-precision, dense, single-process implementation of the model of nn/model.h, written from
 // the math in DESIGN.md (not from the engine's code): the oracle for forward values and, by central finite
 // differences, for gradients. O(n^2) memory: tiny graphs only. Test code.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/rng.h"
@@ -21,19 +23,60 @@ struct ReferenceModel {
 
   using Dense = std::vector<std::vector<double>>;
 
+  // The model's aggregation operator, dense: gcn/appnp D^-1/2 (A + I) D^-1/2, sage the (weighted) mean, gin
+  // the (weighted) sum without self-loops. With config.edge_weight, w_ij from the graph and weighted degrees.
   Dense adjacency() const {
     const int64_t n = g.num_nodes;
+    const bool weighted = config.edge_weight;
+    auto weight = [&](int64_t k) { return weighted ? static_cast<double>(g.adjacency.weight[k]) : 1.0; };
+    std::vector<double> degree(n, 0.0);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = g.adjacency.indptr[i]; k < g.adjacency.indptr[i + 1]; ++k) degree[i] += weight(k);
+    const bool gcn = config.kind == nn::ConvKind::gcn || config.kind == nn::ConvKind::appnp;
     Dense a(n, std::vector<double>(n, 0.0));
     for (int64_t i = 0; i < n; ++i) {
-      const double di = static_cast<double>(g.adjacency.degree(i));
-      if (config.kind == nn::ConvKind::gcn) a[i][i] = 1.0 / (di + 1.0);
+      if (gcn) a[i][i] = 1.0 / (degree[i] + 1.0);
       for (int64_t k = g.adjacency.indptr[i]; k < g.adjacency.indptr[i + 1]; ++k) {
         const int64_t j = g.adjacency.indices[k];
-        const double dj = static_cast<double>(g.adjacency.degree(j));
-        a[i][j] = config.kind == nn::ConvKind::gcn ? 1.0 / std::sqrt((di + 1.0) * (dj + 1.0)) : 1.0 / di;
+        if (gcn)
+          a[i][j] = weight(k) / std::sqrt((degree[i] + 1.0) * (degree[j] + 1.0));
+        else if (config.kind == nn::ConvKind::gin)
+          a[i][j] = weight(k);
+        else
+          a[i][j] = weight(k) / degree[i];
       }
     }
     return a;
+  }
+
+  // The flat parameters of tensor `name` (the engine's registration names, nn/graph_conv.h), or nullptr.
+  const double* tensor(const std::vector<double>& params, const std::string& name) const {
+    for (const nn::ParameterInfo& info : infos)
+      if (info.name == name) return params.data() + info.offset;
+    return nullptr;
+  }
+
+  static Dense product(const Dense& a, const Dense& x) {  // a: (n, n) sparse-ish, x: (n, f)
+    const size_t n = a.size(), f = x[0].size();
+    Dense out(n, std::vector<double>(f, 0.0));
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (a[i][j] != 0.0)
+          for (size_t c = 0; c < f; ++c) out[i][c] += a[i][j] * x[j][c];
+    return out;
+  }
+
+  // x (n, fin) times w (fin, fout) plus b (fout; may be nullptr).
+  static Dense linear(const Dense& x, const double* w, const double* b, int64_t fout) {
+    const size_t n = x.size(), fin = x[0].size();
+    Dense out(n, std::vector<double>(fout, 0.0));
+    for (size_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < fout; ++o) {
+        double sum = b ? b[o] : 0.0;
+        for (size_t c = 0; c < fin; ++c) sum += x[i][c] * w[c * fout + o];
+        out[i][o] = sum;
+      }
+    return out;
   }
 
   // Returns the mean cross-entropy over labelled training vertices for the given flat parameters.
@@ -53,33 +96,47 @@ struct ReferenceModel {
     for (int64_t v = 0; v < n; ++v)
       for (int64_t c = 0; c < widths[0]; ++c) x[v][c] = g.features[v * widths[0] + c];
     dropout(x, 0);
-    int k = 0;
     for (int l = 0; l < config.layers; ++l) {
       const int64_t fin = widths[l], fout = widths[l + 1];
-      const double* w = params.data() + infos[k++].offset;
-      const double* w_self = config.kind == nn::ConvKind::sage ? params.data() + infos[k++].offset : nullptr;
-      const double* b = params.data() + infos[k++].offset;
-      Dense ax(n, std::vector<double>(fin, 0.0));
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j)
-          if (a[i][j] != 0.0)
-            for (int64_t c = 0; c < fin; ++c) ax[i][c] += a[i][j] * x[j][c];
-      Dense z(n, std::vector<double>(fout, 0.0));
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t o = 0; o < fout; ++o) {
-          double sum = b[o];
-          for (int64_t c = 0; c < fin; ++c) {
-            sum += ax[i][c] * w[c * fout + o];
-            if (w_self) sum += x[i][c] * w_self[c * fout + o];
-          }
-          z[i][o] = sum;
+      const std::string prefix = "layer" + std::to_string(l) + ".";
+      const double* w = tensor(params, prefix + "weight");
+      const double* b = tensor(params, prefix + "bias");
+      Dense z;
+      if (config.kind == nn::ConvKind::appnp) {
+        z = linear(x, w, b, fout);
+      } else if (config.kind == nn::ConvKind::gin) {
+        const double* eps = tensor(params, prefix + "eps");
+        Dense agg = product(a, x);
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t c = 0; c < fin; ++c) agg[i][c] += (1.0 + (eps ? eps[0] : 0.0)) * x[i][c];
+        Dense h = linear(agg, w, tensor(params, prefix + "inner_bias"), config.hidden);
+        for (auto& row : h)
+          for (double& value : row) value = std::max(value, 0.0);
+        z = linear(h, tensor(params, prefix + "weight_out"), b, fout);
+      } else {
+        const double* w_self = tensor(params, prefix + "weight_self");
+        z = linear(product(a, x), w, b, fout);
+        if (w_self) {
+          const Dense self = linear(x, w_self, nullptr, fout);
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t o = 0; o < fout; ++o) z[i][o] += self[i][o];
         }
+      }
       if (l + 1 < config.layers) {
         for (auto& row : z)
           for (double& value : row) value = std::max(value, 0.0);
         dropout(z, l + 1);
       }
       x = std::move(z);
+    }
+    if (config.kind == nn::ConvKind::appnp) {  // P_k = (1 - alpha) Â P_{k-1} + alpha H
+      const Dense h = x;
+      const double alpha = config.appnp_alpha;
+      for (int k = 0; k < config.appnp_k; ++k) {
+        x = product(a, x);
+        for (int64_t i = 0; i < n; ++i)
+          for (size_t c = 0; c < x[i].size(); ++c) x[i][c] = (1.0 - alpha) * x[i][c] + alpha * h[i][c];
+      }
     }
     double total = 0;
     int64_t count = 0;

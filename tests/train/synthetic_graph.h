@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -65,6 +66,17 @@ inline graph::Graph synthetic_graph(int64_t n, int32_t classes, int64_t features
   return g;
 }
 
+// Gives every edge {u, v} of `g` the symmetric weight 0.25 + (hash of the pair mod 8) / 4, in [0.25, 2].
+inline void add_edge_weights(graph::Graph& g) {
+  g.adjacency.weight.resize(g.adjacency.indices.size());
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    for (int64_t k = g.adjacency.indptr[v]; k < g.adjacency.indptr[v + 1]; ++k) {
+      const uint64_t a = static_cast<uint64_t>(std::min<int64_t>(v, g.adjacency.indices[k]));
+      const uint64_t b = static_cast<uint64_t>(std::max<int64_t>(v, g.adjacency.indices[k]));
+      g.adjacency.weight[k] = 0.25f + static_cast<float>((a * 2654435761u + b * 40503u) % 8) / 4.0f;
+    }
+}
+
 inline graph::Shard make_shard(const graph::Graph& g, const std::vector<int32_t>& part_of, int32_t num_parts,
                                int32_t part) {
   const int64_t n = g.num_nodes;
@@ -113,11 +125,15 @@ inline graph::Shard make_shard(const graph::Graph& g, const std::vector<int32_t>
     s.plan.send_offsets.push_back(static_cast<int64_t>(s.plan.send_idx.size()));
   }
   for (int64_t v : s.owned_gid) {
-    std::vector<int32_t> row;
+    std::vector<std::pair<int32_t, float>> row;  // (local column, weight), sorted by column
     for (int64_t k = g.adjacency.indptr[v]; k < g.adjacency.indptr[v + 1]; ++k)
-      row.push_back(static_cast<int32_t>(local_of[g.adjacency.indices[k]]));
+      row.emplace_back(static_cast<int32_t>(local_of[g.adjacency.indices[k]]),
+                       g.adjacency.weighted() ? g.adjacency.weight[k] : 1.0f);
     std::sort(row.begin(), row.end());
-    s.indices.insert(s.indices.end(), row.begin(), row.end());
+    for (const auto& [column, weight] : row) {
+      s.indices.push_back(column);
+      if (g.adjacency.weighted()) s.weight.push_back(weight);
+    }
     s.indptr.push_back(s.nnz());
     s.degree_owned.push_back(g.adjacency.degree(v));
     for (int64_t c = 0; c < g.num_features; ++c) s.features.push_back(g.features[v * g.num_features + c]);

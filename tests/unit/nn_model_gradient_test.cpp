@@ -1,7 +1,9 @@
 // Layers and the whole model on one rank against a double-precision dense reference (tests/train/
 // reference_model.h): forward loss equal, and every gradient entry equal to the reference's central finite
 // difference. Covers GCN and GraphSAGE, both orderings of a layer (transform-first when out < in, aggregate-
-// first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex.
+// first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex; GIN (fixed
+// and learned eps, both orderings of its first product), APPNP (the K propagation steps and their reverse),
+// and weighted edges in every normalisation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +22,10 @@ struct Case {
   int64_t hidden;
   float dropout;
   bool sparse_features = false;  // 80% zeros: the input dropout takes the sparse path
+  bool edge_weight = false;      // symmetric weights in [0.25, 2] on every edge
+  bool gin_learn_eps = false;
+  int appnp_k = 10;
+  float appnp_alpha = 0.1f;
 };
 
 void check_gradients(const Case& c) {
@@ -28,6 +34,7 @@ void check_gradients(const Case& c) {
   if (c.sparse_features)
     for (size_t i = 0; i < g.features.size(); ++i)
       if (i % 5 != 0) g.features[i] = 0.0f;
+  if (c.edge_weight) testing::add_edge_weights(g);
   const graph::Shard shard = testing::whole_graph_shard(g);
   comm::SelfComm comm;
   nn::ModelConfig config;
@@ -36,6 +43,10 @@ void check_gradients(const Case& c) {
   config.hidden = c.hidden;
   config.dropout = c.dropout;
   config.seed = 11;
+  config.edge_weight = c.edge_weight;
+  config.gin_learn_eps = c.gin_learn_eps;
+  config.appnp_k = c.appnp_k;
+  config.appnp_alpha = c.appnp_alpha;
   nn::Model model(config, comm, shard, Device::cpu);
   ASSERT_EQ(model.sparse_input_nonzeros() > 0, c.sparse_features);
   const int64_t train_count = model.split_sizes_local()[0];
@@ -100,6 +111,51 @@ TEST(ModelGradient, SageSparseFirstLayerTransformFirst) { check_gradients({nn::C
 TEST(ModelGradient, SageOneLayerTransformFirst) { check_gradients({nn::ConvKind::sage, 1, 0, 0.5f}); }
 TEST(ModelGradient, SageTwoLayersBothOrderings) { check_gradients({nn::ConvKind::sage, 2, 8, 0.5f}); }
 TEST(ModelGradient, SageThreeLayersNoDropout) { check_gradients({nn::ConvKind::sage, 3, 4, 0.0f}); }
+
+// GIN: hidden 8 > 6 features: layer 0 aggregates first, layer 1 (8 -> MLP 8 -> 3) too; hidden 4 < 6: layer 0
+// transforms first (exchanges X W). Learned eps (set to 0.05 like the biases) checks d eps.
+TEST(ModelGradient, GinTwoLayersAggregateFirstFixedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 8, 0.5f});
+}
+TEST(ModelGradient, GinTwoLayersTransformFirstLearnedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, false, false, true});
+}
+TEST(ModelGradient, GinAggregateFirstLearnedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 8, 0.0f, false, false, true});
+}
+TEST(ModelGradient, GinSparseFirstLayerLearnedEps) {
+  check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, true, false, true});
+}
+TEST(ModelGradient, GinOneLayer) {
+  check_gradients({nn::ConvKind::gin, 1, 5, 0.0f, false, false, true});
+}
+// APPNP: the MLP (2 linear layers) then K steps; alpha 0.2 and K = 3 keep every term visible in the gradient.
+TEST(ModelGradient, AppnpTwoLayersThreeSteps) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, false, false, 3, 0.2f});
+}
+TEST(ModelGradient, AppnpSparseFirstLayer) {
+  check_gradients({nn::ConvKind::appnp, 2, 4, 0.5f, true, false, false, 2, 0.1f});
+}
+TEST(ModelGradient, AppnpNoPropagation) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.0f, false, false, false, 0, 0.1f});
+}
+TEST(ModelGradient, AppnpOneStepAlphaOne) {
+  check_gradients({nn::ConvKind::appnp, 1, 0, 0.0f, false, false, false, 1, 1.0f});
+}
+// Weighted edges: GCN (weighted degrees, self-loops of weight 1), SAGE's weighted mean, GIN's weighted sum,
+// APPNP.
+TEST(ModelGradient, GcnWeightedEdges) {
+  check_gradients({nn::ConvKind::gcn, 2, 8, 0.5f, false, true});
+}
+TEST(ModelGradient, SageWeightedEdges) {
+  check_gradients({nn::ConvKind::sage, 2, 4, 0.5f, false, true});
+}
+TEST(ModelGradient, GinWeightedEdges) {
+  check_gradients({nn::ConvKind::gin, 2, 4, 0.5f, false, true, true});
+}
+TEST(ModelGradient, AppnpWeightedEdges) {
+  check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, true, false, 3, 0.2f});
+}
 
 }  // namespace
 }  // namespace halogen
