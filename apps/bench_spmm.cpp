@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/bench.h"
 #include "apps/commands.h"
 #include "core/buffer.h"
@@ -212,7 +213,7 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
                      "bench spmm: --graph must be uniform or rmat, not '%s'", options.graph.c_str());
   for (int64_t width : options.widths)
     HALOGEN_USER_CHECK(width > 0, "bench spmm: widths must be positive, got %lld", (long long)width);
-  if (options.threads > 0) omp_set_num_threads(options.threads);
+  if (options.threads > 0) omp_set_num_threads(clamp_thread_count(options.threads, "--threads"));
   const int threads = omp_get_max_threads();
   if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
@@ -213,13 +214,13 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--layers", flags->layers, "Number of graph convolution layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", flags->hidden, "Hidden width")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--epochs", flags->epochs, "Training epochs (full-batch steps)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  cmd->add_option("--lr", flags->lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--lr", flags->lr, "Adam learning rate, > 0")->check(finite_number(0.0, false))->capture_default_str();
   cmd->add_option("--weight-decay", flags->weight_decay,
-                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling); see --weight-decay-all-layers")
-      ->capture_default_str();
+                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling), >= 0; see --weight-decay-all-layers")
+      ->check(finite_number(0.0, true))->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
-      ->check(CLI::Range(0.0, 0.999))->capture_default_str();
+      ->check(finite_number(0.0, true) & CLI::Range(0.0, 0.999))->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
       ->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
@@ -228,7 +229,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better valid accuracy (0: off)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", flags->threads,
-                  "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
+                  "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node; "
+                  "more than the node's cores are clamped to them with a warning)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--metrics", flags->metrics, "Write JSON lines: one object per evaluated epoch, then a final one");
   cmd->add_option("--checkpoint", flags->checkpoint, "Checkpoint directory (DIR/checkpoint.bin, written atomically)");
@@ -255,7 +257,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(finite_number(0.0, false) & CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--negatives", flags->negatives,
                   "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")

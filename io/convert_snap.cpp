@@ -30,6 +30,8 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.bytes_read());
   }
   progress.finish();
+  HALOGEN_USER_CHECK(!edges.src.empty(), "%s: no edges (an empty edge list would be a graph of 0 vertices)",
+                     options.input.c_str());
 
   // Remap: the sorted distinct ids become 0..N-1.
   std::vector<int64_t> ids;
