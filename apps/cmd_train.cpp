@@ -18,6 +18,7 @@
 #include "io/part_file.h"
 #include "train/collective_error.h"
 #include "train/load.h"
+#include "train/memory_estimate.h"
 #include "train/metrics.h"
 #include "train/temporal_workload.h"
 #include "train/trainer.h"
@@ -48,6 +49,7 @@ struct TrainFlags {
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
   std::string comm;    // nccl | mpi (device cuda only); empty: nccl
   bool quiet = false;
+  bool ignore_memory_check = false;
   // temporal models (evolvegcn-o, tgcn, gconvgru)
   std::string task = "regression";
   int64_t window = 0;
@@ -162,6 +164,12 @@ void run_train(const TrainFlags& flags) {
 
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
     const io::PartitionMeta& meta = input.meta;
+    // Host memory is planned before the model allocates it (device memory is the device's business).
+    if (device == Device::cpu && !flags.ignore_memory_check) {
+      train::run_collectively(
+          comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size()); },
+          train::Report::lowest_failing_rank);
+    }
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};
     double extremes[2] = {static_cast<double>(sizes[0]), -static_cast<double>(sizes[0])};
@@ -220,7 +228,7 @@ void add_train_command(CLI::App& app) {
       ->check(finite_number(0.0, true))->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
-      ->check(finite_number(0.0, true) & CLI::Range(0.0, 0.999))->capture_default_str();
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
       ->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
@@ -246,6 +254,9 @@ void add_train_command(CLI::App& app) {
                   "a GPU)")
       ->check(CLI::IsMember({"nccl", "mpi"}));
   cmd->add_flag("--quiet", flags->quiet, "Do not print one line per evaluated epoch");
+  cmd->add_flag("--ignore-memory-check", flags->ignore_memory_check,
+                "Train even when the predicted per-rank memory (as `halogen info DIR` computes it) times the ranks "
+                "on a node exceeds the memory available (MemAvailable or the cgroup limit)");
   cmd->add_option("--task", flags->task,
                   "Temporal models: regression (node series, lags as features), link (predict snapshot t+1's edges) "
                   "or node (classes)")
@@ -257,7 +268,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
-      ->check(finite_number(0.0, false) & CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(finite_number(0.0, false))->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--negatives", flags->negatives,
                   "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")
