@@ -2,6 +2,8 @@
 // Exit codes: 0 ok, 1 runtime failure, 2 user error (bad flag, bad file), 3 not built in this version.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <ios>
 
 #include "apps/commands.h"
 #include "core/error.h"
@@ -46,11 +48,23 @@ int main(int argc, char** argv) {
   } catch (const NotBuilt& e) {
     std::fprintf(stderr, "halogen: %s\n", e.what());
     return 3;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave (or a directory next to it) that cannot be created, renamed or removed: name it.
+    std::fprintf(stderr, "halogen: error: %s%s%s: %s\n", e.path1().c_str(), e.path2().empty() ? "" : " -> ",
+                 e.path2().c_str(), e.code().message().c_str());
+    return 2;
+  } catch (const std::ios_base::failure& e) {
+    // libstdc++'s basic_filebuf reports a failed read or write this way (a directory where a file was
+    // expected, a device error); the readers check paths first, so reaching here is an internal error.
+    std::fprintf(stderr, "halogen: error: input/output failure (%s)\n", e.code().message().c_str());
+    return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "halogen: error: out of memory\n");
+    // Sizes the user controls are planned before allocation (core/memory.h), so this is the machine's limit.
+    std::fprintf(stderr, "halogen: error: out of memory (an allocation failed; see `halogen info` for the "
+                         "memory a command will need)\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
+    std::fprintf(stderr, "halogen: error: internal error: %s\n", e.what());
     return 1;
   }
   return exit_code();

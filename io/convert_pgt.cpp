@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "graph/build.h"
+#include "io/json_text.h"
 #include "io/pgt_json.h"
 #include "io/temporal.h"
 
@@ -67,13 +68,15 @@ using pgt::number_at;
 
 graph::Graph convert_pgt_json(const ConvertOptions& options) {
   const std::string& path = options.input;
+  std::error_code ec;
+  HALOGEN_USER_CHECK(std::filesystem::is_regular_file(path, ec), "%s: no such file", path.c_str());
   std::ifstream in(path);
   HALOGEN_USER_CHECK(in.good(), "%s: cannot open", path.c_str());
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
+  } catch (const std::exception& e) {  // any json::exception (1e400 is out_of_range), or a failing read
+    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), json_reason(e.what()).c_str()));
   }
   HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
   if (doc.contains("edge_mapping")) return pgt::convert_periods(doc, options);  // England COVID layout
