@@ -1,6 +1,7 @@
 // `halogen`: the one command. Subcommands are in cmd_*.cpp; this file parses and reports errors.
 // Exit codes: 0 ok, 1 runtime failure, 2 user error (bad flag, bad file), 3 not built in this version.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <ios>
@@ -14,6 +15,17 @@ int& exit_code() {
   return code;
 }
 }  // namespace halogen::app
+
+namespace {
+// The rank a launcher (mpirun, srun) gave this process, read before MPI is initialised; 0 when not launched as
+// one of several. An error every rank meets the same way (a bad flag) is printed by rank 0 only: once per job.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return 0;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace halogen::app;
@@ -40,10 +52,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string where = "halogen";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "%s: error: %s (see `%s --help`)\n", where.c_str(), e.what(), where.c_str());
+    if (launcher_rank() == 0)
+      std::fprintf(stderr, "%s: error: %s (see `%s --help`)\n", where.c_str(), e.what(), where.c_str());
     return 2;
   } catch (const halogen::UserError& e) {
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
+    if (launcher_rank() == 0) std::fprintf(stderr, "halogen: error: %s\n", e.what());
     return 2;
   } catch (const NotBuilt& e) {
     std::fprintf(stderr, "halogen: %s\n", e.what());

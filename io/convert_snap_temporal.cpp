@@ -58,7 +58,7 @@ graph::Graph convert_snap_temporal(const ConvertOptions& options, double time_st
   const double first = *std::min_element(time.begin(), time.end());
   const double last = *std::max_element(time.begin(), time.end());
   const double span_steps = std::floor((last - first) / time_step);
-  HALOGEN_USER_CHECK(span_steps < 1e6, "%s: --time-step %g s makes %.0f snapshots (limit 1e6)",
+  HALOGEN_USER_CHECK(span_steps < 1e6, "%s: --time-step %g s makes %.3g snapshots (limit 1e6)",
                      options.input.c_str(), time_step, span_steps + 1);
   const int64_t steps = static_cast<int64_t>(span_steps) + 1;
   std::vector<graph::EdgeList> per_step(static_cast<size_t>(steps));
