@@ -10,6 +10,7 @@ packages=(
   libmetis-dev libhdf5-dev libopenblas-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev
   python3 python3-numpy python3-scipy python3-h5py python3-matplotlib
+  clang libclang-rt-dev libomp-dev  # libFuzzer harness of the input readers (scripts/fuzz.sh, preset fuzz)
   slurm-wlm munge
 )
 
