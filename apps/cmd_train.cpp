@@ -132,6 +132,10 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
 
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
+  // Checks of the flags alone, before MPI: every rank meets them alike, and main prints them once (rank 0).
+  HALOGEN_USER_CHECK(is_temporal(flags.model) || flags.task == "node" || flags.task == "regression",
+                     "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
+  HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);

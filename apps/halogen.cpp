@@ -1,10 +1,13 @@
 // `halogen`: the one command. Subcommands are in cmd_*.cpp; this file parses and reports errors.
 // Exit codes: 0 ok, 1 runtime failure, 2 user error (bad flag, bad file), 3 not built in this version.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <ios>
+#include <string>
+#include <thread>
 
 #include "apps/commands.h"
 #include "core/error.h"
@@ -24,6 +27,18 @@ int launcher_rank() {
     if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return std::atoi(value);
   }
   return 0;
+}
+
+// Exit status 2 for an error every rank met alike: rank 0 prints it; the others wait a moment first, since
+// mpirun kills the remaining ranks as soon as one exits non-zero and rank 0's line must be out by then.
+int user_error_exit(const std::string& line) {
+  if (launcher_rank() == 0) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return 2;
 }
 }  // namespace
 
@@ -52,12 +67,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string where = "halogen";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    if (launcher_rank() == 0)
-      std::fprintf(stderr, "%s: error: %s (see `%s --help`)\n", where.c_str(), e.what(), where.c_str());
-    return 2;
+    return user_error_exit(where + ": error: " + e.what() + " (see `" + where + " --help`)");
   } catch (const halogen::UserError& e) {
-    if (launcher_rank() == 0) std::fprintf(stderr, "halogen: error: %s\n", e.what());
-    return 2;
+    return user_error_exit(std::string("halogen: error: ") + e.what());
   } catch (const NotBuilt& e) {
     std::fprintf(stderr, "halogen: %s\n", e.what());
     return 3;

@@ -58,6 +58,7 @@ expect "--weight-decay -1" 2 "--weight-decay: value -1 must be a finite number >
 expect "--dropout 1" 2 "--dropout: value 1 must be a finite number in [0, 1)" "${TRAIN[@]}" --dropout 1
 expect "--dropout -0.5" 2 "--dropout: value -0.5 must be a finite number in [0, 1)" "${TRAIN[@]}" --dropout -0.5
 expect "--epochs 0" 2 "--epochs: Value 0 not in range" "${TRAIN[@]}" --epochs 0
+expect "--task link on gcn (a flag check, printed once)" 2 "--task link needs a temporal model" "${TRAIN[@]}" --task link
 
 # Finding 12: library exceptions become one line naming the file and field.
 cp -r "$WORK/p2" "$WORK/overflow" && sed -i 's/"num_edges": [0-9]*/"num_edges": 1e400/' "$WORK/overflow/meta.json"
