@@ -79,4 +79,7 @@ expect "pgt-json input is a directory" 2 "json.json: no such file" "$HALOGEN_BIN
 expect "generate beyond memory (std::bad_alloc)" 2 "sbm: --nodes 100000000000 --avg-degree 16 --features 64 needs" \
   "$HALOGEN_BIN" generate sbm --nodes 100000000000 --classes 3 -o "$WORK/huge.h5"
 [[ ! -e "$WORK/huge.h5" ]] || fail "generate left $WORK/huge.h5 behind"
+expect "temporal-sbm with 10^8 steps (ran for minutes towards the OOM killer)" 2 \
+  "temporal-sbm: --steps 100000000 --nodes 100 --avg-degree 16 needs" \
+  "$HALOGEN_BIN" generate temporal-sbm --nodes 100 --classes 2 --steps 100000000 -o "$WORK/huge.h5"
 echo "input validation: OK"
