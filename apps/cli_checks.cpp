@@ -41,8 +41,8 @@ int clamp_thread_count(int requested, const std::string& what) {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   const int cores = static_cast<int>(std::max(1L, online));
   if (requested <= cores) return requested;
-  log::warn(strformat("%s asks for %d OpenMP threads, but this node has %d CPU(s): using %d", what.c_str(), requested,
-                      cores, cores));
+  log::warn(strformat("%s asks for %d OpenMP threads, but this node has %d CPU(s): using %d", what.c_str(),
+                      requested, cores, cores));
   return cores;
 }
 

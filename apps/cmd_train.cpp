@@ -226,9 +226,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--layers", flags->layers, "Number of graph convolution layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", flags->hidden, "Hidden width")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--epochs", flags->epochs, "Training epochs (full-batch steps)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  cmd->add_option("--lr", flags->lr, "Adam learning rate, > 0")->check(finite_number(0.0, false))->capture_default_str();
+  cmd->add_option("--lr", flags->lr, "Adam learning rate, > 0")
+      ->check(finite_number(0.0, false))
+      ->capture_default_str();
   cmd->add_option("--weight-decay", flags->weight_decay,
-                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling), >= 0; see --weight-decay-all-layers")
+                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling), >= 0; see "
+                  "--weight-decay-all-layers")
       ->check(finite_number(0.0, true))->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")

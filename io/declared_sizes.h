@@ -1,7 +1,7 @@
 #pragma once
-// Sizes an input declares (a Matrix Market size line, OGB's num-node-list and num-edge-list, an npy shape) are
-// checked before anything of that size is allocated: a corrupt or hostile header must end in one UserError,
-// not in a 6 GB peak, std::bad_alloc or a 2 GiB output file.
+// Sizes an input declares (a Matrix Market size line, OGB's num-node-list and num-edge-list, an npy shape)
+// are checked before anything of that size is allocated: a corrupt or hostile header must end in one
+// UserError, not in a 6 GB peak, std::bad_alloc or a 2 GiB output file.
 #include <cstdint>
 #include <string>
 
@@ -11,10 +11,11 @@ namespace halogen::io {
 // corrupt size: 2^24 isolated vertices already cost 128 MiB of CSR offsets and carry no information.
 constexpr int64_t kMaxIsolatedVertices = int64_t{1} << 24;
 
-// UserError "<where><field> declares N vertices, but its E edges touch at most 2E of them; ..." when num_nodes
-// exceeds 2 * num_edges + kMaxIsolatedVertices; then check_memory_fits for the CSR build of N vertices and E
-// edges. `where` ends with ": " ("FILE: line N: " of a LineReader, or "PATH: ").
-void check_declared_graph(const std::string& where, const std::string& field, int64_t num_nodes, int64_t num_edges);
+// UserError "<where><field> declares N vertices, but its E edges touch at most 2E of them; ..." when
+// num_nodes exceeds 2 * num_edges + kMaxIsolatedVertices; then check_memory_fits for the CSR build of N
+// vertices and E edges. `where` ends with ": " ("FILE: line N: " of a LineReader, or "PATH: ").
+void check_declared_graph(const std::string& where, const std::string& field, int64_t num_nodes,
+                          int64_t num_edges);
 
 // Bytes build_csr and the graph file writer hold at their peak for N vertices and E input edges (symmetrised,
 // weighted or not): offsets twice, the edge list, and the CSR's indices and weights.

@@ -68,11 +68,11 @@ graph::Graph generate_temporal_sbm(const TemporalSbmParams& p) {
   // (and the per-step series) of every step.
   const int64_t edges_per_step =
       std::isfinite(p.sbm.avg_degree) ? static_cast<int64_t>(std::ceil(p.sbm.avg_degree * 0.5 * p.sbm.nodes)) : 0;
-  check_memory_fits(saturating_bytes(p.steps, io::csr_build_bytes(p.sbm.nodes, edges_per_step) / 2 +
-                                                  saturating_bytes(p.sbm.nodes, 4 * (1 + std::max<int64_t>(
-                                                                                         p.sbm.features, 0)))),
-                    strformat("temporal-sbm: --steps %lld --nodes %lld --avg-degree %g", static_cast<long long>(p.steps),
-                              static_cast<long long>(p.sbm.nodes), p.sbm.avg_degree));
+  const int64_t series_bytes = saturating_bytes(p.sbm.nodes, 4 * (1 + std::max<int64_t>(p.sbm.features, 0)));
+  check_memory_fits(saturating_bytes(p.steps, io::csr_build_bytes(p.sbm.nodes, edges_per_step) / 2 + series_bytes),
+                    strformat("temporal-sbm: --steps %lld --nodes %lld --avg-degree %g",
+                              static_cast<long long>(p.steps), static_cast<long long>(p.sbm.nodes),
+                              p.sbm.avg_degree));
 
   graph::Graph g = generate_sbm(p.sbm);
   g.name = "temporal-sbm";

@@ -25,11 +25,11 @@ T json_get(const json& object, const char* key, const std::string& where) {
   if (it == object.end()) throw UserError(where + ": key \"" + key + "\" missing");
   // Integers must be stored as integers within T's range: 1e10 must not become -2147483648 in an int32.
   if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    const bool in_range = it->is_number_integer() && !it->is_number_unsigned()
-                              ? it->template get<int64_t>() >= std::numeric_limits<T>::min() &&
-                                    it->template get<int64_t>() <= std::numeric_limits<T>::max()
-                              : it->is_number_unsigned() &&
-                                    it->template get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+    using Limits = std::numeric_limits<T>;
+    const bool in_range =
+        it->is_number_integer() && !it->is_number_unsigned()
+            ? it->template get<int64_t>() >= Limits::min() && it->template get<int64_t>() <= Limits::max()
+            : it->is_number_unsigned() && it->template get<uint64_t>() <= static_cast<uint64_t>(Limits::max());
     if (!in_range)
       throw UserError(where + ": key \"" + key + "\" must be an integer in [" +
                       std::to_string(std::numeric_limits<T>::min()) + ", " +

@@ -46,7 +46,8 @@ int64_t cgroup_room_bytes() {
 }  // namespace
 
 int64_t available_memory_bytes() {
-  if (const char* forced = std::getenv("HALOGEN_MEMORY_AVAILABLE_MIB"); forced != nullptr && *forced != '\0') {
+  if (const char* forced = std::getenv("HALOGEN_MEMORY_AVAILABLE_MIB");
+      forced != nullptr && *forced != '\0') {
     char* end = nullptr;
     const long long mib = std::strtoll(forced, &end, 10);
     if (end != forced && *end == '\0' && mib >= 0) return saturating_bytes(mib, int64_t{1} << 20);
@@ -67,8 +68,9 @@ void check_memory_fits(int64_t bytes, const std::string& what, const std::string
   const int64_t available = available_memory_bytes();
   if (available < 0 || bytes <= available) return;
   throw UserError(strformat("%s needs %.1f MiB, but only %.1f MiB of memory is available%s%s%s", what.c_str(),
-                            static_cast<double>(bytes) / 1048576.0, static_cast<double>(available) / 1048576.0,
-                            hint.empty() ? "" : " (", hint.c_str(), hint.empty() ? "" : ")"));
+                            static_cast<double>(bytes) / 1048576.0,
+                            static_cast<double>(available) / 1048576.0, hint.empty() ? "" : " (",
+                            hint.c_str(), hint.empty() ? "" : ")"));
 }
 
 }  // namespace halogen

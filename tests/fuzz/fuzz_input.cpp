@@ -11,8 +11,8 @@ namespace halogen::fuzz {
 const std::string& scratch_dir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    const std::string path =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/halogen-fuzz-" + std::to_string(getpid());
+    const std::string path = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/halogen-fuzz-" +
+                             std::to_string(getpid());
     std::filesystem::create_directories(path);
     return path;
   }();
@@ -29,6 +29,8 @@ std::string write_file(const std::string& name, const uint8_t* data, size_t size
   return path;
 }
 
-void fix_available_memory() { setenv("HALOGEN_MEMORY_AVAILABLE_MIB", "1024", 1); }
+void fix_available_memory() {
+  setenv("HALOGEN_MEMORY_AVAILABLE_MIB", "1024", 1);
+}
 
 }  // namespace halogen::fuzz

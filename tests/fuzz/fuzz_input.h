@@ -1,7 +1,7 @@
 #pragma once
 // What every fuzz target shares: the readers take paths, so an input is written to a file first (one scratch
-// directory per process, under $TMPDIR), and sizes are planned against a fixed 1 GiB of "available" memory so a
-// declared size the readers accept stays far below libFuzzer's -rss_limit_mb.
+// directory per process, under $TMPDIR), and sizes are planned against a fixed 1 GiB of "available" memory so
+// a declared size the readers accept stays far below libFuzzer's -rss_limit_mb.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
-// libFuzzer target: io::convert_matrix_market on one input file. A UserError is the expected answer to bad input; a crash, a
-// sanitizer report or any other exception is a finding.
+// libFuzzer target: io::convert_matrix_market on one input file. A UserError is the expected answer to bad
+// input; a crash, a sanitizer report or any other exception is a finding.
 #include <cstdint>
 
 #include "core/error.h"

@@ -1,5 +1,5 @@
-// libFuzzer target: io::convert_ogb on a directory built from one input. The input is split at lines "==" into
-// raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv and
+// libFuzzer target: io::convert_ogb on a directory built from one input. The input is split at lines "=="
+// into raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv and
 // split/s/{train,valid,test}.csv, in that order; parts beyond the input are absent files. A UserError is the
 // expected answer to bad input; anything else is a finding.
 #include <cstdint>

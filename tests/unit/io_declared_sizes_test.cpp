@@ -55,15 +55,17 @@ TEST(DeclaredSizes, IsolatedVertexBound) {
   ForcedMemory forced("1024");
   // 2 endpoints per edge plus 2^24 isolated vertices is the most a size line may declare.
   io::check_declared_graph("x.mtx: line 2: ", "the size line", 2 * 5 + io::kMaxIsolatedVertices, 5);
-  EXPECT_EQ(message_of([] { io::check_declared_graph("x.mtx: line 2: ", "the size line", int64_t{1} << 28, 1); }),
-            "x.mtx: line 2: the size line declares 268435456 vertices, but its 1 edges touch at most 2 of them; "
-            "more than 16777216 isolated vertices are taken for a corrupt size");
+  EXPECT_EQ(
+      message_of([] { io::check_declared_graph("x.mtx: line 2: ", "the size line", int64_t{1} << 28, 1); }),
+      "x.mtx: line 2: the size line declares 268435456 vertices, but its 1 edges touch at most 2 of them; "
+      "more than 16777216 isolated vertices are taken for a corrupt size");
 }
 
 TEST(DeclaredSizes, MemoryBound) {
   ForcedMemory forced("1");
   // 1000 vertices, 10^5 edges: ~4.4 MB of CSR build, more than 1 MiB.
-  const std::string message = message_of([] { io::check_declared_graph("g: ", "num-node-list", 1000, 100000); });
+  const std::string message =
+      message_of([] { io::check_declared_graph("g: ", "num-node-list", 1000, 100000); });
   EXPECT_EQ(message.rfind("g: a graph of 1000 vertices and 100000 edges needs ", 0), 0u) << message;
 }
 
