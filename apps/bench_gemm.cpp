@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/bench.h"
 #include "apps/commands.h"
 #include "core/buffer.h"
@@ -105,7 +106,7 @@ void run_gemm_bench(const GemmBenchOptions& options) {
         "bench gemm: --shapes entry '%s' is not F_INxF_OUT (e.g. 128x16)", shape.c_str());
     shapes.emplace_back(f_in, f_out);
   }
-  if (options.threads > 0) omp_set_num_threads(options.threads);
+  if (options.threads > 0) omp_set_num_threads(clamp_thread_count(options.threads, "--threads"));
   const int threads = omp_get_max_threads();
 
   double ref_gflops = 0.0;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/bench.h"
 #include "apps/commands.h"
 #include "core/buffer.h"
@@ -222,7 +223,7 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     HALOGEN_USER_CHECK(width > 0, "bench spmm: widths must be positive, got %lld", (long long)width);
   const bool gpu = options.device == "cuda";
   if (gpu) kernels::device::initialise_device(0);  // UserError (one line) without a backend or GPU
-  if (options.threads > 0) omp_set_num_threads(options.threads);
+  if (options.threads > 0) omp_set_num_threads(clamp_thread_count(options.threads, "--threads"));
   const int threads = omp_get_max_threads();
   if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
@@ -21,6 +22,7 @@
 #include "kernels/device.h"
 #include "train/collective_error.h"
 #include "train/load.h"
+#include "train/memory_estimate.h"
 #include "train/metrics.h"
 #include "train/temporal_workload.h"
 #include "train/trainer.h"
@@ -54,6 +56,7 @@ struct TrainFlags {
   std::string comm;    // auto | nccl | mpi (device cuda only); empty: auto
   bool tf32 = false;   // --device cuda: allow TF32 tensor cores in GEMMs
   bool quiet = false;
+  bool ignore_memory_check = false;
   // temporal models (evolvegcn-o, tgcn, gconvgru)
   std::string task = "regression";
   int64_t window = 0;
@@ -263,6 +266,10 @@ void check_edge_weights(comm::Communicator& comm, const graph::Shard& shard, con
 
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
+  // Checks of the flags alone, before MPI: every rank meets them alike, and main prints them once (rank 0).
+  HALOGEN_USER_CHECK(is_temporal(flags.model) || flags.task == "node" || flags.task == "regression",
+                     "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
+  HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
@@ -305,6 +312,12 @@ void run_train(const TrainFlags& flags) {
     set_checkpoint_identity(comm, flags, meta, config);
     train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
     if (flags.edge_weight) check_edge_weights(comm, input.shard, flags.dir);
+    // Host memory is planned before the model allocates it (device memory is the device's business).
+    if (device == Device::cpu && !flags.ignore_memory_check) {
+      train::run_collectively(
+          comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size()); },
+          train::Report::lowest_failing_rank);
+    }
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};
     double extremes[2] = {static_cast<double>(sizes[0]), -static_cast<double>(sizes[0])};
@@ -368,15 +381,16 @@ void add_train_command(CLI::App& app) {
          "Training epochs (full-batch steps; temporal models: 50)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
-  cmd->add_option("--lr", flags->lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option(
-         "--weight-decay", flags->weight_decay,
-         "L2 weight decay on the FIRST layer's parameters (Kipf & Welling); see --weight-decay-all-layers "
-         "(temporal models: 0, on every layer)")
+  cmd->add_option("--lr", flags->lr, "Adam learning rate, > 0")
+      ->check(finite_number(0.0, false))
       ->capture_default_str();
+  cmd->add_option("--weight-decay", flags->weight_decay,
+                  "L2 weight decay on the FIRST layer's parameters (Kipf & Welling), >= 0; see "
+                  "--weight-decay-all-layers (temporal models: 0, on every layer)")
+      ->check(finite_number(0.0, true))->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
-      ->check(CLI::Range(0.0, 0.999))->capture_default_str();
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
       ->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
@@ -387,7 +401,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better valid accuracy (0: off)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--threads", flags->threads,
-                  "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
+                  "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node; "
+                  "more than the node's cores are clamped to them with a warning)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--metrics", flags->metrics, "Write JSON lines: one object per evaluated epoch, then a final one");
   cmd->add_option("--checkpoint", flags->checkpoint,
@@ -412,6 +427,9 @@ void add_train_command(CLI::App& app) {
                 "With --device cuda: let GEMMs use TF32 tensor cores (10-bit mantissa inputs; faster, ~1e-3 "
                 "relative error per product). Default: full FP32");
   cmd->add_flag("--quiet", flags->quiet, "Do not print one line per evaluated epoch");
+  cmd->add_flag("--ignore-memory-check", flags->ignore_memory_check,
+                "Train even when the predicted per-rank memory (as `halogen info DIR` computes it) times the ranks "
+                "on a node exceeds the memory available (MemAvailable or the cgroup limit)");
   cmd->add_option("--task", flags->task,
                   "Temporal models: regression (node series, lags as features), link (predict snapshot t+1's edges) "
                   "or node (classes)")
@@ -426,7 +444,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(finite_number(0.0, false))->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--negatives", flags->negatives,
                   "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")

@@ -1,8 +1,14 @@
 // `halogen`: the one command. Subcommands are in cmd_*.cpp; this file parses and reports errors.
 // Exit codes: 0 ok, 1 runtime failure, 2 user error (bad flag, bad file), 3 not built in this version.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <ios>
+#include <string>
+#include <thread>
 
 #include "apps/commands.h"
 #include "apps/config_file.h"
@@ -15,6 +21,29 @@ int& exit_code() {
   return code;
 }
 }  // namespace halogen::app
+
+namespace {
+// The rank a launcher (mpirun, srun) gave this process, read before MPI is initialised; 0 when not launched as
+// one of several. An error every rank meets the same way (a bad flag) is printed by rank 0 only: once per job.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return 0;
+}
+
+// Exit status 2 for an error every rank met alike: rank 0 prints it; the others wait a moment first, since
+// mpirun kills the remaining ranks as soon as one exits non-zero and rank 0's line must be out by then.
+int user_error_exit(const std::string& line) {
+  if (launcher_rank() == 0) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return 2;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace halogen::app;
@@ -49,20 +78,29 @@ int main(int argc, char** argv) {
     // A value read from --config is checked like one typed on the command line: say where it may come from.
     const std::string from_file =
         config_file_in_use().empty() ? "" : "; values may come from --config " + config_file_in_use();
-    std::fprintf(stderr, "%s: error: %s (see `%s --help`%s)\n", where.c_str(), e.what(), where.c_str(),
-                 from_file.c_str());
-    return 2;
+    return user_error_exit(where + ": error: " + e.what() + " (see `" + where + " --help`" + from_file + ")");
   } catch (const halogen::UserError& e) {
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
-    return 2;
+    return user_error_exit(std::string("halogen: error: ") + e.what());
   } catch (const NotBuilt& e) {
     std::fprintf(stderr, "halogen: %s\n", e.what());
     return 3;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave (or a directory next to it) that cannot be created, renamed or removed: name it.
+    std::fprintf(stderr, "halogen: error: %s%s%s: %s\n", e.path1().c_str(), e.path2().empty() ? "" : " -> ",
+                 e.path2().c_str(), e.code().message().c_str());
+    return 2;
+  } catch (const std::ios_base::failure& e) {
+    // libstdc++'s basic_filebuf reports a failed read or write this way (a directory where a file was
+    // expected, a device error); the readers check paths first, so reaching here is an internal error.
+    std::fprintf(stderr, "halogen: error: input/output failure (%s)\n", e.code().message().c_str());
+    return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "halogen: error: out of memory\n");
+    // Sizes the user controls are planned before allocation (core/memory.h), so this is the machine's limit.
+    std::fprintf(stderr, "halogen: error: out of memory (an allocation failed; see `halogen info` for the "
+                         "memory a command will need)\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
+    std::fprintf(stderr, "halogen: error: internal error: %s\n", e.what());
     return 1;
   }
   return exit_code();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "apps/cli_checks.h"
 #include "comm/device_comm.h"
 #include "comm/mpi_comm.h"
 #include "core/error.h"
@@ -63,7 +64,10 @@ void set_rank_threads(int threads, const comm::MpiSession& session) {
   const int usable_cores = std::max(1, omp_get_num_procs());
   if (threads <= 0 && std::getenv("OMP_NUM_THREADS") != nullptr) {
     threads = omp_get_max_threads();
+    const int clamped = clamp_thread_count(threads, "OMP_NUM_THREADS");
+    if (clamped != threads) omp_set_num_threads(threads = clamped);
   } else {
+    threads = clamp_thread_count(threads, "--threads");
     if (threads <= 0) threads = std::max(1, usable_cores / std::max(1, session.local_size()));
     omp_set_num_threads(threads);
   }

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "graph/build.h"
 #include "io/convert.h"
+#include "io/declared_sizes.h"
 #include "io/text_reader.h"
 
 namespace halogen::io {
@@ -54,14 +55,17 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     HALOGEN_USER_CHECK(rows >= 0 && cols >= 0 && entries >= 0, "%snegative size", reader.where().c_str());
     HALOGEN_USER_CHECK(rows == cols, "%sthe matrix is %lld x %lld; an adjacency matrix must be square",
                        reader.where().c_str(), static_cast<long long>(rows), static_cast<long long>(cols));
+    // Before anything of these sizes is allocated (a 2^28 x 2^28 header with one entry would write 2 GiB).
+    check_declared_graph(reader.where(), "the size line", rows, entries);
     break;
   }
   HALOGEN_USER_CHECK(rows >= 0, "%s: no size line", options.input.c_str());
 
   graph::EdgeList edges;
-  edges.src.reserve(static_cast<size_t>(entries));
-  edges.dst.reserve(static_cast<size_t>(entries));
-  if (weighted) edges.weight.reserve(static_cast<size_t>(entries));
+  const auto reserved = static_cast<size_t>(reserve_hint(entries, reader.file_size()));
+  edges.src.reserve(reserved);
+  edges.dst.reserve(reserved);
+  if (weighted) edges.weight.reserve(reserved);
   log::Progress progress("convert: entries", entries);
   while (reader.next(&line)) {
     split_tokens(line, ' ', &tokens);
@@ -80,7 +84,9 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     edges.src.push_back(i - 1);
     edges.dst.push_back(j - 1);
     if (weighted) {
-      const float w = parse_float(tokens[2], reader, 2);
+      // An integer matrix holds integers: 1.5 there is a corrupt value, not a weight.
+      const float w = field == "integer" ? static_cast<float>(parse_int64(tokens[2], reader, 2))
+                                         : parse_float(tokens[2], reader, 2);
       HALOGEN_USER_CHECK(std::isfinite(w), "%scolumn 3: value is not finite", reader.where().c_str());
       edges.weight.push_back(w);
     }

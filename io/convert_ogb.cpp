@@ -4,8 +4,10 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "graph/build.h"
 #include "io/convert.h"
+#include "io/declared_sizes.h"
 #include "io/ogb_layout.h"
 #include "io/text_reader.h"
 
@@ -32,10 +34,12 @@ std::string require_raw(const std::string& dir, const std::string& name) {
 
 namespace {
 
-std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes) {
+// `split_of` holds, per node, 1 + the index of the split that already lists it (0: none), so that a node in
+// two splits (train and test, say) is refused with the line that lists it the second time.
+std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes, std::vector<uint8_t>& split_of,
+                                  int split, const char* const* split_names) {
   LineReader reader(path);
   std::vector<int64_t> ids;
-  std::vector<uint8_t> seen(static_cast<size_t>(num_nodes), 0);
   std::vector<std::string_view> tokens;
   std::string_view line;
   while (reader.next(&line)) {
@@ -46,9 +50,12 @@ std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes) {
     const int64_t id = parse_int64(tokens[0], reader, 0);
     HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld)",
                        reader.where().c_str(), static_cast<long long>(id), static_cast<long long>(num_nodes));
-    HALOGEN_USER_CHECK(!seen[id], "%snode id %lld appears twice (duplicate split id)", reader.where().c_str(),
-                       static_cast<long long>(id));
-    seen[id] = 1;
+    HALOGEN_USER_CHECK(split_of[id] != split + 1, "%snode id %lld appears twice (duplicate split id)",
+                       reader.where().c_str(), static_cast<long long>(id));
+    HALOGEN_USER_CHECK(split_of[id] == 0,
+                       "%snode id %lld is also in the %s split (train, valid and test must be disjoint)",
+                       reader.where().c_str(), static_cast<long long>(id), split_names[split_of[id] - 1]);
+    split_of[id] = static_cast<uint8_t>(split + 1);
     ids.push_back(id);
   }
   return ids;
@@ -90,9 +97,11 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
     throw UserError((split_dir / chosen).string() + ": no such split scheme");
   }
   const fs::path chosen_dir = split_dir / chosen;
-  g->train = read_id_list(find_split_file(chosen_dir, "train"), g->num_nodes);
-  g->valid = read_id_list(find_split_file(chosen_dir, "valid"), g->num_nodes);
-  g->test = read_id_list(find_split_file(chosen_dir, "test"), g->num_nodes);
+  static const char* const names[3] = {"train", "valid", "test"};
+  std::vector<uint8_t> split_of(static_cast<size_t>(g->num_nodes), 0);
+  g->train = read_id_list(find_split_file(chosen_dir, "train"), g->num_nodes, split_of, 0, names);
+  g->valid = read_id_list(find_split_file(chosen_dir, "valid"), g->num_nodes, split_of, 1, names);
+  g->test = read_id_list(find_split_file(chosen_dir, "test"), g->num_nodes, split_of, 2, names);
 }
 
 int32_t label_from_value(double value, const std::string& where) {
@@ -151,8 +160,9 @@ int64_t read_single_count(const std::string& path, const char* what) {
 graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges) {
   LineReader reader(path);
   graph::EdgeList edges;
-  edges.src.reserve(static_cast<size_t>(num_edges));
-  edges.dst.reserve(static_cast<size_t>(num_edges));
+  const auto reserved = static_cast<size_t>(reserve_hint(num_edges, reader.file_size()));
+  edges.src.reserve(reserved);
+  edges.dst.reserve(reserved);
   std::vector<std::string_view> tokens;
   std::string_view line;
   log::Progress progress("convert: edges", num_edges);
@@ -187,7 +197,8 @@ void read_features(const std::string& path, graph::Graph* g) {
     split_tokens(line, ',', &tokens);
     if (rows == 0) {
       g->num_features = static_cast<int64_t>(tokens.size());
-      g->features.reserve(static_cast<size_t>(g->num_nodes * g->num_features));
+      g->features.reserve(static_cast<size_t>(
+          reserve_hint(saturating_bytes(g->num_nodes, g->num_features), reader.file_size())));
     }
     HALOGEN_USER_CHECK(static_cast<int64_t>(tokens.size()) == g->num_features,
                        "%sexpected %lld columns (as on line 1), found %zu", reader.where().c_str(),
@@ -212,7 +223,7 @@ void read_labels(const std::string& path, graph::Graph* g) {
   LineReader reader(path);
   std::vector<std::string_view> tokens;
   std::string_view line;
-  g->labels.reserve(static_cast<size_t>(g->num_nodes));
+  g->labels.reserve(static_cast<size_t>(reserve_hint(g->num_nodes, reader.file_size())));
   while (reader.next(&line)) {
     split_tokens(line, ',', &tokens);
     HALOGEN_USER_CHECK(tokens.size() == 1,
@@ -254,11 +265,22 @@ graph::Graph convert_ogb(const ConvertOptions& options) {
   g.num_nodes = read_single_count(ogb::require_raw(dir, "num-node-list"), "number of nodes");
   const int64_t num_edges = read_single_count(ogb::require_raw(dir, "num-edge-list"), "number of edges");
   graph::EdgeList edges = read_edges(ogb::require_raw(dir, "edge"), g.num_nodes, num_edges);
+  // Per-node files are read before anything of num-node-list's size is allocated: their row counts confirm
+  // it (a corrupt num-node-list of 2^28 is refused there, after reading what the files hold).
+  const std::string feature_path = ogb::find_raw(dir, "node-feat"), label_path = ogb::find_raw(dir, "node-label");
+  if (!feature_path.empty()) read_features(feature_path, &g);
+  if (!label_path.empty()) read_labels(label_path, &g);
+  const std::string node_list = ogb::require_raw(dir, "num-node-list") + ": ";
+  if (feature_path.empty() && label_path.empty()) {
+    check_declared_graph(node_list, "num-node-list", g.num_nodes, num_edges);
+  } else {
+    check_memory_fits(csr_build_bytes(g.num_nodes, num_edges),
+                      strformat("%sa graph of %lld vertices and %lld edges", node_list.c_str(),
+                                static_cast<long long>(g.num_nodes), static_cast<long long>(num_edges)));
+  }
   graph::BuildOptions build;
   build.symmetrize = !options.directed;
   g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
-  if (const std::string path = ogb::find_raw(dir, "node-feat"); !path.empty()) read_features(path, &g);
-  if (const std::string path = ogb::find_raw(dir, "node-label"); !path.empty()) read_labels(path, &g);
   ogb::read_splits(dir, options.split, &g);
   return g;
 }

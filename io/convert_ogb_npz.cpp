@@ -4,8 +4,10 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "graph/build.h"
 #include "io/convert.h"
+#include "io/declared_sizes.h"
 #include "io/npz.h"
 #include "io/ogb_layout.h"
 
@@ -49,7 +51,10 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
   } else {
     HALOGEN_USER_CHECK(data.has("node_feat"), "%s: neither num_nodes_list nor node_feat gives the node count",
                        data_path.c_str());
-    g.num_nodes = data.open("node_feat")->header().shape.at(0);
+    const std::vector<int64_t> shape = data.open("node_feat")->header().shape;
+    HALOGEN_USER_CHECK(shape.size() == 2, "%s: node_feat: expected shape (N, F), found %s", data_path.c_str(),
+                       shape_text(shape).c_str());
+    g.num_nodes = shape[0];
   }
   // Check the feature shape before allocating anything of size num_nodes.
   std::unique_ptr<NpyReader> feature_reader;
@@ -61,6 +66,32 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
                        static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
   }
   HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
+  // The label array's shape, like node_feat's, confirms the node count before anything of that size exists.
+  const std::string label_path = (fs::path(dir) / "raw" / "node-label.npz").string();
+  std::error_code ec;
+  std::unique_ptr<NpzArchive> labels;
+  std::unique_ptr<NpyReader> label_reader;
+  if (fs::is_regular_file(label_path, ec)) {
+    labels = std::make_unique<NpzArchive>(label_path);
+    HALOGEN_USER_CHECK(!labels->names().empty(), "%s: no arrays in the archive (expected node_label)",
+                       label_path.c_str());
+    label_reader = labels->open(labels->has("node_label") ? "node_label" : labels->names().front());
+    const auto& shape = label_reader->header().shape;
+    HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == g.num_nodes) ||
+                           (shape.size() == 2 && shape[0] == g.num_nodes && shape[1] == 1),
+                       "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", label_path.c_str(),
+                       static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes),
+                       shape_text(shape).c_str());
+  }
+  if (!feature_reader && !label_reader) {
+    check_declared_graph(data_path + ": ", "num_nodes_list", g.num_nodes, num_edges);
+  } else {
+    const int64_t feature_bytes =
+        feature_reader ? saturating_bytes(g.num_nodes, 4 * feature_reader->header().shape[1]) : 0;
+    check_memory_fits(csr_build_bytes(g.num_nodes, num_edges) + feature_bytes,
+                      strformat("%s: a graph of %lld vertices and %lld edges", data_path.c_str(),
+                                static_cast<long long>(g.num_nodes), static_cast<long long>(num_edges)));
+  }
   graph::EdgeList edges;
   edges.src.resize(static_cast<size_t>(num_edges));
   edges.dst.resize(static_cast<size_t>(num_edges));
@@ -92,19 +123,10 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
     }
   }
 
-  const std::string label_path = (fs::path(dir) / "raw" / "node-label.npz").string();
-  std::error_code ec;
-  if (fs::is_regular_file(label_path, ec)) {
-    const NpzArchive labels(label_path);
-    auto reader = labels.open(labels.has("node_label") ? "node_label" : labels.names().at(0));
-    const auto& shape = reader->header().shape;
-    HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == g.num_nodes) ||
-                           (shape.size() == 2 && shape[0] == g.num_nodes && shape[1] == 1),
-                       "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", label_path.c_str(),
-                       static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes),
-                       shape_text(shape).c_str());
+  if (label_reader) {
     std::vector<double> values(static_cast<size_t>(g.num_nodes));
-    reader->read(values.data(), g.num_nodes);
+    label_reader->read(values.data(), g.num_nodes);
+    label_reader.reset();
     g.labels.resize(values.size());
     for (size_t v = 0; v < values.size(); ++v) {
       g.labels[v] =

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "graph/build.h"
 #include "io/input_file.h"
+#include "io/json_text.h"
 #include "io/pgt_json.h"
 #include "io/temporal.h"
 
@@ -74,8 +75,8 @@ graph::Graph convert_pgt_json(const ConvertOptions& options) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
+  } catch (const std::exception& e) {  // any json::exception (1e400 is out_of_range), or a failing read
+    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), json_reason(e.what()).c_str()));
   }
   HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
   if (doc.contains("edge_mapping")) return pgt::convert_periods(doc, options);  // England COVID layout

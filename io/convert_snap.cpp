@@ -39,6 +39,8 @@ graph::Graph convert_snap(const ConvertOptions& options) {
     if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.bytes_read());
   }
   progress.finish();
+  HALOGEN_USER_CHECK(!edges.src.empty(), "%s: no edges (an empty edge list would be a graph of 0 vertices)",
+                     options.input.c_str());
 
   // The vertex set. When the header names N vertices and every id is below N, the ids are kept as they are
   // and the vertices no edge touches stay, isolated (SNAP lists only edges). Otherwise the sorted distinct

@@ -30,7 +30,9 @@ graph::Graph convert_snap_temporal(const ConvertOptions& options, double time_st
     const int64_t s = parse_int64(tokens[0], reader, 0), d = parse_int64(tokens[1], reader, 1);
     HALOGEN_USER_CHECK(s >= 0 && d >= 0, "%snegative node id %lld", reader.where().c_str(),
                        static_cast<long long>(std::min(s, d)));
-    parse_double(tokens[2], reader, 2);  // the rating is checked but not stored (see io/temporal.h)
+    // The rating is checked but not stored (see io/temporal.h).
+    HALOGEN_USER_CHECK(std::isfinite(parse_double(tokens[2], reader, 2)), "%scolumn 3: rating is not finite",
+                       reader.where().c_str());
     const double t = parse_double(tokens[3], reader, 3);
     HALOGEN_USER_CHECK(std::isfinite(t), "%scolumn 4: time is not finite", reader.where().c_str());
     src.push_back(s);
@@ -56,7 +58,7 @@ graph::Graph convert_snap_temporal(const ConvertOptions& options, double time_st
   const double first = *std::min_element(time.begin(), time.end());
   const double last = *std::max_element(time.begin(), time.end());
   const double span_steps = std::floor((last - first) / time_step);
-  HALOGEN_USER_CHECK(span_steps < 1e6, "%s: --time-step %g s makes %.0f snapshots (limit 1e6)",
+  HALOGEN_USER_CHECK(span_steps < 1e6, "%s: --time-step %g s makes %.3g snapshots (limit 1e6)",
                      options.input.c_str(), time_step, span_steps + 1);
   const int64_t steps = static_cast<int64_t>(span_steps) + 1;
   std::vector<graph::EdgeList> per_step(static_cast<size_t>(steps));

@@ -5,8 +5,10 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "graph/build.h"
+#include "io/declared_sizes.h"
 
 namespace halogen::io {
 
@@ -78,6 +80,11 @@ graph::Graph generate_sbm(const SbmParams& p) {
                      "sbm: --degree-exponent must be 0 (off) or > 2 (got %g)", p.degree_exponent);
   HALOGEN_USER_CHECK(p.classes > 1 || p.homophily == 1 || p.avg_degree == 0,
                      "sbm: with one class every edge is intra-class; use --homophily 1");
+  // Memory planned before allocation: the CSR of nodes x avg_degree stored edges and the feature matrix.
+  check_memory_fits(csr_build_bytes(p.nodes, static_cast<int64_t>(std::ceil(p.avg_degree * 0.5 * p.nodes))) +
+                        saturating_bytes(p.nodes, saturating_bytes(p.features, 4)),
+                    strformat("sbm: --nodes %lld --avg-degree %g --features %lld", static_cast<long long>(p.nodes),
+                              p.avg_degree, static_cast<long long>(p.features)));
 
   graph::Graph g;
   g.name = "sbm";
@@ -219,6 +226,10 @@ graph::Graph generate_rmat(const RmatParams& p) {
   HALOGEN_USER_CHECK(p.a > 0 && p.b >= 0 && p.c >= 0 && p.a + p.b + p.c < 1,
                      "rmat: probabilities a=%g b=%g c=%g must be >= 0 with a + b + c < 1", p.a, p.b, p.c);
   HALOGEN_USER_CHECK(p.features >= 0 && p.classes >= 0, "rmat: --features and --classes must be >= 0");
+  check_memory_fits(csr_build_bytes(int64_t{1} << p.scale, saturating_bytes(p.edge_factor, int64_t{1} << p.scale)) +
+                        saturating_bytes(int64_t{1} << p.scale, saturating_bytes(p.features, 4)),
+                    strformat("rmat: --scale %d --edge-factor %lld --features %lld", p.scale,
+                              static_cast<long long>(p.edge_factor), static_cast<long long>(p.features)));
   graph::Graph g;
   g.name = strformat("rmat-%d-%lld", p.scale, static_cast<long long>(p.edge_factor));
   g.num_nodes = int64_t{1} << p.scale;

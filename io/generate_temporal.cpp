@@ -1,10 +1,13 @@
 // Temporal SBM (io/temporal.h): an SBM whose edges churn and whose classes drift over T snapshots.
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "graph/build.h"
+#include "io/declared_sizes.h"
 #include "io/temporal.h"
 
 namespace halogen::io {
@@ -61,6 +64,15 @@ graph::Graph generate_temporal_sbm(const TemporalSbmParams& p) {
                      p.drift);
   HALOGEN_USER_CHECK(p.drift == 0 || p.sbm.classes > 1, "temporal-sbm: --drift needs at least 2 classes");
   HALOGEN_USER_CHECK(p.sbm.nodes < (int64_t{1} << 31), "temporal-sbm: --nodes must be < 2^31");
+  // Memory planned before allocation: one CSR of about nodes x avg_degree stored edges per step, features
+  // (and the per-step series) of every step.
+  const int64_t edges_per_step =
+      std::isfinite(p.sbm.avg_degree) ? static_cast<int64_t>(std::ceil(p.sbm.avg_degree * 0.5 * p.sbm.nodes)) : 0;
+  const int64_t series_bytes = saturating_bytes(p.sbm.nodes, 4 * (1 + std::max<int64_t>(p.sbm.features, 0)));
+  check_memory_fits(saturating_bytes(p.steps, io::csr_build_bytes(p.sbm.nodes, edges_per_step) / 2 + series_bytes),
+                    strformat("temporal-sbm: --steps %lld --nodes %lld --avg-degree %g",
+                              static_cast<long long>(p.steps), static_cast<long long>(p.sbm.nodes),
+                              p.sbm.avg_degree));
 
   graph::Graph g = generate_sbm(p.sbm);
   g.name = "temporal-sbm";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -42,8 +43,12 @@ void read_at(std::FILE* f, uint64_t offset, void* out, size_t bytes, const std::
 }  // namespace
 
 int64_t NpyHeader::count() const {
+  // Saturates at INT64_MAX: a corrupt header's shape must not overflow (the size check then refuses it).
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0 || n == 0) return d < 0 ? -1 : 0;
+    n = d != 0 && n > INT64_MAX / d ? INT64_MAX : n * d;
+  }
   return n;
 }
 
@@ -117,6 +122,15 @@ NpzArchive::NpzArchive(const std::string& path) : path_(path) {
       }
       x += 4 + length;
     }
+    // Sizes the directory declares must fit the archive: a member cannot start or end past its end, a stored
+    // member holds as many bytes as it says, and deflate expands at most 1032:1 (zlib's bound).
+    if (m.local_header_offset > size || m.compressed_size > size - m.local_header_offset)
+      throw UserError(path + ": " + m.name + ": declared compressed size " + std::to_string(m.compressed_size) +
+                      " lies past the end of the archive (" + std::to_string(size) + " bytes; truncated?)");
+    if ((m.method == 0 && m.size != m.compressed_size) ||
+        (m.method == 8 && m.size / 1032 > m.compressed_size + 1))
+      throw UserError(path + ": " + m.name + ": declared size " + std::to_string(m.size) +
+                      " bytes cannot come from " + std::to_string(m.compressed_size) + " compressed bytes");
     members_.push_back(m);
     at += 46 + name_length + extra_length + comment_length;
   }
@@ -247,6 +261,8 @@ void NpyReader::parse_header(const std::string& dict) {
     size_t j = i;
     while (j < close && std::isdigit(static_cast<unsigned char>(dict[j]))) ++j;
     if (j == i) throw UserError(where_ + "malformed shape in .npy header");
+    // More than 15 digits is beyond the 2^40 limit below and beyond what std::stoll may hold.
+    if (j - i > 15) throw UserError(where_ + "implausible shape in .npy header");
     header_.shape.push_back(std::stoll(dict.substr(i, j - i)));
     i = j;
   }
@@ -255,6 +271,8 @@ void NpyReader::parse_header(const std::string& dict) {
       std::string_view("iufb").find(d[1]) == std::string_view::npos)
     throw UserError(where_ + "dtype '" + d + "' is not supported (little-endian integers, floats, bool)");
   header_.kind = d[1];
+  if (d.size() > 4 || !std::all_of(d.begin() + 2, d.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw UserError(where_ + "dtype '" + d + "' is not supported");
   header_.item_size = std::stoi(d.substr(2));
   const bool ok_size = header_.kind == 'f'
                            ? (header_.item_size == 2 || header_.item_size == 4 || header_.item_size == 8)

@@ -6,10 +6,12 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/h5.h"
+#include "io/json_text.h"
 
 namespace halogen::io {
 
@@ -22,6 +24,18 @@ template <typename T>
 T json_get(const json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end()) throw UserError(where + ": key \"" + key + "\" missing");
+  // Integers must be stored as integers within T's range: 1e10 must not become -2147483648 in an int32.
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using Limits = std::numeric_limits<T>;
+    const bool in_range =
+        it->is_number_integer() && !it->is_number_unsigned()
+            ? it->template get<int64_t>() >= Limits::min() && it->template get<int64_t>() <= Limits::max()
+            : it->is_number_unsigned() && it->template get<uint64_t>() <= static_cast<uint64_t>(Limits::max());
+    if (!in_range)
+      throw UserError(where + ": key \"" + key + "\" must be an integer in [" +
+                      std::to_string(std::numeric_limits<T>::min()) + ", " +
+                      std::to_string(std::numeric_limits<T>::max()) + "], found " + it->dump().substr(0, 40));
+  }
   try {
     return it->get<T>();
   } catch (const json::exception&) {
@@ -264,11 +278,13 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   if (!in)
     throw UserError(path + ": no such file (is " + dir +
                     " a partition directory made by `halogen partition`?)");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UserError(path + ": is a directory, expected the partition's JSON file");
   json root;
   try {
     root = json::parse(in);
-  } catch (const json::exception& e) {
-    throw UserError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  } catch (const std::exception& e) {  // json::exception, or std::ios_base::failure from a failing read
+    throw UserError(path + ": not valid JSON (" + json_reason(e.what()) + ")");
   }
   if (!root.is_object()) throw UserError(path + ": not a JSON object");
   const std::string format = json_get<std::string>(root, "format", path);

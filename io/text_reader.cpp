@@ -147,8 +147,14 @@ T parse_number(std::string_view token, const LineReader& reader, size_t column, 
   if (!token.empty() && token.front() == '+') ++first;
   const auto [end, error] = std::from_chars(first, last, value);
   if (token.empty() || error != std::errc() || end != last) {
-    throw UserError(strformat("%scolumn %zu: '%.*s' is not %s", reader.where().c_str(), column + 1,
-                              static_cast<int>(std::min<size_t>(token.size(), 40)), token.data(), what));
+    // At most 40 characters, bytes outside printable ASCII as \xNN (a flipped bit must not reach the terminal).
+    std::string shown;
+    for (const char c : token.substr(0, 40)) {
+      const auto byte = static_cast<unsigned char>(c);
+      shown += byte >= 0x20 && byte < 0x7f ? std::string(1, c) : strformat("\\x%02x", byte);
+    }
+    throw UserError(
+        strformat("%scolumn %zu: '%s' is not %s", reader.where().c_str(), column + 1, shown.c_str(), what));
   }
   return value;
 }

@@ -30,6 +30,8 @@ std::string locate_graph_file(const io::PartitionMeta& meta, const std::string& 
 // One line on the per-step halo of a dynamic graph, from meta.json "statistics"/"snapshot_halo_rows"
 // (written by `halogen partition`); nothing for a static graph or a directory made before it was recorded.
 void print_snapshot_halo(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(dir) / "meta.json", ec)) return;  // a directory throws from the read
   std::ifstream in(fs::path(dir) / "meta.json");
   const nlohmann::json meta = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!meta.is_object() || !meta.contains("statistics") || !meta["statistics"].is_object()) return;

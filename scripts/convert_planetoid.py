@@ -26,7 +26,16 @@ def load(directory, name, part):
     path = os.path.join(directory, f"ind.{name}.{part}")
     with open(path, "rb") as f, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # old pickles name scipy.sparse.csr
-        return pickle.load(f, encoding="latin1")  # Python-2 pickles
+        try:
+            value = pickle.load(f, encoding="latin1")  # Python-2 pickles
+        except (pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError, IndexError) as e:
+            raise ValueError(f"{path}: not a readable pickle ({e or type(e).__name__}; truncated?)") from e
+    # Name the file when its object is not what the format stores (a matrix, or a dict of adjacency lists).
+    if part == "graph" and not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a dict of adjacency lists, found {type(value).__name__}")
+    if part != "graph" and not hasattr(value, "shape"):
+        raise ValueError(f"{path}: expected a matrix, found {type(value).__name__}")
+    return value
 
 
 def dense(matrix):
@@ -53,6 +62,9 @@ def convert(directory, name, valid_size=500):
     # The test rows are stored in sorted-id order; put each at its test.index position.
     features[test_index] = features[sorted_test]
     onehot[test_index] = onehot[sorted_test]
+    bad_rows = np.nonzero(~np.isfinite(features).all(axis=1))[0]
+    if bad_rows.size:  # NaN/Inf features would train to NaN
+        raise ValueError(f"ind.{name}.allx/tx: node {bad_rows[0]}: feature value is not finite")
     labels = np.where(onehot.sum(axis=1) > 0, onehot.argmax(axis=1), -1).astype(np.int32)
     num_nodes = features.shape[0]
 
@@ -82,7 +94,8 @@ def main():
     try:
         graph = convert(args.directory, args.name.lower(), args.valid_size)
         indptr, indices = write_graph(args.output, directed=False, name=args.name.lower(), **graph)
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError) as e:
+    except (OSError, ValueError, pickle.UnpicklingError, EOFError, IndexError, KeyError, AttributeError,
+            TypeError) as e:  # a truncated or wrong-typed pickle ends in any of these
         print(f"convert_planetoid: error: {e}", file=sys.stderr)
         return 2
     print(f"{args.output}: {graph['num_nodes']} nodes, {indices.size} stored edges, {graph['features'].shape[1]} "

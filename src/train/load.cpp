@@ -20,6 +20,11 @@ RankInput load_rank_input(comm::Communicator& comm, const std::string& dir, bool
       Report::lowest_failing_rank);
   run_collectively(comm, [&] {
     input.shard = io::read_shard(dir, comm.rank());
+    // A shard's class count sizes the output layer: it must be meta.json's (one label of 33554432 with a
+    // num_classes attribute to match would otherwise make each rank allocate gigabytes).
+    HALOGEN_USER_CHECK(input.shard.num_classes == input.meta.num_classes,
+                       "%s: attribute num_classes is %d, meta.json says %d", io::shard_path(dir, comm.rank()).c_str(),
+                       input.shard.num_classes, input.meta.num_classes);
     if (row_normalize)
       graph::row_normalize(input.shard.features, input.shard.num_owned(), input.shard.num_features);
   });

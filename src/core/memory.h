@@ -1,0 +1,23 @@
+#pragma once
+// Memory planned before allocation: what this process may still allocate, and the checks that turn a size
+// declared by an input (a header, a count file, a command-line width) into one clear UserError before a
+// vector of that size is made (rather than std::bad_alloc, a 6 GB peak or the OOM killer).
+#include <cstdint>
+#include <string>
+
+namespace halogen {
+
+// Bytes this process can still allocate: MemAvailable of /proc/meminfo, lowered to the cgroup's limit minus
+// its usage (cgroup v2 memory.max/memory.current, else v1 memory.limit_in_bytes/usage_in_bytes) when one is
+// set. HALOGEN_MEMORY_AVAILABLE_MIB (an integer) replaces the measurement (tests; a job sharing its node).
+// -1 when nothing can be read (not Linux): callers then skip their check.
+int64_t available_memory_bytes();
+
+// UserError "<what> needs X MiB, but only Y MiB of memory is available (<hint>)" when bytes exceeds
+// available_memory_bytes(). `hint` may be empty.
+void check_memory_fits(int64_t bytes, const std::string& what, const std::string& hint = "");
+
+// bytes * count with saturation at INT64_MAX (declared sizes may be absurd; their product must not wrap).
+int64_t saturating_bytes(int64_t count, int64_t bytes_each);
+
+}  // namespace halogen
