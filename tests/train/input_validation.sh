@@ -75,7 +75,7 @@ expect "meta.json is a directory (train, basic_filebuf)" 2 "dirmeta/meta.json: i
 expect "meta.json is a directory (info, basic_filebuf)" 2 "dirmeta/meta.json: is a directory" \
   "$HALOGEN_BIN" info "$WORK/dirmeta"
 mkdir -p "$WORK/json.json"
-expect "pgt-json input is a directory" 2 "json.json: no such file" "$HALOGEN_BIN" convert --format pgt-json "$WORK/json.json" -o "$WORK/x.h5"
+expect "pgt-json input is a directory" 2 "json.json: is a directory" "$HALOGEN_BIN" convert --format pgt-json "$WORK/json.json" -o "$WORK/x.h5"
 expect "generate beyond memory (std::bad_alloc)" 2 "sbm: --nodes 100000000000 --avg-degree 16 --features 64 needs" \
   "$HALOGEN_BIN" generate sbm --nodes 100000000000 --classes 3 -o "$WORK/huge.h5"
 [[ ! -e "$WORK/huge.h5" ]] || fail "generate left $WORK/huge.h5 behind"
