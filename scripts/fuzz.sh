@@ -9,8 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 targets=(text_reader mtx snap ogb_csv npz)
-[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz >/dev/null
+mkdir -p build/fuzz
+# The build's output is shown only when it fails (a silent `set -e` exit would hide why).
+if ! { [ -f build/fuzz/build.ninja ] || cmake --preset fuzz; } >build/fuzz/configure.log 2>&1; then
+  tail -40 build/fuzz/configure.log; echo "fuzz: configuring the fuzz preset failed"; exit 1
+fi
+if ! cmake --build --preset fuzz >build/fuzz/build.log 2>&1; then
+  grep -E "error|undefined|FAILED" build/fuzz/build.log | head -40; echo "fuzz: building the fuzz targets failed"; exit 1
+fi
 share=$((seconds / ${#targets[@]}))
 [ "$share" -ge 1 ] || share=1
 corpus=tests/io/corpus
