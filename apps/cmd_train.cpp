@@ -210,11 +210,34 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
 
 // `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence, through the same
 // epoch runner as the static models (train/trainer.h) with a TemporalWorkload.
-void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device device) {
+void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device device, int ranks_on_node) {
   train::RankInput input = train::load_rank_input(comm, flags.dir, false);
   const io::PartitionMeta& meta = input.meta;
   train::TemporalTrainConfig config = temporal_config(flags);
   config.device = device;
+  // Memory planned before the workload allocates it (an upper bound: train/memory_estimate.h).
+  if (!flags.ignore_memory_check) {
+    const graph::Shard& shard = input.shard;
+    const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(shard.snapshots.size()));
+    train::TemporalShape shape;
+    const bool regression = config.task.kind == train::TaskKind::regression;
+    shape.in = regression ? config.task.lags : shard.num_features;
+    shape.out = regression                                  ? 1
+                : config.task.kind == train::TaskKind::node ? std::max<int64_t>(shard.num_classes, 1)
+                : config.embedding > 0                      ? config.embedding
+                                                            : config.model.hidden;
+    shape.window = config.window > 0 ? std::min(config.window, steps)
+                   : config.windows_per_epoch > 1 ? (steps + config.windows_per_epoch - 1) / config.windows_per_epoch
+                                                  : steps;
+    train::run_collectively(
+        comm,
+        [&] { train::check_temporal_rank_memory_fits(config.model, shard, shape, ranks_on_node, device); },
+        train::Report::lowest_failing_rank);
+    double bound = static_cast<double>(train::estimate_temporal_rank_memory(config.model, shard, shape, device));
+    comm.allreduce_max(&bound, 1);
+    log::info(strformat("memory: at most %.3f MiB per rank planned (upper bound; --ignore-memory-check skips the "
+                        "check)", bound / 1048576.0));
+  }
   set_checkpoint_identity(comm, flags, meta, config);
   config.config_json = resolved_config_json(flags, config, device_name(device));
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank | device %s",
@@ -284,7 +307,7 @@ void run_train(const TrainFlags& flags) {
       // --task link runs on the CPU only (train/temporal_workload.h): without an explicit --device, use it.
       if (device != Device::cpu && flags.device.empty() && flags.task == "link")
         rank_comm = make_rank_comm("cpu", "", session, device);
-      run_temporal(*rank_comm, flags, device);
+      run_temporal(*rank_comm, flags, device, session.local_size());
       return;
     }
     HALOGEN_USER_CHECK(flags.task == "node" || flags.task == "regression",
@@ -312,10 +335,10 @@ void run_train(const TrainFlags& flags) {
     set_checkpoint_identity(comm, flags, meta, config);
     train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
     if (flags.edge_weight) check_edge_weights(comm, input.shard, flags.dir);
-    // Host memory is planned before the model allocates it (device memory is the device's business).
-    if (device == Device::cpu && !flags.ignore_memory_check) {
+    // Memory is planned before the model allocates it (the host's, or on --device cuda the rank's GPU's).
+    if (!flags.ignore_memory_check) {
       train::run_collectively(
-          comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size()); },
+          comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size(), device); },
           train::Report::lowest_failing_rank);
     }
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),

@@ -39,6 +39,7 @@ struct CudaBackend {
   int (*initialise_device)(int local_rank) = nullptr;
   std::string (*device_description)() = nullptr;
   std::string (*device_uuid)() = nullptr;
+  int64_t (*free_device_memory_bytes)() = nullptr;
   Stream (*create_stream)() = nullptr;
   void (*destroy_stream)(Stream stream) = nullptr;
   void (*synchronize_stream)(Stream stream) = nullptr;

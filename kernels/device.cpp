@@ -161,6 +161,8 @@ std::string device_description() { return cuda_backend().device_description(); }
 
 std::string device_uuid() { return cuda_backend().device_uuid(); }
 
+int64_t free_device_memory_bytes() { return cuda_backend().free_device_memory_bytes(); }
+
 Stream create_stream() { return cuda_backend().create_stream(); }
 
 void destroy_stream(Stream stream) {

@@ -52,6 +52,9 @@ std::string device_description();
 // The current device's UUID (32 hex digits): equal on two ranks exactly when they share a GPU (comm/device_comm.h
 // uses it to choose the communicator of --comm auto).
 std::string device_uuid();
+// Bytes free on the current device now (cudaMemGetInfo), for planning memory before allocating it
+// (train/memory_estimate.h); --device cuda only (UserError without the backend).
+int64_t free_device_memory_bytes();
 
 // ---- streams ----------------------------------------------------------------------------------------------------
 // A stream on the current device that synchronises with the legacy default stream (cudaStreamDefault), so

@@ -16,6 +16,7 @@ void fill_backend_table(CudaBackend& table) {
   table.initialise_device = &halogen::cuda::initialise_device;
   table.device_description = &halogen::cuda::device_description;
   table.device_uuid = &halogen::cuda::device_uuid;
+  table.free_device_memory_bytes = &halogen::cuda::free_device_memory_bytes;
   table.create_stream = &halogen::cuda::create_stream;
   table.destroy_stream = &halogen::cuda::destroy_stream;
   table.synchronize_stream = &halogen::cuda::synchronize_stream;

@@ -91,6 +91,12 @@ std::string device_uuid() {
   return hex;
 }
 
+int64_t free_device_memory_bytes() {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<int64_t>(free);
+}
+
 void* create_stream() {
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamDefault));

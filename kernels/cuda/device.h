@@ -26,6 +26,9 @@ std::string device_description();
 // whether two ranks use the same physical GPU.
 std::string device_uuid();
 
+// cudaMemGetInfo's free bytes on the current device.
+int64_t free_device_memory_bytes();
+
 // Streams as void* (= cudaStream_t, = kernels::Stream). create_stream makes a stream on the current device
 // that *does* synchronise with the legacy default stream (cudaStreamDefault flags), so that core's Buffer
 // copies and zeroing (cudaMemcpy/cudaMemset on the legacy stream) are ordered with the kernels queued on it.

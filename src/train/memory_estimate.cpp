@@ -1,10 +1,14 @@
 #include "train/memory_estimate.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "core/error.h"
 #include "core/format.h"
 #include "core/memory.h"
+#include "kernels/device.h"
+#include "nn/distributed_adjacency.h"
 
 namespace halogen::train {
 
@@ -29,16 +33,96 @@ nn::RankShape shard_rank_shape(const graph::Shard& shard) {
   return shape;
 }
 
-void check_rank_memory_fits(const nn::ModelConfig& config, const graph::Shard& shard, int ranks_on_node) {
+namespace {
+
+// The host check (ranks_on_node ranks share the node's memory) or, on the GPU, this rank's device alone.
+void check_fits(int64_t per_rank, int ranks_on_node, Device device, const std::string& what, const char* hint) {
+  if (device == Device::cpu) {
+    const int ranks = std::max(1, ranks_on_node);
+    check_memory_fits(saturating_bytes(per_rank, ranks),
+                      strformat("%s at %.1f MiB per rank x %d rank(s) on this node", what.c_str(),
+                                static_cast<double>(per_rank) / 1048576.0, ranks),
+                      hint);
+    return;
+  }
+  const bool forced = std::getenv("HALOGEN_MEMORY_AVAILABLE_MIB") != nullptr;
+  const int64_t free_bytes = forced ? available_memory_bytes() : kernels::device::free_device_memory_bytes();
+  if (free_bytes < 0 || per_rank <= free_bytes) return;
+  throw UserError(strformat("%s needs %.1f MiB of GPU memory per rank, but only %.1f MiB is free on this rank's GPU "
+                            "(%s)",
+                            what.c_str(), static_cast<double>(per_rank) / 1048576.0,
+                            static_cast<double>(free_bytes) / 1048576.0, hint));
+}
+
+}  // namespace
+
+void check_rank_memory_fits(const nn::ModelConfig& config, const graph::Shard& shard, int ranks_on_node,
+                            Device device) {
   const int64_t per_rank = estimate_rank_memory(config, shard_rank_shape(shard));
-  const int ranks = std::max(1, ranks_on_node);
-  check_memory_fits(saturating_bytes(per_rank, ranks),
-                    strformat("training (part %d: hidden %lld, %lld classes, %d layers) at %.1f MiB per rank x %d "
-                              "rank(s) on this node",
-                              shard.part, static_cast<long long>(config.hidden),
-                              static_cast<long long>(shard.num_classes), config.layers,
-                              static_cast<double>(per_rank) / 1048576.0, ranks),
-                    "`halogen info DIR` shows the per-rank figures; --ignore-memory-check tries anyway");
+  check_fits(per_rank, ranks_on_node, device,
+             strformat("training (part %d: hidden %lld, %lld classes, %d layers)", shard.part,
+                       static_cast<long long>(config.hidden), static_cast<long long>(shard.num_classes),
+                       config.layers),
+             "`halogen info DIR` shows the per-rank figures; --ignore-memory-check tries anyway");
+}
+
+int64_t estimate_temporal_rank_memory(const nn::TemporalModelConfig& config, const graph::Shard& shard,
+                                      const TemporalShape& shape, Device device) {
+  constexpr int64_t kFloat = sizeof(float);
+  const int64_t n = shard.num_owned(), window = std::max<int64_t>(1, shape.window);
+  const int64_t in = std::max<int64_t>(1, shape.in), out = std::max<int64_t>(1, shape.out);
+  const int64_t width = std::max({in, config.hidden, out});  // every width below is bounded by this one
+  const int64_t slots = window + 1, k = std::max(1, config.cheb_k), layers = std::max(1, config.layers);
+  // Snapshot adjacencies (self-loops added: at most n more entries each) and the shared halo scratch.
+  int64_t bytes = 0, max_halo = 0;
+  for (const graph::ShardSnapshot& snapshot : shard.snapshots) {
+    bytes += nn::DistributedAdjacency::bytes_for(n, snapshot.num_halo(), snapshot.nnz() + n,
+                                                 static_cast<int64_t>(snapshot.plan.send_idx.size()), width);
+    max_halo = std::max(max_halo, snapshot.num_halo());
+  }
+  bytes += 2 * (n + max_halo) * width * kFloat + n * static_cast<int64_t>(sizeof(int32_t));
+  // Per-step caches for the window's backward plus per-step scratch, floats per vertex and slot of width
+  // `width` (the models' scratch_bytes(): tgcn in + 5h; gconvgru K in + 2K h + 3h; evolvegcn-o input,
+  // product and output of each layer), and the slot-free scratch and head (< 16 widths per vertex).
+  int64_t per_slot = 0, parameters = 0;
+  switch (config.kind) {
+    case nn::TemporalKind::tgcn:
+      per_slot = 6;
+      parameters = 3 * (2 * width + 1) * width;  // three gates on [x, h] (GCN weight and bias each)
+      break;
+    case nn::TemporalKind::gconvgru:
+      per_slot = 3 * k + 3;
+      parameters = 6 * (k + 1) * (width + 1) * width;  // x and h convolutions of three gates, K terms each
+      break;
+    case nn::TemporalKind::evolvegcn_o:
+      per_slot = 3 * layers;
+      // Each layer's evolving weight is a GRU over a (width, width) matrix: its 5 squares per slot.
+      bytes += layers * (5 * slots + 3) * width * width * kFloat;
+      parameters = layers * 7 * (width + 1) * width;  // initial weight and the GRU's three gates (two squares)
+      break;
+  }
+  parameters += (width + 1) * out;                                  // the head
+  bytes += (per_slot * slots + 16) * n * width * kFloat;            // caches and scratch
+  bytes += 4 * parameters * kFloat;                                 // parameters, gradients, Adam m and v
+  const int64_t staged = device == Device::cpu ? 0 : 1;
+  bytes += ((2 + 2 * staged) * out + staged * in) * window * n * kFloat;  // outputs_, grads_ (and staging)
+  // The task: every step's input (regression: lags per step; node/link: one static matrix, counted per
+  // snapshot to stay an upper bound), its halo-extended copies (link), and the link pairs and their scores.
+  const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(shard.snapshots.size()));
+  bytes += (steps * n * in + 4 * (n + shard.num_halo()) * width) * kFloat;
+  for (const graph::ShardLinkStep& step : shard.link_steps)
+    bytes += step.num_pairs() * (2 * kFloat + 1) + step.num_fetched() * (width * 2 * kFloat + 8);
+  return bytes;
+}
+
+void check_temporal_rank_memory_fits(const nn::TemporalModelConfig& config, const graph::Shard& shard,
+                                     const TemporalShape& shape, int ranks_on_node, Device device) {
+  const int64_t per_rank = estimate_temporal_rank_memory(config, shard, shape, device);
+  check_fits(per_rank, ranks_on_node, device,
+             strformat("training %s (part %d: hidden %lld, window %lld, %zu snapshots)",
+                       nn::temporal_kind_name(config.kind), shard.part, static_cast<long long>(config.hidden),
+                       static_cast<long long>(shape.window), shard.snapshots.size()),
+             "an upper bound; --ignore-memory-check tries anyway");
 }
 
 }  // namespace halogen::train

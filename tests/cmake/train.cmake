@@ -3,7 +3,7 @@
 # input, run reports (metrics header, --config, progress, TensorBoard), and Cora's published accuracy and
 # `halogen predict` from a --save-best checkpoint (skipped without ../shared/data), input validation.
 foreach(train_script partition_invariance checkpoint_resume checkpoint_rules predict_cora bad_input cora_accuracy
-        run_reports input_validation)
+        run_reports input_validation temporal_memory)
   add_test(NAME train.${train_script} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/train/${train_script}.sh)
   set_tests_properties(train.${train_script} PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}"
                        SKIP_RETURN_CODE 77 TIMEOUT 600 PROCESSORS 2)
