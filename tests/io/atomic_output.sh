@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nothing is lost on a full disk or a kill (issue 15, findings 3, 4, 5, 9, 10):
 #  - a full disk (`ulimit -f`, SIGXFSZ ignored so writes fail with EFBIG) during convert, generate, partition,
-#    partition --force and train --metrics ends with exit 2 and one line naming the output, and leaves nothing
+#    partition --force, train --metrics and train --checkpoint ends with exit 2 and one line naming the output, and leaves nothing
 #    half-written where a reader would take it (no output file, no part-*.h5 or meta.json, no temporary; an
 #    old output untouched; a metrics file of complete lines only);
 #  - `partition --force` killed with SIGKILL at each named phase and at timed moments leaves the old or the new
@@ -111,6 +111,25 @@ assert lines[-1] == '', 'the file ends inside a line: %r' % lines[-1][-60:]
 for l in lines[:-1]: json.loads(l)
 assert len(lines) > 1, 'no line at all'" || fail "train --metrics on a full disk left half a line in metrics.jsonl"
   echo "train --metrics on a full disk: $(grep 'halogen: error' err), $(($(wc -l <metrics.jsonl))) complete lines kept"
+  # --- full disk: train --checkpoint (exit 2, one error line naming last.h5; an earlier last.h5 untouched,
+  # no new one and no temporary left where a reader would take it). The limit is half the checkpoint's size.
+  "$bin" train p1 --epochs 2 --checkpoint ck --quiet >/dev/null 2>&1 || fail "train --checkpoint exited $?"
+  [ -f ck/last.h5 ] || fail "train --checkpoint wrote no ck/last.h5"
+  before=$(md5sum <ck/last.h5)
+  half_kib=$(( $(stat -c %s ck/last.h5) / 2048 + 1 ))
+  for dir in ck ck_new; do
+    rc=0
+    timeout 120 mpirun --oversubscribe --bind-to none -np 1 bash -c \
+      "trap '' XFSZ; ulimit -f $half_kib; exec \"$bin\" train p1 --epochs 2 --checkpoint $dir --quiet" >/dev/null 2>err ||
+      rc=$?
+    [ "$rc" -eq 2 ] || fail "train --checkpoint $dir on a full disk exited $rc, expected 2: $(cat err)"
+    [ "$(grep -c 'halogen: error' err)" -eq 1 ] || fail "train --checkpoint $dir on a full disk: not one error line: $(cat err)"
+    grep -q "halogen: error: .*$dir/last.h5" err || fail "train --checkpoint $dir on a full disk: message does not name $dir/last.h5: $(cat err)"
+    no_leftovers "train --checkpoint $dir on a full disk" "$dir"
+  done
+  [ "$(md5sum <ck/last.h5)" = "$before" ] || fail "train --checkpoint on a full disk changed the earlier ck/last.h5"
+  [ ! -e ck_new/last.h5 ] || fail "train --checkpoint on a full disk left ck_new/last.h5"
+  echo "train --checkpoint on a full disk (limit $half_kib KiB): $(grep 'halogen: error' err); earlier last.h5 untouched"
 else
   echo "train --metrics on a full disk: skipped (no mpirun)"
 fi
