@@ -37,7 +37,7 @@ void run_predict(const PredictFlags& flags) {
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm("cpu", "", session, device);
   comm::Communicator& comm = *rank_comm;
-  try {
+  run_rank_job(rank_comm, [&] {
     train::PredictRequest request;
     request.partition_dir = flags.dir;
     request.output = flags.output;
@@ -76,17 +76,7 @@ void run_predict(const PredictFlags& flags) {
     log::info(strformat("wrote %s: %s [%lld, %lld]%s", flags.output.c_str(),
                         flags.embeddings >= 0 ? "embeddings" : "probabilities", (long long)summary.rows,
                         (long long)summary.cols, flags.embeddings >= 0 ? "" : " and predicted"));
-  } catch (const train::PeerFailed&) {
-    exit_code() = 2;  // the failing rank printed the reason
-  } catch (const UserError& e) {
-    // Raised on every rank in step (collective checks): printed before MpiSession finalizes (cmd_train.cpp).
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
-    std::fflush(stderr);
-    exit_code() = 2;
-  } catch (const std::exception& e) {
-    log::rank_line(std::string("error: ") + e.what());
-    rank_comm->abort(1);
-  }
+  });
 }
 
 }  // namespace

@@ -300,7 +300,7 @@ void run_train(const TrainFlags& flags) {
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
   comm::Communicator& comm = *rank_comm;
-  try {
+  run_rank_job(rank_comm, [&] {
     HALOGEN_USER_CHECK(!flags.tf32 || device == Device::cuda, "--tf32 needs --device cuda");
     if (flags.tf32) kernels::device::set_gemm_tf32(true);
     if (is_temporal(flags.model)) {
@@ -365,20 +365,7 @@ void run_train(const TrainFlags& flags) {
     log::info(strformat("done: best valid %.4f at epoch %lld, test %.4f there | mean epoch %.2f ms%s",
                         result.best_valid_acc, (long long)result.best_epoch, result.test_acc_at_best,
                         result.mean_epoch_ms, result.stopped_early ? " | stopped early" : ""));
-  } catch (const train::PeerFailed&) {
-    exit_code() = 2;  // the failing rank printed the reason
-  } catch (const UserError& e) {
-    // Raised on every rank in step (collective checks). Printed here, before MpiSession finalizes: printed
-    // after it, a rank that exits first with status 2 (PeerFailed, nothing to print) makes mpirun kill this
-    // rank before its line is out (train.bad_input failed that way now and then).
-    std::fprintf(stderr, "halogen: error: %s\n", e.what());
-    std::fflush(stderr);
-    exit_code() = 2;
-  } catch (const std::exception& e) {
-    // Raised on this rank only: the others may be waiting in a collective, so take the whole job down.
-    log::rank_line(std::string("error: ") + e.what());
-    rank_comm->abort(1);
-  }
+  });
 }
 
 }  // namespace

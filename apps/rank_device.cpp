@@ -3,9 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "apps/cli_checks.h"
+#include "apps/commands.h"
 #include "comm/device_comm.h"
 #include "comm/mpi_comm.h"
 #include "core/error.h"
@@ -76,6 +78,21 @@ void set_rank_threads(int threads, const comm::MpiSession& session) {
                         "them (mpirun binds ranks to cores by default; use `mpirun --bind-to none` or "
                         "`--map-by slot:PE=%d`)",
                         threads, usable_cores, threads));
+  }
+}
+
+void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::function<void()>& job) {
+  try {
+    job();
+  } catch (const train::PeerFailed&) {
+    exit_code() = 2;  // the failing rank printed the reason
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "halogen: error: %s\n", e.what());
+    std::fflush(stderr);
+    exit_code() = 2;
+  } catch (const std::exception& e) {
+    log::rank_line(std::string("error: ") + e.what());
+    rank_comm->abort(1);
   }
 }
 

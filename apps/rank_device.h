@@ -12,6 +12,7 @@
 // `comm` means auto. Steps that may fail on some ranks only run collectively (no rank is left waiting in NCCL's
 // setup). Errors (--device cuda without CUDA backend or GPU, --comm nccl with cpu) are UserErrors; --comm auto
 // and --comm mpi are accepted with cpu (CPU ranks always use MPI).
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,5 +34,13 @@ void check_device_flags_before_mpi(const std::string& device, const std::string&
 // After the MpiSession, on every rank. Sets `device` to the chosen one.
 std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_flag, const std::string& comm_flag,
                                                    const comm::MpiSession& session, Device& device);
+
+// The failure policy of a command's work on every rank: runs `job`; train::PeerFailed (another rank failed and
+// printed why) sets exit code 2; a UserError, raised on every rank in step by collective checks, is printed and
+// sets exit code 2 here, before MpiSession finalizes (printed after it, a rank exiting first with status 2 makes
+// mpirun kill this rank before its line is out); any other exception, raised on this rank only while the others
+// may wait in a collective, is printed and takes the whole job down (`rank_comm->abort(1)`). `rank_comm` is read
+// when the error happens, so `job` may replace it.
+void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::function<void()>& job);
 
 }  // namespace halogen::app
