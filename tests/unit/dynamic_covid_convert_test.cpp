@@ -14,19 +14,17 @@
 #include "core/error.h"
 #include "io/graph_file.h"
 #include "io/temporal.h"
+#include "input_test_util.h"
 
 namespace fs = std::filesystem;
 using halogen::graph::Csr;
 using halogen::graph::Graph;
+using halogen::test::message_of;
 
 namespace {
 
 std::string write_json(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_covid_convert_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
+  return halogen::test::write_text_file("covid_convert", name, text);
 }
 
 Graph convert(const std::string& path, bool directed = false) {
@@ -34,15 +32,6 @@ Graph convert(const std::string& path, bool directed = false) {
   options.input = path;
   options.directed = directed;
   return halogen::io::convert_pgt_json(options);
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const halogen::UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // 4 regions, 3 periods. Period 0: 0->1 (0.5) and 1->0 (3.0) (one pair, both ways, different weights), a

@@ -14,11 +14,13 @@
 #include "graph/build.h"
 #include "io/graph_file.h"
 #include "io/temporal.h"
+#include "input_test_util.h"
 
 namespace fs = std::filesystem;
 using halogen::UserError;
 using halogen::graph::Csr;
 using halogen::graph::Graph;
+using halogen::test::message_of;
 
 namespace {
 
@@ -51,15 +53,6 @@ Graph tiny_dynamic() {
   g.target_steps = 3;
   g.targets = {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23};
   return g;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::set<std::pair<int64_t, int64_t>> pairs_of(const Csr& csr) {

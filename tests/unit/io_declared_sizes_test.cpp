@@ -12,9 +12,12 @@
 #include "core/memory.h"
 #include "io/declared_sizes.h"
 #include "io/json_text.h"
+#include "input_test_util.h"
 
 namespace halogen {
 namespace {
+
+using test::message_of;
 
 // Sets HALOGEN_MEMORY_AVAILABLE_MIB for one test and restores the environment after it.
 class ForcedMemory {
@@ -22,15 +25,6 @@ class ForcedMemory {
   explicit ForcedMemory(const char* mib) { setenv("HALOGEN_MEMORY_AVAILABLE_MIB", mib, 1); }
   ~ForcedMemory() { unsetenv("HALOGEN_MEMORY_AVAILABLE_MIB"); }
 };
-
-std::string message_of(const std::function<void()>& step) {
-  try {
-    step();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Memory, SaturatingBytesNeverWraps) {
   EXPECT_EQ(saturating_bytes(3, 8), 24);

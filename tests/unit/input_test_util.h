@@ -1,0 +1,36 @@
+#pragma once
+// Helpers for the reader and converter tests: hand-made input files in a per-process temporary directory, and
+// the one-line message of the UserError a step throws.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+
+namespace halogen::test {
+
+// Writes `text` to <tmp>/halogen_<suite>_<pid>/<name> (the directory is created) and returns the path.
+inline std::string write_text_file(const std::string& suite, const std::string& name, const std::string& text) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("halogen_" + suite + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message of the UserError `step` throws, or "(no error)" when it returns. Any other exception escapes
+// and fails the test.
+inline std::string message_of(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace halogen::test
