@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 
 #include "core/error.h"
@@ -31,6 +32,17 @@ inline std::string message_of(const std::function<void()>& step) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The whole file as bytes ("" when it cannot be opened).
+inline std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Replaces the file's contents with `bytes`.
+inline void write_all(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 }  // namespace halogen::test

@@ -11,19 +11,13 @@
 
 #include "core/error.h"
 #include "io/convert.h"
+#include "input_test_util.h"
 
 namespace fs = std::filesystem;
+using halogen::test::read_all;
+using halogen::test::write_all;
 
 namespace {
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_all(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // Converts `dir`, reporting anything but success or UserError as a test failure.
 int convert_outcome(const fs::path& dir, const std::string& what) {

@@ -18,19 +18,13 @@
 
 #include "core/error.h"
 #include "io/npz.h"
+#include "input_test_util.h"
 
 namespace fs = std::filesystem;
+using halogen::test::read_all;
+using halogen::test::write_all;
 
 namespace {
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_all(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 uint32_t le(const std::string& bytes, size_t at, int width) {
   uint32_t value = 0;
