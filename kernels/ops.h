@@ -58,8 +58,9 @@ struct CsrView {
 // bias_relu_dropout: fused epilogue of a hidden layer, in place on `h` (n, f):
 //   h = dropout(relu(h + bias))  where bias may be empty (size 0) and relu/dropout may be off.
 // Dropout keeps an element with probability 1-p and scales it by 1/(1-p); the decision for element (r, c)
-// is rng::uniform(seed, stream_id, row_gid[r] * f + c) >= p, so it depends on the *global* vertex id, not on
-// the rank: P ranks draw the same masks as one. `mask` (n, f) records the factor applied (0 or 1/(1-p); 1
+// is rng::dropout_keep(seed, stream_id, row_gid[r] * f + c, rng::dropout_threshold(p)) (a 32-bit word of a
+// Philox call that serves four neighbouring elements), so it depends on the *global* vertex id, not on the
+// rank or the backend: P ranks draw the same masks as one, the CPU the same as the GPU. `mask` (n, f) records the factor applied (0 or 1/(1-p); 1
 // where dropout is off) times the relu indicator, for the backward pass.
 struct EpilogueParams {
   bool relu = true;

@@ -67,54 +67,37 @@ void check_dropout(const EpilogueParams& params, Span<const int64_t> row_gid, in
                  (long long)row_gid.size, (long long)rows);
 }
 
-// u[i] = rng::uniform(seed, stream, first_index + i) for i < count: the same Philox4x32-10 as core/rng.h (bit
-// for bit, which the tests check), written as one loop over i that GCC vectorises, and compiled for AVX2 and
-// for baseline x86-64. About 1.6x faster than calling rng::uniform per element.
-__attribute__((target_clones("avx2", "default"))) void uniform_block(uint64_t seed, uint64_t stream,
-                                                                     uint64_t first_index, int64_t count,
-                                                                     float* __restrict__ u) {
-  const uint32_t key0 = static_cast<uint32_t>(seed), key1 = static_cast<uint32_t>(seed >> 32);
-  const uint32_t stream0 = static_cast<uint32_t>(stream), stream1 = static_cast<uint32_t>(stream >> 32);
-#pragma omp simd
-  for (int64_t i = 0; i < count; ++i) {
-    const uint64_t index = first_index + static_cast<uint64_t>(i);
-    uint32_t c0 = static_cast<uint32_t>(index), c1 = static_cast<uint32_t>(index >> 32), c2 = stream0,
-             c3 = stream1, k0 = key0, k1 = key1;
-#pragma GCC unroll 10
-    for (int round = 0; round < 10; ++round) {
-      const uint64_t product0 = static_cast<uint64_t>(0xD2511F53u) * c0;
-      const uint64_t product1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
-      const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
-      const uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
-      c1 = static_cast<uint32_t>(product1);
-      c3 = static_cast<uint32_t>(product0);
-      c0 = next0;
-      c2 = next2;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    u[i] = static_cast<float>(c0 >> 8) * (1.0f / 16777216.0f);
+// The dropout words of rng::dropout_word, four per Philox4x32-10 call:
+//   words[4 k + j] = word j of rng::bits(seed, stream, first_counter + k)   for k < counters, j < 4
+// so that the words of elements first_counter * 4 ... lie in element order. Bit for bit the same as core/rng.h
+// (the tests check), in three forms: one call at a time (baseline x86-64, and the tails), AVX2 (8 counters per
+// step) and AVX-512 (16 per step), picked once by draw_words.
+void philox_words(uint64_t seed, uint64_t stream, uint64_t first_counter, int64_t counters, uint32_t* words) {
+  for (int64_t k = 0; k < counters; ++k) {
+    const rng::Philox4 r = rng::bits(seed, stream, first_counter + static_cast<uint64_t>(k));
+    std::memcpy(words + 4 * k, r.v, sizeof r.v);
   }
 }
 
-// The same draw with AVX2 intrinsics, 8 counters per step: the 32x32->64-bit products of Philox done as two
-// _mm256_mul_epu32 (even and odd lanes) whose halves are blended back; ~2x the auto-vectorised loop above.
-__attribute__((target("avx2"))) void uniform_block_avx2(uint64_t seed, uint64_t stream, uint64_t first_index,
-                                                        int64_t count, float* __restrict__ u) {
+// AVX2: the 32x32->64-bit products of Philox as two _mm256_mul_epu32 (even and odd lanes) whose halves are
+// blended back; then the four word vectors are transposed into element order (unpacks within 128-bit lanes,
+// then 128-bit lane permutes). A step whose counters' low word would wrap is left to philox_words (the carry).
+__attribute__((target("avx2"))) void philox_words_avx2(uint64_t seed, uint64_t stream, uint64_t first_counter,
+                                                       int64_t counters, uint32_t* words) {
   const __m256i multiplier0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
   const __m256i multiplier1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
   const __m256i stream0 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
   const __m256i stream1 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    alignas(32) uint32_t low[8], high[8];
-    for (int lane = 0; lane < 8; ++lane) {
-      const uint64_t index = first_index + static_cast<uint64_t>(i + lane);
-      low[lane] = static_cast<uint32_t>(index);
-      high[lane] = static_cast<uint32_t>(index >> 32);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  int64_t k = 0;
+  for (; k + 8 <= counters; k += 8) {
+    const uint64_t counter = first_counter + static_cast<uint64_t>(k);
+    if (static_cast<uint32_t>(counter) > 0xFFFFFFFFu - 7u) {  // the low word wraps inside this step
+      philox_words(seed, stream, counter, 8, words + 4 * k);
+      continue;
     }
-    __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(low));
-    __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(high));
+    __m256i c0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter))), lane);
+    __m256i c1 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter >> 32)));
     __m256i c2 = stream0, c3 = stream1;
     uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
     for (int round = 0; round < 10; ++round) {
@@ -126,27 +109,29 @@ __attribute__((target("avx2"))) void uniform_block_avx2(uint64_t seed, uint64_t 
       const __m256i low0 = _mm256_blend_epi32(even0, _mm256_slli_epi64(odd0, 32), 0xAA);
       const __m256i high1 = _mm256_blend_epi32(_mm256_srli_epi64(even1, 32), odd1, 0xAA);
       const __m256i low1 = _mm256_blend_epi32(even1, _mm256_slli_epi64(odd1, 32), 0xAA);
-      const __m256i next0 =
-          _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
-      const __m256i next2 =
-          _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
-      c0 = next0;
+      c0 = _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
       c1 = low1;
-      c2 = next2;
+      c2 = _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
       c3 = low0;
       k0 += 0x9E3779B9u;
       k1 += 0xBB67AE85u;
     }
-    const __m256 value =
-        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(c0, 8)), _mm256_set1_ps(1.0f / 16777216.0f));
-    _mm256_storeu_ps(u + i, value);
+    // Lane i of c_j is word j of counter i. After the unpacks, u_m holds counters m (low half) and m + 4.
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    __m256i* out = reinterpret_cast<__m256i*>(words + 4 * k);
+    _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(u0, u1, 0x20));  // counters 0, 1
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));  // 2, 3
+    _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));  // 4, 5
+    _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));  // 6, 7
   }
-  if (i < count) uniform_block(seed, stream, first_index + static_cast<uint64_t>(i), count - i, u + i);
+  if (k < counters) philox_words(seed, stream, first_counter + static_cast<uint64_t>(k), counters - k, words + 4 * k);
 }
 
-// The same draw with AVX-512, 16 counters per step: as uniform_block_avx2, with mask blends; ~2x the AVX2 draw
-// where the CPU has AVX-512 (dropout draws one number per element of every dropped matrix, every epoch).
-// The zero-masked forms of the AVX-512 shifts and products with every lane selected: the plain forms pass
+// AVX-512, 16 counters per step: as philox_words_avx2, with mask blends, and the transpose finished by 128-bit
+// lane shuffles. The zero-masked forms of the AVX-512 intrinsics with every lane selected: the plain forms pass
 // GCC 12 an undefined source vector, which -Wmaybe-uninitialized reports (GCC bug 105593).
 constexpr __mmask16 kAllLanes = 0xFFFF, kOddLanes = 0xAAAA;
 constexpr __mmask8 kAllPairs = 0xFF;
@@ -160,22 +145,22 @@ __attribute__((target("avx512f"))) inline __m512i slli_epi64(__m512i a, unsigned
   return _mm512_maskz_slli_epi64(kAllPairs, a, shift);
 }
 
-__attribute__((target("avx512f"))) void uniform_block_avx512(uint64_t seed, uint64_t stream, uint64_t first_index,
-                                                            int64_t count, float* __restrict__ u) {
+__attribute__((target("avx512f"))) void philox_words_avx512(uint64_t seed, uint64_t stream, uint64_t first_counter,
+                                                           int64_t counters, uint32_t* words) {
   const __m512i multiplier0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
   const __m512i multiplier1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
   const __m512i stream0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
   const __m512i stream1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    alignas(64) uint32_t low[16], high[16];
-    for (int lane = 0; lane < 16; ++lane) {
-      const uint64_t index = first_index + static_cast<uint64_t>(i + lane);
-      low[lane] = static_cast<uint32_t>(index);
-      high[lane] = static_cast<uint32_t>(index >> 32);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  int64_t k = 0;
+  for (; k + 16 <= counters; k += 16) {
+    const uint64_t counter = first_counter + static_cast<uint64_t>(k);
+    if (static_cast<uint32_t>(counter) > 0xFFFFFFFFu - 15u) {  // the low word wraps inside this step
+      philox_words(seed, stream, counter, 16, words + 4 * k);
+      continue;
     }
-    __m512i c0 = _mm512_load_si512(low);
-    __m512i c1 = _mm512_load_si512(high);
+    __m512i c0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter))), lane);
+    __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter >> 32)));
     __m512i c2 = stream0, c3 = stream1;
     uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
     for (int round = 0; round < 10; ++round) {
@@ -187,35 +172,55 @@ __attribute__((target("avx512f"))) void uniform_block_avx512(uint64_t seed, uint
       const __m512i low0 = _mm512_mask_blend_epi32(kOddLanes, even0, slli_epi64(odd0, 32));
       const __m512i high1 = _mm512_mask_blend_epi32(kOddLanes, srli_epi64(even1, 32), odd1);
       const __m512i low1 = _mm512_mask_blend_epi32(kOddLanes, even1, slli_epi64(odd1, 32));
-      const __m512i next0 = _mm512_xor_si512(_mm512_xor_si512(high1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
-      const __m512i next2 = _mm512_xor_si512(_mm512_xor_si512(high0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
-      c0 = next0;
+      c0 = _mm512_xor_si512(_mm512_xor_si512(high1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
       c1 = low1;
-      c2 = next2;
+      c2 = _mm512_xor_si512(_mm512_xor_si512(high0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
       c3 = low0;
       k0 += 0x9E3779B9u;
       k1 += 0xBB67AE85u;
     }
-    const __m512 value =
-        _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAllLanes, _mm512_maskz_srli_epi32(kAllLanes, c0, 8)), _mm512_set1_ps(1.0f / 16777216.0f));
-    _mm512_storeu_ps(u + i, value);
+    // Lane i of c_j is word j of counter i. After the unpacks, 128-bit lane l of u_m holds counter 4 l + m;
+    // the shuffles then gather lane l of u_0..u_3 (counters 4 l .. 4 l + 3) into output vector l.
+    const __m512i t0 = _mm512_maskz_unpacklo_epi32(kAllLanes, c0, c1);
+    const __m512i t1 = _mm512_maskz_unpackhi_epi32(kAllLanes, c0, c1);
+    const __m512i t2 = _mm512_maskz_unpacklo_epi32(kAllLanes, c2, c3);
+    const __m512i t3 = _mm512_maskz_unpackhi_epi32(kAllLanes, c2, c3);
+    const __m512i u0 = _mm512_maskz_unpacklo_epi64(kAllPairs, t0, t2);
+    const __m512i u1 = _mm512_maskz_unpackhi_epi64(kAllPairs, t0, t2);
+    const __m512i u2 = _mm512_maskz_unpacklo_epi64(kAllPairs, t1, t3);
+    const __m512i u3 = _mm512_maskz_unpackhi_epi64(kAllPairs, t1, t3);
+    const __m512i v0 = _mm512_maskz_shuffle_i32x4(kAllLanes, u0, u1, 0x44);  // u0.l0 u0.l1 u1.l0 u1.l1
+    const __m512i v1 = _mm512_maskz_shuffle_i32x4(kAllLanes, u0, u1, 0xEE);  // u0.l2 u0.l3 u1.l2 u1.l3
+    const __m512i v2 = _mm512_maskz_shuffle_i32x4(kAllLanes, u2, u3, 0x44);
+    const __m512i v3 = _mm512_maskz_shuffle_i32x4(kAllLanes, u2, u3, 0xEE);
+    uint32_t* out = words + 4 * k;
+    _mm512_storeu_si512(out + 0, _mm512_maskz_shuffle_i32x4(kAllLanes, v0, v2, 0x88));   // counters 0..3
+    _mm512_storeu_si512(out + 16, _mm512_maskz_shuffle_i32x4(kAllLanes, v0, v2, 0xDD));  // 4..7
+    _mm512_storeu_si512(out + 32, _mm512_maskz_shuffle_i32x4(kAllLanes, v1, v3, 0x88));  // 8..11
+    _mm512_storeu_si512(out + 48, _mm512_maskz_shuffle_i32x4(kAllLanes, v1, v3, 0xDD));  // 12..15
   }
-  if (i < count) uniform_block_avx2(seed, stream, first_index + static_cast<uint64_t>(i), count - i, u + i);
+  if (k < counters)
+    philox_words_avx2(seed, stream, first_counter + static_cast<uint64_t>(k), counters - k, words + 4 * k);
 }
 
-void draw_uniforms(uint64_t seed, uint64_t stream, uint64_t first_index, int64_t count, float* u) {
+// Columns are drawn in blocks of this many (a stack buffer of words per block; one block per 128-wide row).
+constexpr int64_t kDrawBlock = 128;
+
+// words[i] = rng::dropout_word(seed, stream, first_index + i) for i < count <= kDrawBlock; `buffer` holds
+// kDrawBlock + 8 words, and the result points into it. Every Philox call gives the words of four elements.
+const uint32_t* draw_words(uint64_t seed, uint64_t stream, uint64_t first_index, int64_t count, uint32_t* buffer) {
   static const bool has_avx512 = __builtin_cpu_supports("avx512f");
   static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  const uint64_t first_counter = first_index >> 2;
+  const int64_t counters = static_cast<int64_t>(((first_index + static_cast<uint64_t>(count) - 1) >> 2) - first_counter) + 1;
   if (has_avx512)
-    uniform_block_avx512(seed, stream, first_index, count, u);
+    philox_words_avx512(seed, stream, first_counter, counters, buffer);
   else if (has_avx2)
-    uniform_block_avx2(seed, stream, first_index, count, u);
+    philox_words_avx2(seed, stream, first_counter, counters, buffer);
   else
-    uniform_block(seed, stream, first_index, count, u);
+    philox_words(seed, stream, first_counter, counters, buffer);
+  return buffer + (first_index & 3);
 }
-
-// Columns are drawn in blocks of this many (a stack buffer of uniforms per block).
-constexpr int64_t kDrawBlock = 64;
 
 // What one call of an epilogue does to every row; the flags are fixed per call.
 struct EpilogueRows {
@@ -224,23 +229,25 @@ struct EpilogueRows {
   const float* bias;           // (f), read when kBias
   const int64_t* row_gid;      // (n), read when kDrop
   Matrix<float> mask;          // (n, f), written when kRecord
-  float dropout, keep_scale;
+  uint32_t threshold;           // rng::dropout_threshold(p): an element is kept when its word is >= this
+  float keep_scale;             // 1 / (1 - p)
   uint64_t seed, rng_stream;
 };
 
 // Eight floats as a GCC/Clang vector (one AVX2 register, two SSE registers on baseline x86-64); `?:` on it
 // selects per lane. Written with vectors because GCC does not if-convert (vectorise) the loop's selects.
 typedef float Floats8 __attribute__((vector_size(32)));
+typedef uint32_t Words8 __attribute__((vector_size(32)));
 
-// One element (F = float) or eight (F = Floats8) of the epilogue: out = dropout(relu(pre)), mask = the
-// factor applied. A dead unit is 0, but NaN stays NaN so that the caller's NaN check sees it.
+// One element (F = float, W = uint32_t) or eight (Floats8, Words8) of the epilogue: out = dropout(relu(pre)),
+// mask = the factor applied; `word` is the element's rng::dropout_word. A dead unit is 0, but NaN stays NaN so that the caller's NaN check sees it.
 // Always inlined: the AVX2 clone of epilogue_rows passes Floats8 in ymm registers, a separately compiled baseline
 // copy (as -O0 leaves it) would take them in memory, and the values it read were garbage (a Debug/ASan build
 // failed the dropout tests; GCC's -Wpsabi case).
-template <bool kRelu, bool kDrop, typename F>
-__attribute__((always_inline)) inline void epilogue_lanes(F pre, F uniform, F p, F keep_scale, F& out, F& mask) {
+template <bool kRelu, bool kDrop, typename F, typename W>
+__attribute__((always_inline)) inline void epilogue_lanes(F pre, W word, W threshold, F keep_scale, F& out, F& mask) {
   const F zero = F{}, one = zero + 1.0f;
-  const F factor = kDrop ? (uniform >= p ? keep_scale : zero) : one;
+  const F factor = kDrop ? (word >= threshold ? keep_scale : zero) : one;
   if (kRelu) {
     const F kept = pre * factor, dead = pre != pre ? pre : zero;
     out = pre > zero ? kept : dead;
@@ -261,33 +268,36 @@ __attribute__((target_clones("avx2", "default"))) void epilogue_rows(const Epilo
   constexpr bool kBias = kFlags & 1, kRelu = kFlags & 2, kDrop = kFlags & 4, kRecord = kFlags & 8;
   const int64_t width = job.out.cols;
   constexpr int64_t kLanes = 8;
-  const Floats8 p8 = Floats8{} + job.dropout, keep8 = Floats8{} + job.keep_scale;
+  const Words8 threshold8 = Words8{} + job.threshold;
+  const Floats8 keep8 = Floats8{} + job.keep_scale;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < job.out.rows; ++r) {
     const float* in_row = job.in.row(r);  // may alias out_row (in place)
     float* out_row = job.out.row(r);
     float* mask_row = kRecord ? job.mask.row(r) : nullptr;
-    alignas(64) float uniforms[kDrawBlock] = {};
+    alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
+    const uint32_t* words = buffer;
     for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
       const int64_t count = std::min(kDrawBlock, width - c0);
       if (kDrop)
-        draw_uniforms(job.seed, job.rng_stream, static_cast<uint64_t>(job.row_gid[r]) * width + c0, count, uniforms);
+        words = draw_words(job.seed, job.rng_stream, static_cast<uint64_t>(job.row_gid[r]) * width + c0, count, buffer);
       int64_t j = 0;
       for (; j + kLanes <= count; j += kLanes) {
         const int64_t c = c0 + j;
-        Floats8 pre, bias{}, uniform, out, mask;
+        Floats8 pre, bias{}, out, mask;
+        Words8 word;
         std::memcpy(&pre, in_row + c, sizeof pre);
         if (kBias) std::memcpy(&bias, job.bias + c, sizeof bias);
-        std::memcpy(&uniform, uniforms + j, sizeof uniform);
+        std::memcpy(&word, words + j, sizeof word);
         if (kBias) pre = pre + bias;
-        epilogue_lanes<kRelu, kDrop>(pre, uniform, p8, keep8, out, mask);
+        epilogue_lanes<kRelu, kDrop>(pre, word, threshold8, keep8, out, mask);
         std::memcpy(out_row + c, &out, sizeof out);
         if (kRecord) std::memcpy(mask_row + c, &mask, sizeof mask);
       }
       for (; j < count; ++j) {
         const int64_t c = c0 + j;
         float out, mask;
-        epilogue_lanes<kRelu, kDrop>(kBias ? in_row[c] + job.bias[c] : in_row[c], uniforms[j], job.dropout,
+        epilogue_lanes<kRelu, kDrop>(kBias ? in_row[c] + job.bias[c] : in_row[c], words[j], job.threshold,
                                      job.keep_scale, out, mask);
         out_row[c] = out;
         if (kRecord) mask_row[c] = mask;
@@ -310,6 +320,25 @@ void run_epilogue(const EpilogueRows& job, bool bias, bool relu, bool drop, bool
 
 }  // namespace
 
+bool draw_dropout_words(uint64_t seed, uint64_t stream, uint64_t first_counter, int64_t counters,
+                        int instruction_set, uint32_t* words) {
+  switch (instruction_set) {
+    case 0:
+      philox_words(seed, stream, first_counter, counters, words);
+      return true;
+    case 1:
+      if (!__builtin_cpu_supports("avx2")) return false;
+      philox_words_avx2(seed, stream, first_counter, counters, words);
+      return true;
+    case 2:
+      if (!__builtin_cpu_supports("avx512f")) return false;
+      philox_words_avx512(seed, stream, first_counter, counters, words);
+      return true;
+    default:
+      return false;
+  }
+}
+
 void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64_t> row_gid,
                        const EpilogueParams& params, Matrix<float> mask, Stream) {
   detail::require_host(h, "bias_relu_dropout h");
@@ -321,7 +350,7 @@ void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64
   if (record) detail::require_same_shape(h, mask, "h", "mask");
   check_dropout(params, row_gid, h.rows);
   const bool drop = params.dropout > 0.0f;
-  const EpilogueRows job{h, h, bias.data, row_gid.data, mask, params.dropout,
+  const EpilogueRows job{h, h, bias.data, row_gid.data, mask, rng::dropout_threshold(params.dropout),
                          drop ? 1.0f / (1.0f - params.dropout) : 1.0f, params.seed, params.rng_stream};
   run_epilogue(job, bias.size != 0, params.relu, drop, record);
 }
@@ -336,7 +365,7 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
   if (record) detail::require_same_shape(x, mask, "x", "mask");
   check_dropout(params, row_gid, x.rows);
   const bool drop = params.dropout > 0.0f;
-  const EpilogueRows job{x, out, nullptr, row_gid.data, mask, params.dropout,
+  const EpilogueRows job{x, out, nullptr, row_gid.data, mask, rng::dropout_threshold(params.dropout),
                          drop ? 1.0f / (1.0f - params.dropout) : 1.0f, params.seed, params.rng_stream};
   run_epilogue(job, /*bias=*/false, /*relu=*/false, drop, record);
 }

@@ -37,4 +37,11 @@ bool set_spmm_avx2_allowed(bool allowed);
 // "avx2" or "baseline x86-64 (sse2)": the variant spmm uses now.
 const char* spmm_instruction_set();
 
+// Dropout draws the words of rng::dropout_word with AVX-512, else AVX2, else one Philox call at a time. For
+// tests: words[4 k + j] = word j of rng::bits(seed, stream, first_counter + k), k < counters, drawn with
+// `instruction_set` (0 = one call at a time, 1 = AVX2, 2 = AVX-512); false (nothing written) where the CPU
+// lacks it.  words: (4 counters)
+bool draw_dropout_words(uint64_t seed, uint64_t stream, uint64_t first_counter, int64_t counters,
+                        int instruction_set, uint32_t* words);
+
 }  // namespace halogen::kernels::cpu

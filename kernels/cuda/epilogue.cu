@@ -21,23 +21,27 @@ __global__ void add_bias_kernel(float* out, int64_t rows, int64_t cols, int64_t 
   }
 }
 
-// The dropout factor of element (row with global id gid, column c) of a matrix `width` wide (as on the CPU).
-__device__ __forceinline__ float dropout_factor(uint64_t seed, uint64_t rng_stream, float p, int64_t gid,
+// The dropout factor of element (row with global id gid, column c) of a matrix `width` wide (as on the CPU:
+// rng::dropout_keep; `threshold` is rng::dropout_threshold(p)). One Philox call per element: a thread uses one
+// of the call's four words, the CPU all four.
+__device__ __forceinline__ float dropout_factor(uint64_t seed, uint64_t rng_stream, uint32_t threshold, int64_t gid,
                                                 int64_t width, int64_t c, float keep_scale) {
   const uint64_t index = static_cast<uint64_t>(gid) * static_cast<uint64_t>(width) + static_cast<uint64_t>(c);
-  return rng::uniform(seed, rng_stream, index) >= p ? keep_scale : 0.0f;
+  return rng::dropout_keep(seed, rng_stream, index, threshold) ? keep_scale : 0.0f;
 }
 
 __global__ void bias_relu_dropout_kernel(float* h, int64_t rows, int64_t cols, int64_t h_stride,  // h: (rows, cols)
                                          const float* bias,                                       // (cols) or null
                                          const int64_t* row_gid,                                  // (rows) or null
-                                         bool relu, float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
+                                         bool relu, uint32_t threshold, uint64_t seed, uint64_t rng_stream,
+                                         float keep_scale,
                                          float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
   for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
     const int64_t r = e.row, c = e.col;
     float* element = h + r * h_stride + c;
     const float pre = bias ? *element + bias[c] : *element;
-    const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
+    const float factor =
+        row_gid ? dropout_factor(seed, rng_stream, threshold, row_gid[r], cols, c, keep_scale) : 1.0f;
     if (relu && !(pre > 0.0f)) {
       *element = pre != pre ? pre : 0.0f;  // NaN stays NaN so that the caller's NaN check sees it
       if (mask) mask[r * mask_stride + c] = 0.0f;
@@ -50,12 +54,13 @@ __global__ void bias_relu_dropout_kernel(float* h, int64_t rows, int64_t cols, i
 
 __global__ void dropout_kernel(const float* x, int64_t rows, int64_t cols, int64_t x_stride,  // x: (rows, cols)
                                const int64_t* row_gid,                                        // (rows) or null
-                               float p, uint64_t seed, uint64_t rng_stream, float keep_scale,
+                               uint32_t threshold, uint64_t seed, uint64_t rng_stream, float keep_scale,
                                float* out, int64_t out_stride,     // out: (rows, cols), may alias x
                                float* mask, int64_t mask_stride) {  // mask: (rows, cols) or null
   for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
     const int64_t r = e.row, c = e.col;
-    const float factor = row_gid ? dropout_factor(seed, rng_stream, p, row_gid[r], cols, c, keep_scale) : 1.0f;
+    const float factor =
+        row_gid ? dropout_factor(seed, rng_stream, threshold, row_gid[r], cols, c, keep_scale) : 1.0f;
     out[r * out_stride + c] = x[r * x_stride + c] * factor;
     if (mask) mask[r * mask_stride + c] = factor;
   }
@@ -142,8 +147,8 @@ void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64
   const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
   bias_relu_dropout_kernel<<<grid_for(h.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
       h.data, h.rows, h.cols, detail::row_stride(h), bias.size ? bias.data : nullptr, drop ? row_gid.data : nullptr,
-      params.relu, params.dropout, params.seed, params.rng_stream, keep_scale, record ? mask.data : nullptr,
-      record ? detail::row_stride(mask) : 0);
+      params.relu, rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale,
+      record ? mask.data : nullptr, record ? detail::row_stride(mask) : 0);
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 
@@ -160,9 +165,9 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
   const bool drop = params.dropout > 0.0f;
   const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
   dropout_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
-      x.data, x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr, params.dropout, params.seed,
-      params.rng_stream, keep_scale, out.data, detail::row_stride(out), record ? mask.data : nullptr,
-      record ? detail::row_stride(mask) : 0);
+      x.data, x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr,
+      rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale, out.data,
+      detail::row_stride(out), record ? mask.data : nullptr, record ? detail::row_stride(mask) : 0);
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -67,6 +67,22 @@ HALOGEN_HD float normal(uint64_t seed, uint64_t stream, uint64_t index) {
   return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);
 }
 
+// Dropout masks. Element `index` (global row id * width + column of the matrix being dropped) is kept when its
+// 32-bit word is >= dropout_threshold(p). The words come four per Philox call: element `index` takes word
+// (index mod 4) of bits(seed, stream, index / 4), so four neighbouring columns cost one call. Keep probability
+// (2^32 - t) / 2^32 with t = ceil(p 2^32): exactly 1 - p for every float p >= 2^-9, within 2^-32 below.
+HALOGEN_HD uint32_t dropout_threshold(float p) {
+  return static_cast<uint32_t>(ceil(static_cast<double>(p) * 4294967296.0));  // p in [0, 1): fits in 32 bits
+}
+HALOGEN_HD uint32_t dropout_word(uint64_t seed, uint64_t stream, uint64_t index) {
+  const Philox4 r = bits(seed, stream, index >> 2);
+  // Selects instead of r.v[index & 3]: a dynamic index would put r in CUDA local memory.
+  return (index & 2) ? ((index & 1) ? r.v[3] : r.v[2]) : ((index & 1) ? r.v[1] : r.v[0]);
+}
+HALOGEN_HD bool dropout_keep(uint64_t seed, uint64_t stream, uint64_t index, uint32_t threshold) {
+  return dropout_word(seed, stream, index) >= threshold;
+}
+
 // A stream id from up to four small tags (purpose, epoch, layer, ...), so call sites name what they draw for.
 HALOGEN_HD uint64_t stream_id(uint32_t purpose, uint32_t a = 0, uint32_t b = 0, uint32_t c = 0) {
   const Philox4 r = philox4x32(purpose, a, b, c, 0x48414C4Fu /* "HALO" */, 0x47454E31u);

@@ -395,7 +395,7 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
     return;
   }
   // The nonzeros as an (nnz, 1) matrix whose "global row id" is gid * F_0 + c: the kernel's decision for
-  // (key, column 0) is rng::uniform(seed, stream, key), the dense decision for (gid, c).
+  // (key, column 0) is that of element index key * 1 + 0 = gid * F_0 + c, the dense decision for (gid, c).
   const int64_t nnz = nonzero_values_.rows();
   kernels::dropout(nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nnz, nonzero_key_.device()},
                    params, nonzero_dropped_.matrix(), Matrix<float>{}, stream);

@@ -18,7 +18,7 @@ int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape&
   return nn::Model::estimate_bytes(config, shape) + adam_bytes;
 }
 
-nn::RankShape shard_rank_shape(const graph::Shard& shard) {
+nn::RankShape shard_rank_shape_without_features(const graph::Shard& shard) {
   nn::RankShape shape;
   shape.num_owned = shard.num_owned();
   shape.num_halo = shard.num_halo();
@@ -27,6 +27,11 @@ nn::RankShape shard_rank_shape(const graph::Shard& shard) {
   shape.num_features = shard.num_features;
   shape.num_classes = shard.num_classes;
   shape.num_split_rows = static_cast<int64_t>(shard.train.size() + shard.valid.size() + shard.test.size());
+  return shape;
+}
+
+nn::RankShape shard_rank_shape(const graph::Shard& shard) {
+  nn::RankShape shape = shard_rank_shape_without_features(shard);
   const int64_t nonzeros = std::count_if(shard.features.begin(), shard.features.end(), [](float v) { return v != 0; });
   if (nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features))
     shape.sparse_feature_nonzeros = nonzeros;

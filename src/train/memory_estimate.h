@@ -16,6 +16,9 @@ int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape&
 // The RankShape of a loaded shard as the trainer will build it (the sparse input path when it pays, as
 // nn::Model decides).
 nn::RankShape shard_rank_shape(const graph::Shard& shard);
+// shard_rank_shape without its scan of the features: sparse_feature_nonzeros is 0, for a caller that knows it
+// (nn::Model::sparse_input_nonzeros of a built model) and sets it.
+nn::RankShape shard_rank_shape_without_features(const graph::Shard& shard);
 
 // Memory planned before allocation: a UserError naming the per-rank figure of estimate_rank_memory (the model of
 // `halogen info DIR --hidden ...`), the ranks sharing this node and the memory available (MemAvailable or the

@@ -19,13 +19,9 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
     if (comm_.rank() == 0) throw UserError("the graph has no labelled training vertices (/split/train is empty)");
     throw PeerFailed();
   }
-  nn::RankShape shape;
-  shape.num_owned = shard.num_owned();
-  shape.num_halo = shard.num_halo();
-  shape.nnz = shard.nnz();
-  shape.num_send = static_cast<int64_t>(shard.plan.send_idx.size());
-  shape.num_features = shard.num_features;
-  shape.num_classes = shard.num_classes;
+  // The shard's shape as the model was built: its split rows without the unlabelled ones it dropped, and the
+  // nonzeros of the sparse input path it chose (no second scan of the features).
+  nn::RankShape shape = shard_rank_shape_without_features(shard);
   shape.num_split_rows = local[0] + local[1] + local[2];
   shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
   estimated_bytes_ = estimate_rank_memory(config, shape);

@@ -90,7 +90,10 @@ struct ReferenceModel {
       const int64_t f = static_cast<int64_t>(x[0].size());
       for (int64_t v = 0; v < n; ++v)
         for (int64_t c = 0; c < f; ++c)
-          x[v][c] = rng::uniform(config.seed, stream, static_cast<uint64_t>(v * f + c)) >= p ? x[v][c] / (1.0 - p) : 0.0;
+          x[v][c] = rng::dropout_keep(config.seed, stream, static_cast<uint64_t>(v * f + c),
+                                      rng::dropout_threshold(static_cast<float>(p)))
+                        ? x[v][c] / (1.0 - p)
+                        : 0.0;
     };
     Dense x(n, std::vector<double>(widths[0]));
     for (int64_t v = 0; v < n; ++v)

@@ -43,6 +43,22 @@ TEST(Philox, DependsOnWhatNotWho) {
   EXPECT_NE(rng::stream_id(rng::kDropout, 1, 2), rng::stream_id(rng::kDropout, 2, 1));
 }
 
+TEST(Philox, DropoutWordsAreTheFourWordsOfOneCall) {
+  // Element i takes word i mod 4 of the call for counter i / 4 (the selects pick each of the four words), and
+  // is kept when that word is >= the threshold.
+  const uint64_t stream = rng::stream_id(rng::kDropout, 2, 1);
+  for (uint64_t counter : {uint64_t(0), uint64_t(977), (uint64_t(1) << 32) + 5}) {
+    const rng::Philox4 r = rng::bits(11, stream, counter);
+    for (uint64_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(rng::dropout_word(11, stream, 4 * counter + j), r.v[j]);
+      EXPECT_EQ(rng::dropout_keep(11, stream, 4 * counter + j, r.v[j]), true);
+      if (r.v[j] != 0xFFFFFFFFu) {
+        EXPECT_EQ(rng::dropout_keep(11, stream, 4 * counter + j, r.v[j] + 1), false);
+      }
+    }
+  }
+}
+
 TEST(Philox, UniformAndNormalMoments) {
   // 2^16 draws: the standard error of the mean is 0.29/256 ~ 0.0011 (uniform) and 1/256 ~ 0.004 (normal);
   // the tolerances are about 5 standard errors.

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/rng.h"
+#include "kernels/cpu/ops.h"
 #include "kernels/ops.h"
 #include "kernels_test_util.h"
 
@@ -204,10 +205,10 @@ void expected_epilogue(const HostMatrix& before, const std::vector<float>& bias,
       const float pre = bias.empty() ? before(r, c) : before(r, c) + bias[c];
       float factor = 1.0f;
       if (params.dropout > 0.0f)
-        factor =
-            rng::uniform(params.seed, params.rng_stream, uint64_t(gid[r]) * before.cols + c) >= params.dropout
-                ? keep_scale
-                : 0.0f;
+        factor = rng::dropout_keep(params.seed, params.rng_stream, uint64_t(gid[r]) * before.cols + c,
+                                   rng::dropout_threshold(params.dropout))
+                     ? keep_scale
+                     : 0.0f;
       if (params.relu && pre <= 0.0f) factor = 0.0f;
       mask(r, c) = factor;
       h(r, c) = pre * factor;
@@ -253,23 +254,53 @@ TEST(CpuEpilogue, BiasReluDropoutMatchesContract) {
         }
 }
 
-TEST(CpuEpilogue, DropoutIndexCarriesPast32Bits) {
-  // Row 204522252 of a 21-wide matrix starts at index 4294967292: the counter's low word wraps at column 4,
-  // inside a vector of 8 draws. The vectorised draw must carry into the high word as rng::uniform does.
-  const int64_t width = 21;
-  std::vector<int64_t> gid = {204522252, 204522253, 5};
-  HostMatrix x(3, width), out(3, width), mask(3, width);
-  for (float& value : x.data) value = 1.0f;
-  EpilogueParams params;
-  params.dropout = 0.5f;
-  params.seed = 0x123456789abcdefull;
-  params.rng_stream = rng::stream_id(rng::kDropout, 1, 2);
-  dropout(x.cview(), Span<const int64_t>{gid.data(), 3}, params, out.view(), mask.view());
-  for (int64_t r = 0; r < 3; ++r)
-    for (int64_t c = 0; c < width; ++c) {
-      const bool keep = rng::uniform(params.seed, params.rng_stream, uint64_t(gid[r]) * width + c) >= 0.5f;
-      ASSERT_EQ(mask(r, c), keep ? 2.0f : 0.0f) << r << ", " << c;
+TEST(CpuEpilogue, DropoutCounterCarriesPast32Bits) {
+  // Four elements share a Philox call, so the counter is index / 4. Row 818089008 of a 21-wide matrix starts at
+  // index 2^34 - 16 (counter 2^32 - 4) and row 132152839 of a 130-wide one at 2^34 - 114 (counter 2^32 - 29): the
+  // counter's low word wraps inside the row, in the 130-wide one inside a vector of 16 (AVX-512) counters, and
+  // the draw must carry into the high word as rng::bits does. Row 5: an ordinary one.
+  for (int64_t width : {21, 130}) {
+    SCOPED_TRACE(width);
+    std::vector<int64_t> gid = {width == 21 ? 818089008 : 132152839, width == 21 ? 818089009 : 132152840, 5};
+    HostMatrix x(3, width), out(3, width), mask(3, width);
+    for (float& value : x.data) value = 1.0f;
+    EpilogueParams params;
+    params.dropout = 0.5f;
+    params.seed = 0x123456789abcdefull;
+    params.rng_stream = rng::stream_id(rng::kDropout, 1, 2);
+    dropout(x.cview(), Span<const int64_t>{gid.data(), 3}, params, out.view(), mask.view());
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < width; ++c) {
+        const uint64_t index = uint64_t(gid[r]) * width + c;
+        const bool keep = rng::bits(params.seed, params.rng_stream, index / 4).v[index % 4] >= 0x80000000u;
+        ASSERT_EQ(mask(r, c), keep ? 2.0f : 0.0f) << r << ", " << c;
+      }
+  }
+}
+
+TEST(CpuEpilogue, DropoutWordsOfEveryInstructionSet) {
+  // Each vector form of the draw gives rng::bits's words in element order, for counter runs that are whole
+  // vectors, have tails, and wrap the counter's low word (2^32 - 20 + 0..40).
+  for (uint64_t first : {uint64_t(0), uint64_t(12345), (uint64_t(1) << 32) - 20, (uint64_t(7) << 32) + 3})
+    for (int64_t counters : {1, 7, 8, 16, 17, 33, 40}) {
+      std::vector<uint32_t> want(4 * counters);
+      for (int64_t k = 0; k < counters; ++k)
+        for (int j = 0; j < 4; ++j) want[4 * k + j] = rng::bits(99, 1234567, first + k).v[j];
+      for (int isa : {0, 1, 2}) {
+        std::vector<uint32_t> got(4 * counters, 0);
+        if (!cpu::draw_dropout_words(99, 1234567, first, counters, isa, got.data())) continue;  // the CPU lacks it
+        EXPECT_EQ(got, want) << "instruction set " << isa << " first " << first << " counters " << counters;
+      }
     }
+}
+
+TEST(CpuEpilogue, DropoutThresholdIsExact) {
+  // The keep probability (2^32 - t) / 2^32 is 1 - p exactly for these p (all >= 2^-9), and p = 0 keeps all.
+  EXPECT_EQ(rng::dropout_threshold(0.0f), 0u);
+  EXPECT_EQ(rng::dropout_threshold(0.5f), 0x80000000u);
+  EXPECT_EQ(rng::dropout_threshold(0.25f), 0x40000000u);
+  EXPECT_EQ(static_cast<double>(rng::dropout_threshold(0.1f)), static_cast<double>(0.1f) * 4294967296.0);
+  EXPECT_EQ(rng::dropout_threshold(std::nextafter(1.0f, 0.0f)), 0xFFFFFF00u);  // 1 - 2^-24: the largest p
 }
 
 TEST(CpuEpilogue, DropoutRateAndScale) {
