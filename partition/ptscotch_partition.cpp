@@ -229,8 +229,10 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
   int status = SCOTCH_dgraphBuild(&graph, 0, n_local, n_local, vertloctab.data(), nullptr, veloloctab.data(),
                                   nullptr, edgelocnbr, edgelocnbr, edgeloctab.data(), nullptr, nullptr);
   if (status == 0)
-    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATDEFAULT, size, options.num_parts,
-                                        options.imbalance - 1.0);
+    // SPEED: one sequential multilevel bipartition of the coarsest graph instead of two. On RMAT the coarse
+    // graphs stay dense (hubs), and the second try cost 8x the time (RMAT-16, P=4, K=2: 158 s vs 20 s) for a
+    // 3% smaller halo.
+    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, size, options.num_parts, options.imbalance - 1.0);
   std::vector<SCOTCH_Num> scotch_part(static_cast<size_t>(n_local), 0);
   if (status == 0) {
     SCOTCH_randomSeed(static_cast<SCOTCH_Num>(options.seed % static_cast<uint64_t>(SCOTCH_NUMMAX)));
