@@ -405,6 +405,11 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
       validate_options(sizes, options);
       HALOGEN_USER_CHECK(size <= header.num_nodes, "--method ptscotch: %d processes for %lld vertices", size,
                          static_cast<long long>(header.num_nodes));
+      // assignment.h5 is gathered on process 0 with MPI's int counts and displacements.
+      HALOGEN_USER_CHECK(header.num_nodes <= std::numeric_limits<int>::max(),
+                         "--method ptscotch: %lld vertices; this version gathers assignment.h5 with int counts (at "
+                         "most %d vertices)",
+                         static_cast<long long>(header.num_nodes), std::numeric_limits<int>::max());
       if (!ptscotch_available() && P > 1)
         throw UserError("--method ptscotch: this build has no PT-Scotch (install libptscotch-dev and rebuild)");
       if (rank == 0) {
@@ -602,10 +607,6 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
         counts[r] = static_cast<int>(bounds[r + 1] - bounds[r]);
         displs[r] = r == 0 ? 0 : displs[r - 1] + counts[r - 1];
       }
-      HALOGEN_USER_CHECK(rank != 0 || N <= std::numeric_limits<int>::max(),
-                         "--method ptscotch: %lld vertices; assignment.h5 is gathered with int counts (at most "
-                         "%d vertices)",
-                         static_cast<long long>(N), std::numeric_limits<int>::max());
       if (rank == 0) part_of.resize(static_cast<size_t>(N));
       MPI_CHECK(MPI_Gatherv(part_local.data(), counts[rank], MPI_INT32_T, part_of.data(), counts.data(),
                             displs.data(), MPI_INT32_T, 0, comm));
