@@ -1,11 +1,14 @@
 // `halogen partition GRAPH.h5 --parts P -o DIR`: graph file -> partition directory (one shard per rank).
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "apps/commands.h"
+#include "comm/mpi_session.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "partition/partition_dir.h"
+#include "partition/ptscotch_partition.h"
 
 namespace halogen::app {
 
@@ -35,6 +38,43 @@ std::string creation_command(const PartitionFlags& f) {
   return command;
 }
 
+// Processes the launcher (mpirun, srun) started, read before MPI is initialised; 1 when not launched as several.
+int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return 1;
+}
+
+void print_result(const partition::PartitionResult& result, const PartitionFlags& f) {
+  std::printf("%s", partition::format_statistics(result.stats).c_str());
+  for (const partition::PhaseRecord& phase : result.phases)
+    std::printf("phase %-13s %8.2f s  peak %8.1f MiB\n", phase.name.c_str(), phase.seconds,
+                static_cast<double>(phase.peak_rss_bytes) / (1 << 20));
+  std::printf("process peak %.1f MiB\n", static_cast<double>(result.process_peak_rss_bytes) / (1 << 20));
+  std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
+}
+
+// --method ptscotch: every process of the job takes part (partition/ptscotch_partition.h); process 0 prints.
+void run_partition_ptscotch(const partition::PartitionRequest& request, const PartitionFlags& f) {
+  int argc = 0;
+  char** argv = nullptr;
+  comm::MpiSession session(&argc, &argv);
+  try {
+    const partition::PartitionResult result = partition::partition_graph_file_ptscotch(request);
+    if (session.rank() == 0) {
+      print_result(result, f);
+      std::printf("processes %d, peak per process (max) %.1f MiB\n", session.size(),
+                  static_cast<double>(result.process_peak_rss_bytes) / (1 << 20));
+    }
+  } catch (const UserError&) {
+    throw;  // met by every process alike (collective): main prints it once
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "halogen: error: [%d/%d] %s\n", session.rank(), session.size(), e.what());
+    comm::abort_all(1);  // one process's failure would leave the others waiting in a collective
+  }
+}
+
 void run_partition(const PartitionFlags& f) {
   partition::PartitionRequest request;
   request.graph_path = f.graph_path;
@@ -53,14 +93,13 @@ void run_partition(const PartitionFlags& f) {
   if (!f.part_weights.empty())
     request.options.part_weights = partition::parse_part_weights(f.part_weights, f.parts);
   request.command = creation_command(f);
+  if (request.options.method == partition::Method::ptscotch) return run_partition_ptscotch(request, f);
+  HALOGEN_USER_CHECK(launcher_size() == 1,
+                     "--method %s runs on one process, but %d were launched (use --method ptscotch under mpirun, "
+                     "or run without mpirun)",
+                     f.method.c_str(), launcher_size());
 
-  const partition::PartitionResult result = partition::partition_graph_file(request);
-  std::printf("%s", partition::format_statistics(result.stats).c_str());
-  for (const partition::PhaseRecord& phase : result.phases)
-    std::printf("phase %-13s %8.2f s  peak %8.1f MiB\n", phase.name.c_str(), phase.seconds,
-                static_cast<double>(phase.peak_rss_bytes) / (1 << 20));
-  std::printf("process peak %.1f MiB\n", static_cast<double>(result.process_peak_rss_bytes) / (1 << 20));
-  std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
+  print_result(partition::partition_graph_file(request), f);
 }
 
 }  // namespace
@@ -68,13 +107,16 @@ void run_partition(const PartitionFlags& f) {
 void add_partition_command(CLI::App& app) {
   auto flags = std::make_shared<PartitionFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "partition", "Partition a graph file into one shard per rank (METIS k-way, random, contiguous)");
+      "partition", "Partition a graph file into one shard per rank (METIS k-way, PT-Scotch under mpirun, random, "
+      "contiguous)");
   cmd->add_option("graph", flags->graph_path,
                   "Graph file (.h5) made by `halogen convert` or `halogen generate`")
       ->required();
   cmd->add_option("-k,--parts", flags->parts, "Number of parts = ranks (1 <= P <= vertices)")->required();
   cmd->add_option("-o,--output", flags->output_dir, "Output partition directory")->required();
-  cmd->add_option("--method", flags->method, "metis (k-way, default), random or contiguous")
+  cmd->add_option("--method", flags->method,
+                  "metis (k-way, one process, default), ptscotch (PT-Scotch, 64-bit, `mpirun -np K`: each process "
+                  "reads 1/K of the graph), random or contiguous")
       ->capture_default_str();
   cmd->add_option("--objective", flags->objective,
                   "METIS objective: cut (edge cut) or vol (communication volume)")

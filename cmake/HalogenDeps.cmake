@@ -35,3 +35,29 @@ if(HALOGEN_HAVE_CUDA)
                                                 INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
   endif()
 endif()
+
+# PT-Scotch with 64-bit SCOTCH_Num (libptscotch-dev: Debian ships int32, int64 and long builds side by side;
+# the default /usr/include/scotch is the int32 one). The static libraries of the int64 build are linked
+# (position-independent; their shared ones carry the same soname as the int32 build), so nothing at run time
+# can pick the wrong width. Optional: without it, `--method ptscotch` is a clear error.
+find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATHS /usr/include/scotch-int64 NO_DEFAULT_PATH)
+find_library(PTSCOTCH_LIBRARY libptscotch.a PATHS /usr/lib/x86_64-linux-gnu/scotch-int64 /usr/lib/scotch-int64
+             NO_DEFAULT_PATH)
+find_library(SCOTCH_LIBRARY libscotch.a PATHS /usr/lib/x86_64-linux-gnu/scotch-int64 /usr/lib/scotch-int64
+             NO_DEFAULT_PATH)
+find_library(PTSCOTCHERR_LIBRARY libptscotcherr.a PATHS /usr/lib/x86_64-linux-gnu/scotch-int64
+             /usr/lib/scotch-int64 NO_DEFAULT_PATH)
+if(PTSCOTCH_INCLUDE_DIR AND PTSCOTCH_LIBRARY AND SCOTCH_LIBRARY AND PTSCOTCHERR_LIBRARY AND NOT TARGET Halogen::ptscotch)
+  find_package(BZip2)
+  find_package(LibLZMA)
+  add_library(Halogen::ptscotch INTERFACE IMPORTED)
+  target_include_directories(Halogen::ptscotch INTERFACE ${PTSCOTCH_INCLUDE_DIR})
+  target_compile_definitions(Halogen::ptscotch INTERFACE HALOGEN_HAVE_PTSCOTCH=1)
+  # --exclude-libs: the SCOTCH_* symbols stay inside the module that links them.
+  target_link_libraries(Halogen::ptscotch INTERFACE ${PTSCOTCH_LIBRARY} ${SCOTCH_LIBRARY} ${PTSCOTCHERR_LIBRARY}
+                        ZLIB::ZLIB $<$<BOOL:${BZIP2_FOUND}>:BZip2::BZip2> $<$<BOOL:${LIBLZMA_FOUND}>:LibLZMA::LibLZMA>
+                        MPI::MPI_C Threads::Threads m "-Wl,--exclude-libs,libptscotch.a:libscotch.a:libptscotcherr.a")
+  message(STATUS "PT-Scotch (64-bit SCOTCH_Num): ${PTSCOTCH_LIBRARY}")
+elseif(NOT TARGET Halogen::ptscotch)
+  message(STATUS "PT-Scotch (scotch-int64) not found: `halogen partition --method ptscotch` is not built")
+endif()

@@ -15,8 +15,9 @@ Method parse_method(const std::string& text) {
   if (text == "metis") return Method::metis;
   if (text == "random") return Method::random;
   if (text == "contiguous") return Method::contiguous;
+  if (text == "ptscotch") return Method::ptscotch;
   throw UserError("--method: unknown partitioning method \"" + text +
-                  "\" (expected metis, random or contiguous)");
+                  "\" (expected metis, ptscotch, random or contiguous)");
 }
 
 Objective parse_objective(const std::string& text) {
@@ -57,6 +58,8 @@ const char* method_name(Method method) {
       return "random";
     case Method::contiguous:
       return "contiguous";
+    case Method::ptscotch:
+      return "ptscotch";
   }
   return "?";
 }
@@ -179,6 +182,9 @@ std::vector<int32_t> assign_parts(const graph::Graph& graph, const AssignOptions
       return assign_random(graph, options);
     case Method::contiguous:
       return assign_contiguous(graph, options);
+    case Method::ptscotch:
+      throw UserError("--method ptscotch partitions a graph file (`halogen partition GRAPH.h5 --method ptscotch`, "
+                      "under mpirun for several processes), not a graph in memory");
   }
   HALOGEN_ASSERT(false, "unknown method");
   return {};

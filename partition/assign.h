@@ -10,7 +10,9 @@
 
 namespace halogen::partition {
 
-enum class Method { metis, random, contiguous };
+// ptscotch: PT-Scotch on K MPI processes, each holding 1/K of the graph (partition/ptscotch_partition.h); it
+// partitions a graph file, never a graph in memory (assign_parts refuses it).
+enum class Method { metis, random, contiguous, ptscotch };
 enum class Objective { cut, volume };  // METIS_OBJTYPE_CUT / METIS_OBJTYPE_VOL
 // What each part's load is balanced on:
 //   vertices: every vertex weighs 1;
@@ -54,7 +56,7 @@ std::vector<int32_t> assign_contiguous(const graph::Graph& graph, const AssignOp
 std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOptions& options);
 
 // METIS_PartGraphKway on the symmetrised graph without self-loops. UserError when the graph exceeds METIS's
-// 32-bit idx_t (names the limit and suggests --method contiguous|random).
+// 32-bit idx_t (names the limit and suggests --method ptscotch).
 std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions& options);
 
 // What assign_metis_within did (logged and stored in meta.json by `halogen partition`).

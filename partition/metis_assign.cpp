@@ -21,7 +21,7 @@ constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
 [[noreturn]] void too_large(const std::string& what, int64_t value) {
   throw UserError(
       strformat("--method metis: the graph's %s (%lld) exceeds METIS's 32-bit idx_t limit %lld; use "
-                "--method contiguous or --method random for graphs this large",
+                "--method ptscotch (64-bit, `mpirun -np K halogen partition ... --method ptscotch`)",
                 what.c_str(), static_cast<long long>(value), static_cast<long long>(kIdxMax)));
 }
 

@@ -59,9 +59,9 @@ std::string utc_now() {
   return text;
 }
 
-json meta_json(const graph::Graph& graph, const SourceFile& source, const PartitionRequest& request,
-               const PartitionStats& stats, const std::vector<PhaseRecord>& phases, int64_t process_peak,
-               const json& memory) {
+json meta_json(const graph::Graph& graph, int64_t num_edges, int64_t num_train, const SourceFile& source,
+               const PartitionRequest& request, const PartitionStats& stats, const std::vector<PhaseRecord>& phases,
+               int64_t process_peak, const json& memory) {
   const AssignOptions& o = request.options;
   json meta;
   meta["format"] = "halogen.partition";
@@ -83,11 +83,11 @@ json meta_json(const graph::Graph& graph, const SourceFile& source, const Partit
                    {"size_bytes", source.size_bytes},
                    {"name", graph.name},
                    {"num_nodes", graph.num_nodes},
-                   {"num_edges", graph.num_edges()},
+                   {"num_edges", num_edges},
                    {"num_features", graph.num_features},
                    {"num_classes", graph.num_classes},
                    {"directed", graph.directed},
-                   {"num_train", static_cast<int64_t>(graph.train.size())}};
+                   {"num_train", num_train}};
   meta["statistics"] = {{"cut_edges", stats.cut_edges},
                         {"cut_counts", graph.directed ? "directed entries" : "undirected edges"},
                         {"halo_rows_total", stats.total_halo},
@@ -179,12 +179,14 @@ int64_t feature_block_rows(int64_t num_features, int64_t block_bytes) {
   return std::max<int64_t>(1, block_bytes / (4 * std::max<int64_t>(num_features, 1)));
 }
 
-// The finiteness check read_graph applies to /node/feat, streamed in blocks of rows.
-void validate_features_streaming(const h5::File& file, const graph::Graph& graph, int64_t block_bytes) {
-  const int64_t f = graph.num_features, block = feature_block_rows(f, block_bytes);
+}  // namespace
+
+void validate_feature_rows(const h5::File& file, int64_t num_features, int64_t row_begin, int64_t row_end,
+                           int64_t block_bytes) {
+  const int64_t f = num_features, block = feature_block_rows(f, block_bytes);
   if (f == 0) return;
-  for (int64_t begin = 0; begin < graph.num_nodes; begin += block) {
-    const int64_t end = std::min(graph.num_nodes, begin + block);
+  for (int64_t begin = row_begin; begin < row_end; begin += block) {
+    const int64_t end = std::min(row_end, begin + block);
     const std::vector<float> rows = file.read_rows<float>("/node/feat", begin, end);
     const int64_t size = static_cast<int64_t>(rows.size());
     int64_t bad = size;
@@ -216,6 +218,8 @@ std::vector<float> read_owned_features(const h5::File& file, const std::vector<i
   }
   return out;
 }
+
+namespace {
 
 // /csr of the graph file again (read and validated before); its size must not have changed.
 graph::Csr reread_adjacency(const std::string& path, int64_t num_nodes, int64_t num_entries) {
@@ -314,8 +318,9 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
   result.phases = phases.phases();
   result.process_peak_rss_bytes = peak_rss_bytes();
   write_json_atomically((fs::path(request.output_dir) / "meta.json").string(),
-                        meta_json(graph, source, request, result.stats, result.phases,
-                                  result.process_peak_rss_bytes, memory ? *memory : json()));
+                        meta_json(graph, graph.num_edges(), static_cast<int64_t>(graph.train.size()), source,
+                                  request, result.stats, result.phases, result.process_peak_rss_bytes,
+                                  memory ? *memory : json()));
   return result;
 }
 
@@ -351,6 +356,15 @@ PartitionResult write_partition(const graph::Graph& graph, const SourceFile& sou
       graph, source, request, phases, [&] { return assign_parts(graph, request.options); }, nullptr, nullptr);
 }
 
+void write_partition_meta(const std::string& dir, const graph::Graph& graph, int64_t num_edges, int64_t num_train,
+                          const SourceFile& source, const PartitionRequest& request, const PartitionResult& result,
+                          const std::string& memory_json) {
+  write_json_atomically((fs::path(dir) / "meta.json").string(),
+                        meta_json(graph, num_edges, num_train, source, request, result.stats, result.phases,
+                                  result.process_peak_rss_bytes,
+                                  memory_json.empty() ? json() : json::parse(memory_json)));
+}
+
 int64_t memory_budget_bytes(const PartitionRequest& request, int64_t file_size_bytes) {
   if (request.memory_limit_bytes > 0) return request.memory_limit_bytes;
   return std::max<int64_t>(3 * file_size_bytes, kMinimumMemoryBudgetBytes);
@@ -363,13 +377,19 @@ PartitionResult partition_graph_file(const PartitionRequest& request) {
   check_output_dir(request.output_dir, request.force);
   const io::OutputLock lock(request.output_dir,
                             /*create_parent=*/true);  // held until the new directory is in place
+  if (request.options.method == Method::metis) {
+    // Before anything is read: a graph beyond METIS's 32-bit idx_t is refused from its header, in one line.
+    const h5::File header(request.graph_path, h5::Mode::read);
+    io::check_graph_format(header);
+    check_metis_limits(header.attr_int("num_nodes"), header.attr_int("num_edges"));
+  }
   PhaseLog phases;
   phases.begin("read graph");
   SourceFile source = describe_source_file(request.graph_path);
   // Everything but the feature values, which are checked here in blocks and read per shard later.
   graph::Graph graph = io::read_graph_without_features(request.graph_path);
   const h5::File features(request.graph_path, h5::Mode::read);
-  validate_features_streaming(features, graph, request.feature_block_bytes);
+  validate_feature_rows(features, graph.num_features, 0, graph.num_nodes, request.feature_block_bytes);
   phases.end();
   validate_options(graph, request.options);  // before any output, so a rejected run prints one line
   log::info(strformat("read %s: %lld vertices, %lld edges in %.2f s", request.graph_path.c_str(),

@@ -11,6 +11,10 @@
 #include "partition/phase_log.h"
 #include "partition/statistics.h"
 
+namespace halogen::h5 {
+class File;
+}
+
 namespace halogen::partition {
 
 // Identity of the graph file a partition was made from (stored in meta.json, checked by `info --check`).
@@ -65,6 +69,22 @@ void check_graph_outside_output(const std::string& graph_path, const std::string
 // write) to `phases`.
 PartitionResult write_partition(const graph::Graph& graph, const SourceFile& source,
                                 const PartitionRequest& request, PhaseLog& phases);
+
+// meta.json of a partition in `dir` (written last, atomically). `graph` gives the name, vertex, feature and class
+// counts and directedness (its adjacency and split may be empty: num_edges and num_train are given);
+// `memory_json`, when not empty, is a JSON object stored as meta.json["memory"].
+void write_partition_meta(const std::string& dir, const graph::Graph& graph, int64_t num_edges, int64_t num_train,
+                          const SourceFile& source, const PartitionRequest& request, const PartitionResult& result,
+                          const std::string& memory_json);
+
+// The finiteness check read_graph applies to /node/feat, on rows [row_begin, row_end), streamed in blocks of
+// about block_bytes. UserError naming the file, row and column of the first value that is not finite.
+void validate_feature_rows(const h5::File& file, int64_t num_features, int64_t row_begin, int64_t row_end,
+                           int64_t block_bytes);
+// Rows owned_gid (ascending) of /node/feat, (owned_gid.size(), num_features) row-major, read in blocks of whole
+// rows of about block_bytes (skipping blocks without an owned row) and gathered.
+std::vector<float> read_owned_features(const h5::File& file, const std::vector<int64_t>& owned_gid,
+                                       int64_t num_features, int64_t block_bytes);
 
 // The whole command: check the directory, read and validate the graph file, partition, write. Streams: the
 // feature values are never held whole (validated in blocks, then read per shard by owned rows), and METIS

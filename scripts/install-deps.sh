@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ccache time
   libopenmpi-dev openmpi-bin
   libmetis-dev libhdf5-dev libopenblas-dev zlib1g-dev
+  libptscotch-dev libscotchparmetis-dev  # `partition --method ptscotch` (the 64-bit scotch-int64 build)
   libcli11-dev nlohmann-json3-dev libgtest-dev
   python3 python3-numpy python3-scipy python3-h5py python3-matplotlib
   python3-venv python3-pytest python3-pandas python3-torch python3-tqdm python3-jinja2

@@ -4,3 +4,11 @@ set_tests_properties(partition.cli PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN
 # meta.json grows with P, not P x P (issue 15): 64 and 512 parts of a small generated graph.
 add_test(NAME partition.meta_size COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/meta_size.sh)
 set_tests_properties(partition.meta_size PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300)
+# --method ptscotch (issue 18): Cora and RMAT on 1 and 2 processes, info --check, halo <= 1.25x METIS, training
+# on the result reproduces 1 rank (skipped without PT-Scotch).
+add_test(NAME partition.ptscotch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/ptscotch.sh)
+set_tests_properties(partition.ptscotch PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
+                     SKIP_RETURN_CODE 77 PROCESSORS 2)
+if(TARGET partition_int64_counts_test)
+  target_link_libraries(partition_int64_counts_test PRIVATE Halogen::hdf5)  # writes a sparse 2^31-entry dataset
+endif()

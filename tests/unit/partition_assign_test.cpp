@@ -173,7 +173,7 @@ TEST(PartitionErrors, MetisLimitNamesTheAlternatives) {
   } catch (const UserError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("2147483647"), std::string::npos) << message;
-    EXPECT_NE(message.find("--method contiguous"), std::string::npos) << message;
+    EXPECT_NE(message.find("--method ptscotch"), std::string::npos) << message;
   }
   EXPECT_THROW(check_metis_limits(1000, int64_t{5} << 30), UserError);
 }
