@@ -1,6 +1,7 @@
 // `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads (apps/device_profile.h),
 // measured on this machine with the code of the other benchmarks: bench spmm's GB/s on a uniform random CSR
-// at widths 8..128 and its STREAM triad, bench gemm's three GCN-layer products, the dropout epilogue
+// at widths 8..128 (gathers that hit a last-level cache of sysfs's size not counted, as train::estimate_epoch
+// counts bytes) and its STREAM triad, bench gemm's three GCN-layer products, the dropout epilogue
 // (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads (default 1 and all
 // cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth at 64 MiB and its
 // time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates alone while the
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -81,13 +83,37 @@ std::vector<int> thread_counts(const std::string& text) {
   return counts;
 }
 
-train::ComputeRates measure_rates(const ProfileOptions& options, int threads) {
+// The last-level cache of this machine (sysfs), 0 when unknown.
+int64_t last_level_cache_bytes() {
+  for (int index = 4; index >= 0; --index) {
+    std::ifstream in(strformat("/sys/devices/system/cpu/cpu0/cache/index%d/size", index));
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    int64_t value = std::atoll(text.c_str());
+    const char unit = text.back();
+    if (unit == 'K') value <<= 10;
+    if (unit == 'M') value <<= 20;
+    if (value > 0) return value;
+  }
+  return 0;
+}
+
+train::ComputeRates measure_rates(const ProfileOptions& options, int threads, int64_t cache_bytes) {
   omp_set_num_threads(threads);
   train::ComputeRates rates;
   rates.threads = threads;
   rates.stream_gbs = stream_triad_gbs(options.triad_mib);
   rates.spmm_widths = options.widths;
   rates.spmm_gbs = spmm_gbs_sweep(options.rows, options.avg_degree, options.widths, options.iterations, 1);
+  // The byte count of train::estimate_epoch: gathers that hit the cache are not counted. Uniform random
+  // columns hit it for the share of X's rows it holds.
+  for (size_t i = 0; i < rates.spmm_widths.size(); ++i) {
+    const double rows = static_cast<double>(options.rows), entries = rows * options.avg_degree;
+    const double width = static_cast<double>(rates.spmm_widths[i]);
+    const double hit = std::min(1.0, static_cast<double>(cache_bytes) / (4.0 * width * rows));
+    const double fixed = 8.0 * (rows + 1) + 8.0 * entries + 4.0 * rows * width;
+    rates.spmm_gbs[i] *= (fixed + 4.0 * entries * width * (1.0 - hit)) / (fixed + 4.0 * entries * width);
+  }
   rates.gemm_gflops = gemm_layer_gflops(options.rows, 128, 128, options.iterations);
   rates.dropout_gelems = dropout_gelems(options.rows);
   std::printf("# threads %d: triad %.1f GB/s, spmm", threads, rates.stream_gbs);
@@ -121,10 +147,12 @@ void run_profile(const ProfileOptions& options) {
   profile.kind = "cpu";
   profile.calibrated = true;
   profile.memory_bytes = available_memory_bytes();
+  profile.cache_bytes = last_level_cache_bytes();
+  profile.cache_shared = true;
   if (comm.rank() == 0) {
     std::printf("# halogen bench profile: %s, %d rank(s); spmm on a uniform random CSR of %lld rows, degree %g\n",
                 profile.name.c_str(), comm.size(), static_cast<long long>(options.rows), options.avg_degree);
-    for (int t : threads) profile.rates.push_back(measure_rates(options, t));
+    for (int t : threads) profile.rates.push_back(measure_rates(options, t, profile.cache_bytes));
   }
   sleeping_barrier();
   omp_set_num_threads(1);

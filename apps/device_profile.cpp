@@ -48,6 +48,9 @@ train::DeviceProfile read_device_profile(const std::string& path) {
   profile.calibrated = doc.value("calibrated", false);
   profile.source = doc.value("source", "");
   profile.memory_bytes = doc.value("memory_bytes", int64_t{0});
+  profile.cache_bytes = doc.value("cache_bytes", int64_t{0});
+  profile.cache_shared = doc.value("cache_shared", profile.kind == "cpu");
+  HALOGEN_USER_CHECK(profile.cache_bytes >= 0, "%s: field \"cache_bytes\" must be >= 0", path.c_str());
   if (doc.contains("link")) {
     const json& link = doc.at("link");
     const std::string where = path + ": link";
@@ -104,9 +107,14 @@ void write_device_profile(const train::DeviceProfile& profile, const std::string
   json doc = {{"format", "halogen.device_profile"}, {"version", 1},
               {"name", profile.name},                {"kind", profile.kind},
               {"calibrated", profile.calibrated},    {"source", profile.source},
-              {"memory_bytes", profile.memory_bytes}};
+              {"memory_bytes", profile.memory_bytes}, {"cache_bytes", profile.cache_bytes},
+              {"cache_shared", profile.cache_shared}};
   if (profile.link_gbs > 0)
     doc["link"] = {{"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap}};
+  if (profile.inter_link_gbs > 0)
+    doc["inter_node_link"] = {{"gbs", profile.inter_link_gbs},
+                              {"latency_us", profile.inter_link_latency_us},
+                              {"ranks_per_node", profile.ranks_per_node}};
   json rates = json::array();
   for (const train::ComputeRates& r : profile.rates)
     rates.push_back({{"threads", r.threads},

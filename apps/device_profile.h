@@ -3,7 +3,8 @@
 // `halogen bench profile -o FILE` (measured here) or shipped (profiles/h200.json: datasheet figures).
 //
 //   {"format": "halogen.device_profile", "version": 1, "name": "cpu-vm", "kind": "cpu",
-//    "calibrated": true, "source": "...", "memory_bytes": 25769803776,
+//    "calibrated": true, "source": "...", "memory_bytes": 25769803776, "cache_bytes": 33554432,
+//    "cache_shared": true (the ranks of a node share the cache; default true for cpu),
 //    "link": {"gbs": 3.1, "latency_us": 2.0, "overlap": true},
 //    "inter_node_link": {"gbs": 40, "latency_us": 5, "ranks_per_node": 8},     (optional)
 //    "rates": [{"threads": 1, "stream_gbs": 9.5, "gemm_gflops": 60, "dropout_gelems": 0.2,

@@ -56,14 +56,18 @@ class PartitionSource : public PlanSource {
         const std::vector<int64_t> offsets = file.read<int64_t>("/halo/recv_offsets");
         for (size_t q = 0; q + 1 < offsets.size(); ++q) rank.traffic.peers += offsets[q + 1] > offsets[q];
       }
-      // Entries in halo columns (local column >= n_own), read in blocks so memory stays small.
+      // Entries in halo columns (local column >= n_own) and per column, read in blocks so memory stays small.
       const int64_t nnz = rank.shape.nnz, owned = rank.shape.num_owned;
+      std::vector<int64_t> column_counts(static_cast<size_t>(owned + rank.shape.num_halo), 0);
       constexpr int64_t kBlock = int64_t{4} << 20;
       for (int64_t begin = 0; begin < nnz; begin += kBlock) {
         const std::vector<int32_t> columns = file.read_rows<int32_t>("/csr/indices", begin, std::min(nnz, begin + kBlock));
-        rank.traffic.halo_entries +=
-            std::count_if(columns.begin(), columns.end(), [&](int32_t c) { return c >= owned; });
+        for (int32_t c : columns) {
+          rank.traffic.halo_entries += c >= owned;
+          if (c >= 0 && static_cast<size_t>(c) < column_counts.size()) ++column_counts[c];
+        }
       }
+      rank.traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
       result.push_back(rank);
     }
     return result;
@@ -121,12 +125,29 @@ class GraphSource : public PlanSource {
       }
       set_feature_nonzeros(shape, density_);
     }
+    // Per part: stored entries, those in halo columns, and how often each column is used (a count per
+    // vertex, reused by every part: only the touched columns are collected and reset).
     const graph::Csr& a = graph_.adjacency;
-    for (int64_t v = 0; v < graph_.num_nodes; ++v) {
-      const int32_t p = plan.part_of[v];
-      result[p].shape.nnz += a.indptr[v + 1] - a.indptr[v];
-      for (int64_t k = a.indptr[v]; k < a.indptr[v + 1]; ++k)
-        result[p].traffic.halo_entries += plan.part_of[a.indices[k]] != p;
+    std::vector<int64_t> count(static_cast<size_t>(graph_.num_nodes), 0);
+    std::vector<int64_t> touched;
+    for (int p = 0; p < num_ranks; ++p) {
+      touched.clear();
+      for (int64_t i = plan.owned_offsets[p]; i < plan.owned_offsets[p + 1]; ++i) {
+        const int64_t v = plan.owned_gid[i];
+        result[p].shape.nnz += a.indptr[v + 1] - a.indptr[v];
+        for (int64_t k = a.indptr[v]; k < a.indptr[v + 1]; ++k) {
+          const int64_t c = a.indices[k];
+          result[p].traffic.halo_entries += plan.part_of[c] != p;
+          if (count[c]++ == 0) touched.push_back(c);
+        }
+      }
+      std::vector<int64_t> column_counts;
+      column_counts.reserve(touched.size());
+      for (int64_t c : touched) {
+        column_counts.push_back(count[c]);
+        count[c] = 0;
+      }
+      result[p].traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
     }
     for (const std::vector<int64_t>* split : {&graph_.train, &graph_.valid, &graph_.test})
       for (int64_t v : *split) ++result[plan.part_of[v]].shape.num_split_rows;

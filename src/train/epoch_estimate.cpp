@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -28,6 +29,32 @@ double spmm_rate_at(const ComputeRates& rates, int64_t width) {
   return rates.spmm_gbs[i - 1] + t * (rates.spmm_gbs[i] - rates.spmm_gbs[i - 1]);
 }
 
+double cached_entry_share(const std::vector<int64_t>& top, double cached_rows) {
+  if (top.empty() || top.back() <= 0 || cached_rows < 1) return 0.0;
+  const double position = std::log2(cached_rows);
+  const size_t i = static_cast<size_t>(position);
+  if (i + 1 >= top.size()) return 1.0;
+  const double t = position - static_cast<double>(i);
+  const double covered = static_cast<double>(top[i]) + t * static_cast<double>(top[i + 1] - top[i]);
+  return std::min(1.0, covered / static_cast<double>(top.back()));
+}
+
+std::vector<int64_t> top_column_curve(std::vector<int64_t> counts) {
+  std::sort(counts.begin(), counts.end(), std::greater<int64_t>());
+  std::vector<int64_t> curve;
+  int64_t covered = 0;
+  size_t next = 1;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    covered += counts[k];
+    if (k + 1 == next) {
+      curve.push_back(covered);
+      next *= 2;
+    }
+  }
+  if (!counts.empty() && curve.size() < 64 && (curve.empty() || curve.back() != covered)) curve.push_back(covered);
+  return curve;
+}
+
 namespace {
 
 constexpr double kFloat = 4.0;
@@ -36,17 +63,22 @@ constexpr double kFloat = 4.0;
 class EpochCost {
  public:
   EpochCost(const nn::RankShape& shape, const RankTraffic& traffic, const DeviceProfile& profile,
-            const ComputeRates& rates, bool self_loops)
+            const ComputeRates& rates, bool self_loops, int ranks_sharing_cache)
       : shape_(shape), traffic_(traffic), profile_(profile), rates_(rates) {
+    cache_bytes_ = static_cast<double>(profile.cache_bytes) / std::max(1, ranks_sharing_cache);
     const int64_t entries = shape.nnz + (self_loops ? shape.num_owned : 0);
     halo_entries_ = std::min(traffic.halo_entries, entries);
     own_entries_ = entries - halo_entries_;
   }
 
-  // CSR (rows, entries) times a dense matrix of `width` columns (bench spmm's byte count).
-  double spmm(int64_t rows, int64_t entries, int64_t width) {
+  // CSR (rows, entries) times a dense matrix of `width` columns; `cached`: whether the rank's column-use
+  // curve applies (the adjacency), else every gathered row comes from memory.
+  double spmm(int64_t rows, int64_t entries, int64_t width, bool cached = true) {
+    const double hit =
+        cached ? cached_entry_share(traffic_.top_column_entries, cache_bytes_ / (kFloat * static_cast<double>(width)))
+               : 0.0;
     const double bytes = 8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
-                         kFloat * static_cast<double>(width) * static_cast<double>(entries + rows);
+                         kFloat * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + rows);
     estimate.spmm_bytes += static_cast<int64_t>(bytes);
     const double ms = bytes / (spmm_rate_at(rates_, width) * 1e6);
     estimate.spmm_ms += ms;
@@ -90,6 +122,7 @@ class EpochCost {
   const DeviceProfile& profile_;
   const ComputeRates& rates_;
   int64_t own_entries_ = 0, halo_entries_ = 0;
+  double cache_bytes_ = 0;
 };
 
 }  // namespace
@@ -107,7 +140,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
                          !rates.spmm_gbs.empty(),
                      "plan: device profile %s lacks a rate (stream_gbs, spmm_gbs, gemm_gflops, dropout_gelems)",
                      profile.name.c_str());
-  EpochCost cost(shape, traffic, profile, rates, /*self_loops=*/true);
+  EpochCost cost(shape, traffic, profile, rates, /*self_loops=*/true, profile.cache_shared ? num_ranks : 1);
   const std::vector<int64_t> widths = nn::Model::layer_widths(config, shape.num_features, shape.num_classes);
   const int64_t n = shape.num_owned, layers = config.layers;
   const double nd = static_cast<double>(n);
@@ -122,7 +155,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     const bool transform_first = out < in;
     if (transform_first) {
       if (l == 0 && sparse_nonzeros > 0)
-        cost.spmm(n, sparse_nonzeros, out);  // the sparse input times W
+        cost.spmm(n, sparse_nonzeros, out, false);  // the sparse input times W
       else
         cost.gemm(n, in, out);
       cost.distributed_product(out);
@@ -153,7 +186,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     if (transform_first) {
       cost.distributed_product(out);  // S^T dZ
       if (l == 0 && sparse_nonzeros > 0)
-        cost.spmm(in, sparse_nonzeros, out);
+        cost.spmm(in, sparse_nonzeros, out, false);
       else
         cost.gemm(in, n, out);  // dW
       if (want_grad_x) cost.gemm(n, out, in);

@@ -8,9 +8,12 @@
 //   else aggregate first (exchange of width in, S X, then GEMM); backward: the weight gradient GEMM, the
 //   input gradient GEMM and S^T (reverse exchange) except for layer 0, whose input has no gradient
 //   (an aggregate-first layer 0 then runs no backward SpMM at all).
-//   SpMM time   = bytes / spmm_gbs(width), bytes = 8 (rows + 1) + 8 entries + 4 entries width + 4 rows width
-//                 (indices and values, X gathered once per entry, Y written: bench spmm's GB/s byte count, so
-//                 the rate measured there applies), entries = nnz + n (GCN's self-loops).
+//   SpMM time   = bytes / spmm_gbs(width), bytes = 8 (rows + 1) + 8 entries + 4 entries width (1 - hit)
+//                 + 4 rows width (indices and values, X rows gathered per entry unless cached, Y written),
+//                 entries = nnz + n (GCN's self-loops). hit: the cache holds the most used rows of X, as many
+//                 as fit in cache_bytes (divided among the ranks of a node when the cache is shared); hit =
+//                 the share of entries in those columns (RankTraffic::top_column_entries; 0 when unknown).
+//                 The profile's spmm_gbs counts bytes the same way on a uniform random matrix.
 //   GEMM time   = max(2 m n k / gemm_gflops, 4 (m k + k n + m n) / stream_gbs)  (tall-skinny GEMMs of small
 //                 widths are bandwidth-bound).
 //   halo time   = peers x latency + 4 width max(send rows, halo rows) / link_gbs per exchange, plus packing
@@ -51,6 +54,8 @@ struct DeviceProfile {
   double link_gbs = 0;        // bytes per second one rank moves to its peers (allreduce bus bandwidth), GB/s
   double link_latency_us = 0;  // per message
   bool overlap = true;        // whether an exchange progresses while the owned product runs
+  int64_t cache_bytes = 0;    // last-level cache of one device/socket (0: none modelled)
+  bool cache_shared = false;  // CPU: the ranks of a node share it (each gets cache_bytes / ranks)
   // Between nodes (a job of more than ranks_per_node ranks; 0: no such figures, `link` serves every size).
   int ranks_per_node = 0;
   double inter_link_gbs = 0, inter_link_latency_us = 0;
@@ -70,7 +75,17 @@ double spmm_rate_at(const ComputeRates& rates, int64_t width);
 struct RankTraffic {
   int64_t halo_entries = 0;
   int64_t peers = 0;  // parts this rank receives from (= sends to, for a symmetric graph)
+  // [i]: entries of the rank's CSR in its 2^i most used columns; the last element covers every column
+  // (= nnz). Empty: unknown (no cache hits are assumed, the conservative end).
+  std::vector<int64_t> top_column_entries;
 };
+
+// Share of a CSR's entries whose column is among the `cached_rows` most used (interpolated linearly in
+// log2 of the rank between powers of two); 0 for an empty curve.
+double cached_entry_share(const std::vector<int64_t>& top_column_entries, double cached_rows);
+
+// top_column_entries from per-column entry counts (any order; consumed).
+std::vector<int64_t> top_column_curve(std::vector<int64_t> column_counts);
 
 // Milliseconds per phase of one training epoch on one rank; names as train's metrics.
 struct EpochEstimate {
