@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -129,6 +130,7 @@ void print_json(const PlanRow& row, const PlanOptions& options, const train::Dev
                          {"hidden", options.config.hidden},
                          {"layers", options.config.layers},
                          {"threads", options.threads},
+                         {"profile_threads", profile.rates_for(options.threads).threads},
                          {"device", profile.name},
                          {"calibrated", profile.calibrated},
                          {"shapes", row.shapes}};
@@ -149,6 +151,11 @@ void run_plan(PlanOptions& options) {
                 options.config.dropout, profile.name.c_str(),
                 profile.calibrated ? "calibrated" : "NOT calibrated: datasheet figures", options.threads);
     if (!profile.source.empty()) std::printf("profile: %s (%s)\n", profile.source.c_str(), profile_path.c_str());
+    const int measured_threads = profile.rates_for(options.threads).threads;
+    if (measured_threads != options.threads)
+      std::printf("note: the profile has no rates for %d threads; those for %d are used (calibrate with `halogen "
+                  "bench profile --threads ...`)\n",
+                  options.threads, measured_threads);
     std::printf("  ranks   epoch(ms)      spmm      gemm  elementw   halo(exposed)    allreduce(exposed)  "
                 "memory/rank%s\n",
                 profile.memory_bytes > 0 ? "  fits" : "");
