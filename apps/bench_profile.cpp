@@ -1,19 +1,19 @@
-// `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads (apps/device_profile.h),
-// measured on this machine with the code of the other benchmarks: bench spmm's GB/s on a uniform random CSR
-// at widths 8..128 (gathers that hit a last-level cache of sysfs's size not counted, as train::estimate_epoch
-// counts bytes) and its STREAM triad, bench gemm's three GCN-layer products, the dropout epilogue
-// (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads (default 1 and all
-// cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth at 64 MiB and its
-// time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates alone while the
-// other ranks sleep, then all ranks time the allreduce; rank 0 writes FILE.
+// `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads
+// (apps/device_profile.h), measured on this machine with the code of the other benchmarks: bench spmm's GB/s
+// on a uniform random CSR at widths 8..128 (gathers that hit a last-level cache of sysfs's size not counted,
+// as train::estimate_epoch counts bytes) and its STREAM triad, bench gemm's three GCN-layer products, the
+// dropout epilogue (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads
+// (default 1 and all cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth
+// at 64 MiB and its time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates
+// alone while the other ranks sleep, then all ranks time the allreduce; rank 0 writes FILE.
 //   mpirun -np 2 halogen bench profile -o profiles/cpu-$(hostname).json
 #include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -77,7 +77,8 @@ std::vector<int> thread_counts(const std::string& text) {
   while (std::getline(in, item, ',')) {
     const int value = std::atoi(item.c_str());
     HALOGEN_USER_CHECK(value >= 1 && (counts.empty() || value > counts.back()),
-                       "bench profile: --threads \"%s\" must be ascending positive counts such as 1,2", text.c_str());
+                       "bench profile: --threads \"%s\" must be ascending positive counts such as 1,2",
+                       text.c_str());
     counts.push_back(clamp_thread_count(value, "--threads"));
   }
   return counts;
@@ -150,8 +151,9 @@ void run_profile(const ProfileOptions& options) {
   profile.cache_bytes = last_level_cache_bytes();
   profile.cache_shared = true;
   if (comm.rank() == 0) {
-    std::printf("# halogen bench profile: %s, %d rank(s); spmm on a uniform random CSR of %lld rows, degree %g\n",
-                profile.name.c_str(), comm.size(), static_cast<long long>(options.rows), options.avg_degree);
+    std::printf(
+        "# halogen bench profile: %s, %d rank(s); spmm on a uniform random CSR of %lld rows, degree %g\n",
+        profile.name.c_str(), comm.size(), static_cast<long long>(options.rows), options.avg_degree);
     for (int t : threads) profile.rates.push_back(measure_rates(options, t, profile.cache_bytes));
   }
   sleeping_barrier();
@@ -162,13 +164,15 @@ void run_profile(const ProfileOptions& options) {
     comm_options.warmup = 3;
     const BenchRow small = allreduce_row(bench_comm, comm_options, 2);
     const BenchRow large = allreduce_row(bench_comm, comm_options, (int64_t{64} << 20) / 4);
-    HALOGEN_USER_CHECK(small.wrong == 0 && large.wrong == 0, "bench profile: the allreduce gave wrong results");
+    HALOGEN_USER_CHECK(small.wrong == 0 && large.wrong == 0,
+                       "bench profile: the allreduce gave wrong results");
     profile.link_gbs = large.busbw_gbs;
     profile.link_latency_us = small.time_us / (2.0 * (comm.size() - 1));
     profile.overlap = true;
   }
-  profile.source = strformat("halogen bench profile on %s, %d rank(s)%s", host_name().c_str(), comm.size(),
-                             comm.size() > 1 ? "" : " (no link figures: run under mpirun -np 2 to plan P > 1)");
+  profile.source =
+      strformat("halogen bench profile on %s, %d rank(s)%s", host_name().c_str(), comm.size(),
+                comm.size() > 1 ? "" : " (no link figures: run under mpirun -np 2 to plan P > 1)");
   if (comm.rank() == 0) {
     if (comm.size() > 1)
       std::printf("# link (allreduce over %d ranks): bus bandwidth %.2f GB/s at 64 MiB, latency %.1f us\n",
@@ -183,12 +187,16 @@ void run_profile(const ProfileOptions& options) {
 void add_bench_profile(CLI::App& bench) {
   static ProfileOptions options;
   CLI::App* cmd = bench.add_subcommand(
-      "profile", "Measure a CPU device profile for `halogen plan` (JSON); run under mpirun -np 2 for the link");
-  cmd->add_option("-o,--output", options.output, "Profile file to write (e.g. profiles/cpu-HOST.json)")->required();
+      "profile",
+      "Measure a CPU device profile for `halogen plan` (JSON); run under mpirun -np 2 for the link");
+  cmd->add_option("-o,--output", options.output, "Profile file to write (e.g. profiles/cpu-HOST.json)")
+      ->required();
   cmd->add_option("--name", options.name, "Profile name (default cpu-<host>)");
-  cmd->add_option("--threads", options.threads, "Thread counts to measure, comma-separated (default 1 and all cores)");
+  cmd->add_option("--threads", options.threads,
+                  "Thread counts to measure, comma-separated (default 1 and all cores)");
   cmd->add_option("--rows", options.rows, "Rows of the SpMM matrix and of the GEMM")->capture_default_str();
-  cmd->add_option("--avg-degree", options.avg_degree, "Mean row length of the SpMM matrix")->capture_default_str();
+  cmd->add_option("--avg-degree", options.avg_degree, "Mean row length of the SpMM matrix")
+      ->capture_default_str();
   cmd->add_option("--width", options.widths, "SpMM widths")->capture_default_str();
   cmd->add_option("--iters", options.iterations, "Timed calls per measurement")->capture_default_str();
   cmd->add_option("--triad-mib", options.triad_mib, "MiB per triad array")->capture_default_str();

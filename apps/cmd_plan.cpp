@@ -56,7 +56,8 @@ std::vector<int> parse_ranks(const std::string& text) {
 // profiles/ (a build directory's bin/ is three levels below it) and an installation's share/halogen/profiles.
 std::vector<std::filesystem::path> profile_dirs() {
   std::vector<std::filesystem::path> dirs;
-  if (const char* dir = std::getenv("HALOGEN_PROFILE_DIR"); dir != nullptr && *dir != '\0') dirs.emplace_back(dir);
+  if (const char* dir = std::getenv("HALOGEN_PROFILE_DIR"); dir != nullptr && *dir != '\0')
+    dirs.emplace_back(dir);
   dirs.emplace_back("profiles");
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -69,34 +70,39 @@ std::vector<std::filesystem::path> profile_dirs() {
 
 std::string find_profile(const PlanOptions& options) {
   if (!options.profile.empty()) return options.profile;
-  const std::string name = options.device == "cpu" ? "cpu-" + host_name() + ".json" : options.device + ".json";
+  const std::string name =
+      options.device == "cpu" ? "cpu-" + host_name() + ".json" : options.device + ".json";
   std::error_code ec;
   for (const std::filesystem::path& dir : profile_dirs())
     if (std::filesystem::is_regular_file(dir / name, ec)) return (dir / name).string();
   if (options.device == "cpu")
-    throw UserError(strformat("plan: no profile %s for this host: calibrate one with `mpirun -np 2 halogen bench "
-                              "profile -o profiles/%s` or give --profile FILE",
-                              name.c_str(), name.c_str()));
-  throw UserError(strformat("plan: no profile %s (looked in $HALOGEN_PROFILE_DIR, ./profiles and the installed "
-                            "profiles); give --profile FILE",
-                            name.c_str()));
+    throw UserError(
+        strformat("plan: no profile %s for this host: calibrate one with `mpirun -np 2 halogen bench "
+                  "profile -o profiles/%s` or give --profile FILE",
+                  name.c_str(), name.c_str()));
+  throw UserError(
+      strformat("plan: no profile %s (looked in $HALOGEN_PROFILE_DIR, ./profiles and the installed "
+                "profiles); give --profile FILE",
+                name.c_str()));
 }
 
 struct PlanRow {
   int ranks = 0;
-  train::EpochEstimate time;     // the slowest rank's
-  int64_t bytes_per_rank = 0;    // the largest rank's
+  train::EpochEstimate time;   // the slowest rank's
+  int64_t bytes_per_rank = 0;  // the largest rank's
   int64_t max_owned = 0, max_halo = 0, max_nnz = 0;
   std::string shapes;
 };
 
-PlanRow plan_one(PlanSource& source, const PlanOptions& options, const train::DeviceProfile& profile, int ranks) {
+PlanRow plan_one(PlanSource& source, const PlanOptions& options, const train::DeviceProfile& profile,
+                 int ranks) {
   PlanRow row;
   row.ranks = ranks;
   row.shapes = source.describe(ranks);
   const train::DeviceProfile link = profile_for_ranks(profile, ranks);
   for (const PlannedRank& rank : source.ranks(ranks)) {
-    row.bytes_per_rank = std::max(row.bytes_per_rank, train::estimate_rank_memory(options.config, rank.shape));
+    row.bytes_per_rank =
+        std::max(row.bytes_per_rank, train::estimate_rank_memory(options.config, rank.shape));
     const train::EpochEstimate time =
         train::estimate_epoch(options.config, rank.shape, rank.traffic, ranks, link, options.threads);
     if (time.epoch_ms >= row.time.epoch_ms) row.time = time;
@@ -150,15 +156,18 @@ void run_plan(PlanOptions& options) {
                 options.model.c_str(), options.config.layers, static_cast<long long>(options.config.hidden),
                 options.config.dropout, profile.name.c_str(),
                 profile.calibrated ? "calibrated" : "NOT calibrated: datasheet figures", options.threads);
-    if (!profile.source.empty()) std::printf("profile: %s (%s)\n", profile.source.c_str(), profile_path.c_str());
+    if (!profile.source.empty())
+      std::printf("profile: %s (%s)\n", profile.source.c_str(), profile_path.c_str());
     const int measured_threads = profile.rates_for(options.threads).threads;
     if (measured_threads != options.threads)
-      std::printf("note: the profile has no rates for %d threads; those for %d are used (calibrate with `halogen "
-                  "bench profile --threads ...`)\n",
-                  options.threads, measured_threads);
-    std::printf("  ranks   epoch(ms)      spmm      gemm  elementw   halo(exposed)    allreduce(exposed)  "
-                "memory/rank%s\n",
-                profile.memory_bytes > 0 ? "  fits" : "");
+      std::printf(
+          "note: the profile has no rates for %d threads; those for %d are used (calibrate with `halogen "
+          "bench profile --threads ...`)\n",
+          options.threads, measured_threads);
+    std::printf(
+        "  ranks   epoch(ms)      spmm      gemm  elementw   halo(exposed)    allreduce(exposed)  "
+        "memory/rank%s\n",
+        profile.memory_bytes > 0 ? "  fits" : "");
   }
   std::vector<std::string> shape_lines;
   for (int p : ranks) {
@@ -168,19 +177,22 @@ void run_plan(PlanOptions& options) {
       continue;
     }
     const train::EpochEstimate& t = row.time;
-    std::printf("  %5d %11.1f %9.1f %9.1f %9.1f %8.1f (%6.1f) %10.1f (%6.1f) %9.2f GiB%s\n", p, t.epoch_ms, t.spmm_ms,
-                t.gemm_ms, t.elementwise_ms, t.halo_ms, t.halo_exposed_ms, t.allreduce_ms, t.allreduce_exposed_ms,
-                static_cast<double>(row.bytes_per_rank) / 1073741824.0,
-                profile.memory_bytes > 0 ? (row.bytes_per_rank <= profile.memory_bytes ? "  yes" : "  NO") : "");
-    shape_lines.push_back(strformat("  P=%d: %s; largest rank owns %lld, halo %lld, nnz %lld", p, row.shapes.c_str(),
-                                    static_cast<long long>(row.max_owned), static_cast<long long>(row.max_halo),
+    std::printf(
+        "  %5d %11.1f %9.1f %9.1f %9.1f %8.1f (%6.1f) %10.1f (%6.1f) %9.2f GiB%s\n", p, t.epoch_ms, t.spmm_ms,
+        t.gemm_ms, t.elementwise_ms, t.halo_ms, t.halo_exposed_ms, t.allreduce_ms, t.allreduce_exposed_ms,
+        static_cast<double>(row.bytes_per_rank) / 1073741824.0,
+        profile.memory_bytes > 0 ? (row.bytes_per_rank <= profile.memory_bytes ? "  yes" : "  NO") : "");
+    shape_lines.push_back(strformat("  P=%d: %s; largest rank owns %lld, halo %lld, nnz %lld", p,
+                                    row.shapes.c_str(), static_cast<long long>(row.max_owned),
+                                    static_cast<long long>(row.max_halo),
                                     static_cast<long long>(row.max_nnz)));
   }
   if (!options.json) {
     std::printf("shapes:\n");
     for (const std::string& line : shape_lines) std::printf("%s\n", line.c_str());
-    std::printf("epoch = spmm + gemm + elementwise + exposed halo + exposed allreduce + optimizer (slowest rank; "
-                "train's mean_epoch_ms); memory as `halogen info` (train's allocated_bytes)\n");
+    std::printf(
+        "epoch = spmm + gemm + elementwise + exposed halo + exposed allreduce + optimizer (slowest rank; "
+        "train's mean_epoch_ms); memory as `halogen info` (train's allocated_bytes)\n");
   }
 }
 
@@ -189,7 +201,8 @@ void run_plan(PlanOptions& options) {
 void add_plan_command(CLI::App& app) {
   static PlanOptions options;
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Predict per-rank memory and epoch time for P ranks on a device profile, before queueing a job");
+      "plan",
+      "Predict per-rank memory and epoch time for P ranks on a device profile, before queueing a job");
   cmd->add_option("path", options.path, "Partition directory, graph file (.h5) or statistics file (.json)")
       ->required();
   cmd->add_option("--model", options.model, "Model (memory: gcn|sage|gin|appnp; epoch time: gcn)")
@@ -205,9 +218,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--dropout", options.config.dropout, "Dropout probability (as train)")
       ->check(CLI::Range(0.0, 0.999))
       ->capture_default_str();
-  cmd->add_option("--device", options.device,
-                  "Device profile: h200 (profiles/h200.json) or cpu (profiles/cpu-<host>.json from `halogen bench "
-                  "profile`)")
+  cmd->add_option(
+         "--device", options.device,
+         "Device profile: h200 (profiles/h200.json) or cpu (profiles/cpu-<host>.json from `halogen bench "
+         "profile`)")
       ->capture_default_str();
   cmd->add_option("--profile", options.profile, "Device profile file (replaces the one --device names)");
   cmd->add_option("--ranks", options.ranks, "Rank counts to plan, comma-separated (e.g. 8,16,32,64)");

@@ -14,14 +14,15 @@ namespace {
 using nlohmann::json;
 
 const json& member(const json& object, const char* key, const std::string& where) {
-  HALOGEN_USER_CHECK(object.is_object() && object.contains(key), "%s: missing field \"%s\"", where.c_str(), key);
+  HALOGEN_USER_CHECK(object.is_object() && object.contains(key), "%s: missing field \"%s\"", where.c_str(),
+                     key);
   return object.at(key);
 }
 
 double positive(const json& object, const char* key, const std::string& where) {
   const json& value = member(object, key, where);
-  HALOGEN_USER_CHECK(value.is_number() && value.get<double>() > 0, "%s: field \"%s\" must be a positive number",
-                     where.c_str(), key);
+  HALOGEN_USER_CHECK(value.is_number() && value.get<double>() > 0,
+                     "%s: field \"%s\" must be a positive number", where.c_str(), key);
   return value.get<double>();
 }
 
@@ -39,12 +40,13 @@ train::DeviceProfile read_device_profile(const std::string& path) {
     throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
   }
   HALOGEN_USER_CHECK(doc.is_object() && doc.value("format", "") == "halogen.device_profile",
-                     "%s: not a device profile (\"format\" must be \"halogen.device_profile\")", path.c_str());
+                     "%s: not a device profile (\"format\" must be \"halogen.device_profile\")",
+                     path.c_str());
   train::DeviceProfile profile;
   profile.name = doc.value("name", path);
   profile.kind = doc.value("kind", "cpu");
-  HALOGEN_USER_CHECK(profile.kind == "cpu" || profile.kind == "cuda", "%s: field \"kind\" must be cpu or cuda",
-                     path.c_str());
+  HALOGEN_USER_CHECK(profile.kind == "cpu" || profile.kind == "cuda",
+                     "%s: field \"kind\" must be cpu or cuda", path.c_str());
   profile.calibrated = doc.value("calibrated", false);
   profile.source = doc.value("source", "");
   profile.memory_bytes = doc.value("memory_bytes", int64_t{0});
@@ -66,7 +68,8 @@ train::DeviceProfile read_device_profile(const std::string& path) {
     profile.ranks_per_node = static_cast<int>(positive(link, "ranks_per_node", where));
   }
   const json& rates = member(doc, "rates", path);
-  HALOGEN_USER_CHECK(rates.is_array() && !rates.empty(), "%s: \"rates\" must be a non-empty array", path.c_str());
+  HALOGEN_USER_CHECK(rates.is_array() && !rates.empty(), "%s: \"rates\" must be a non-empty array",
+                     path.c_str());
   for (size_t i = 0; i < rates.size(); ++i) {
     const std::string where = strformat("%s: rates[%zu]", path.c_str(), i);
     train::ComputeRates r;
@@ -78,12 +81,13 @@ train::DeviceProfile read_device_profile(const std::string& path) {
     const json& widths = member(spmm, "widths", where + ": spmm");
     const json& gbs = member(spmm, "gbs", where + ": spmm");
     HALOGEN_USER_CHECK(widths.is_array() && gbs.is_array() && !widths.empty() && widths.size() == gbs.size(),
-                       "%s: spmm: \"widths\" and \"gbs\" must be arrays of the same non-zero length", where.c_str());
+                       "%s: spmm: \"widths\" and \"gbs\" must be arrays of the same non-zero length",
+                       where.c_str());
     for (size_t k = 0; k < widths.size(); ++k) {
-      HALOGEN_USER_CHECK(widths[k].is_number_integer() && widths[k].get<int64_t>() > 0 && gbs[k].is_number() &&
-                             gbs[k].get<double>() > 0 &&
-                             (k == 0 || widths[k].get<int64_t>() > r.spmm_widths.back()),
-                         "%s: spmm: widths must be ascending positive integers and gbs positive", where.c_str());
+      HALOGEN_USER_CHECK(
+          widths[k].is_number_integer() && widths[k].get<int64_t>() > 0 && gbs[k].is_number() &&
+              gbs[k].get<double>() > 0 && (k == 0 || widths[k].get<int64_t>() > r.spmm_widths.back()),
+          "%s: spmm: widths must be ascending positive integers and gbs positive", where.c_str());
       r.spmm_widths.push_back(widths[k].get<int64_t>());
       r.spmm_gbs.push_back(gbs[k].get<double>());
     }
@@ -104,13 +108,18 @@ train::DeviceProfile profile_for_ranks(const train::DeviceProfile& profile, int 
 }
 
 void write_device_profile(const train::DeviceProfile& profile, const std::string& path) {
-  json doc = {{"format", "halogen.device_profile"}, {"version", 1},
-              {"name", profile.name},                {"kind", profile.kind},
-              {"calibrated", profile.calibrated},    {"source", profile.source},
-              {"memory_bytes", profile.memory_bytes}, {"cache_bytes", profile.cache_bytes},
+  json doc = {{"format", "halogen.device_profile"},
+              {"version", 1},
+              {"name", profile.name},
+              {"kind", profile.kind},
+              {"calibrated", profile.calibrated},
+              {"source", profile.source},
+              {"memory_bytes", profile.memory_bytes},
+              {"cache_bytes", profile.cache_bytes},
               {"cache_shared", profile.cache_shared}};
   if (profile.link_gbs > 0)
-    doc["link"] = {{"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap}};
+    doc["link"] = {
+        {"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap}};
   if (profile.inter_link_gbs > 0)
     doc["inter_node_link"] = {{"gbs", profile.inter_link_gbs},
                               {"latency_us", profile.inter_link_latency_us},

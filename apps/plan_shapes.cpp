@@ -27,12 +27,14 @@ int64_t positive_count(const json& doc, const char* key, const std::string& path
   return doc.at(key).get<int64_t>();
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // The sparse-input decision of nn::Model for `rows` rows at `density`.
 void set_feature_nonzeros(nn::RankShape& shape, double density) {
-  const int64_t nonzeros = static_cast<int64_t>(std::llround(density * static_cast<double>(shape.num_owned) *
-                                                             static_cast<double>(shape.num_features)));
+  const int64_t nonzeros = static_cast<int64_t>(
+      std::llround(density * static_cast<double>(shape.num_owned) * static_cast<double>(shape.num_features)));
   shape.sparse_feature_nonzeros =
       nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features) ? nonzeros : 0;
 }
@@ -43,10 +45,11 @@ class PartitionSource : public PlanSource {
   explicit PartitionSource(const std::string& dir) : dir_(dir), meta_(io::read_partition_meta(dir)) {}
 
   std::vector<PlannedRank> ranks(int num_ranks) override {
-    HALOGEN_USER_CHECK(num_ranks == meta_.num_parts,
-                       "%s: this partition has %d parts, so it plans --ranks %d only (give the graph file to plan "
-                       "other rank counts)",
-                       dir_.c_str(), meta_.num_parts, meta_.num_parts);
+    HALOGEN_USER_CHECK(
+        num_ranks == meta_.num_parts,
+        "%s: this partition has %d parts, so it plans --ranks %d only (give the graph file to plan "
+        "other rank counts)",
+        dir_.c_str(), meta_.num_parts, meta_.num_parts);
     std::vector<PlannedRank> result;
     for (int part = 0; part < meta_.num_parts; ++part) {
       PlannedRank rank;
@@ -61,7 +64,8 @@ class PartitionSource : public PlanSource {
       std::vector<int64_t> column_counts(static_cast<size_t>(owned + rank.shape.num_halo), 0);
       constexpr int64_t kBlock = int64_t{4} << 20;
       for (int64_t begin = 0; begin < nnz; begin += kBlock) {
-        const std::vector<int32_t> columns = file.read_rows<int32_t>("/csr/indices", begin, std::min(nnz, begin + kBlock));
+        const std::vector<int32_t> columns =
+            file.read_rows<int32_t>("/csr/indices", begin, std::min(nnz, begin + kBlock));
         for (int32_t c : columns) {
           rank.traffic.halo_entries += c >= owned;
           if (c >= 0 && static_cast<size_t>(c) < column_counts.size()) ++column_counts[c];
@@ -90,8 +94,8 @@ class CountsSource : public PlanSource {
   std::vector<PlannedRank> ranks(int num_ranks) override { return {assumed_rank_shape(counts_, num_ranks)}; }
   std::string describe(int num_ranks) const override {
     return num_ranks == 1 ? what_ + ": one part"
-                          : strformat("%s: %d equal parts, assumed edge cut %.3g of stored entries", what_.c_str(),
-                                      num_ranks, counts_.edge_cut);
+                          : strformat("%s: %d equal parts, assumed edge cut %.3g of stored entries",
+                                      what_.c_str(), num_ranks, counts_.edge_cut);
   }
 
  private:
@@ -109,8 +113,8 @@ class GraphSource : public PlanSource {
   std::vector<PlannedRank> ranks(int num_ranks) override {
     partition::AssignOptions options;
     options.num_parts = num_ranks;
-    std::vector<int32_t> part_of = num_ranks == 1 ? std::vector<int32_t>(graph_.num_nodes, 0)
-                                                  : partition::assign_parts(graph_, options);
+    std::vector<int32_t> part_of =
+        num_ranks == 1 ? std::vector<int32_t>(graph_.num_nodes, 0) : partition::assign_parts(graph_, options);
     const partition::HaloPlan plan = partition::build_halo_plan(graph_.adjacency, part_of, num_ranks);
     std::vector<PlannedRank> result(num_ranks);
     for (int p = 0; p < num_ranks; ++p) {
@@ -166,7 +170,8 @@ class GraphSource : public PlanSource {
     const int64_t block = std::max<int64_t>(1, (int64_t{16} << 20) / (cols * 4));
     int64_t nonzeros = 0;
     for (int64_t begin = 0; begin < rows; begin += block) {
-      const std::vector<float> values = file.read_rows<float>("/node/feat", begin, std::min(rows, begin + block));
+      const std::vector<float> values =
+          file.read_rows<float>("/node/feat", begin, std::min(rows, begin + block));
       nonzeros += std::count_if(values.begin(), values.end(), [](float v) { return v != 0.0f; });
     }
     return static_cast<double>(nonzeros) / (static_cast<double>(rows) * static_cast<double>(cols));
@@ -192,7 +197,8 @@ GraphCounts read_graph_stats(const std::string& path) {
     throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
   }
   HALOGEN_USER_CHECK(doc.is_object() && doc.value("format", "") == "halogen.graph_stats",
-                     "%s: not a graph statistics file (\"format\" must be \"halogen.graph_stats\")", path.c_str());
+                     "%s: not a graph statistics file (\"format\" must be \"halogen.graph_stats\")",
+                     path.c_str());
   GraphCounts counts;
   counts.name = doc.value("name", path);
   counts.num_nodes = positive_count(doc, "num_nodes", path);
@@ -209,8 +215,8 @@ GraphCounts read_graph_stats(const std::string& path) {
                      "%s: field \"feature_density\" must be in (0, 1]", path.c_str());
   if (doc.contains("edge_cut")) {
     counts.edge_cut = doc.at("edge_cut").get<double>();
-    HALOGEN_USER_CHECK(counts.edge_cut >= 0 && counts.edge_cut <= 1, "%s: field \"edge_cut\" must be in [0, 1]",
-                       path.c_str());
+    HALOGEN_USER_CHECK(counts.edge_cut >= 0 && counts.edge_cut <= 1,
+                       "%s: field \"edge_cut\" must be in [0, 1]", path.c_str());
   }
   return counts;
 }
@@ -228,9 +234,10 @@ PlannedRank assumed_rank_shape(const GraphCounts& counts, int num_ranks) {
     const double cut = std::max(0.0, counts.edge_cut);
     rank.traffic.halo_entries = static_cast<int64_t>(std::llround(cut * static_cast<double>(shape.nnz)));
     const double remote = static_cast<double>(counts.num_nodes - shape.num_owned);
-    shape.num_halo = remote <= 0 ? 0
-                                 : static_cast<int64_t>(std::llround(
-                                       remote * -std::expm1(-static_cast<double>(rank.traffic.halo_entries) / remote)));
+    shape.num_halo =
+        remote <= 0 ? 0
+                    : static_cast<int64_t>(std::llround(
+                          remote * -std::expm1(-static_cast<double>(rank.traffic.halo_entries) / remote)));
     shape.num_send = shape.num_halo;
     rank.traffic.peers = shape.num_halo > 0 ? num_ranks - 1 : 0;
   }

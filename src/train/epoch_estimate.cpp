@@ -51,7 +51,8 @@ std::vector<int64_t> top_column_curve(std::vector<int64_t> counts) {
       next *= 2;
     }
   }
-  if (!counts.empty() && curve.size() < 64 && (curve.empty() || curve.back() != covered)) curve.push_back(covered);
+  if (!counts.empty() && curve.size() < 64 && (curve.empty() || curve.back() != covered))
+    curve.push_back(covered);
   return curve;
 }
 
@@ -74,11 +75,12 @@ class EpochCost {
   // CSR (rows, entries) times a dense matrix of `width` columns; `cached`: whether the rank's column-use
   // curve applies (the adjacency), else every gathered row comes from memory.
   double spmm(int64_t rows, int64_t entries, int64_t width, bool cached = true) {
-    const double hit =
-        cached ? cached_entry_share(traffic_.top_column_entries, cache_bytes_ / (kFloat * static_cast<double>(width)))
-               : 0.0;
-    const double bytes = 8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
-                         kFloat * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + rows);
+    const double hit = cached ? cached_entry_share(traffic_.top_column_entries,
+                                                   cache_bytes_ / (kFloat * static_cast<double>(width)))
+                              : 0.0;
+    const double bytes =
+        8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
+        kFloat * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + rows);
     estimate.spmm_bytes += static_cast<int64_t>(bytes);
     const double ms = bytes / (spmm_rate_at(rates_, width) * 1e6);
     estimate.spmm_ms += ms;
@@ -88,7 +90,8 @@ class EpochCost {
   // (m x k)(k x n) in either transposition.
   void gemm(int64_t m, int64_t k, int64_t n) {
     const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
-    const double bytes = kFloat * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
+    const double bytes =
+        kFloat * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
     estimate.gemm_flops += static_cast<int64_t>(flops);
     estimate.gemm_ms += std::max(flops / (rates_.gemm_gflops * 1e6), bytes / (rates_.stream_gbs * 1e6));
   }
@@ -105,8 +108,9 @@ class EpochCost {
     spmm(shape_.num_owned, halo_entries_, width);
     const double rows = static_cast<double>(std::max(shape_.num_send, shape_.num_halo));
     const double wire = kFloat * static_cast<double>(width) * rows;
-    const double pack = 2.0 * kFloat * static_cast<double>(width) *
-                        static_cast<double>(shape_.num_send + shape_.num_halo);  // pack / unpack, read + write
+    const double pack =
+        2.0 * kFloat * static_cast<double>(width) *
+        static_cast<double>(shape_.num_send + shape_.num_halo);  // pack / unpack, read + write
     const double exchange_ms = static_cast<double>(traffic_.peers) * profile_.link_latency_us * 1e-3 +
                                wire / (profile_.link_gbs * 1e6) + pack / (rates_.stream_gbs * 1e6);
     estimate.halo_bytes += static_cast<int64_t>(wire);
@@ -127,8 +131,9 @@ class EpochCost {
 
 }  // namespace
 
-EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape& shape, const RankTraffic& traffic,
-                             int num_ranks, const DeviceProfile& profile, int threads) {
+EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape& shape,
+                             const RankTraffic& traffic, int num_ranks, const DeviceProfile& profile,
+                             int threads) {
   if (config.kind != nn::ConvKind::gcn)
     throw UserError(std::string("plan: the epoch-time model covers --model gcn only (got ") +
                     nn::conv_kind_name(config.kind) + ")");
@@ -136,10 +141,10 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
                      "plan: device profile %s has no link bandwidth (link_gbs), needed for %d ranks",
                      profile.name.c_str(), num_ranks);
   const ComputeRates& rates = profile.rates_for(threads);
-  HALOGEN_USER_CHECK(rates.stream_gbs > 0 && rates.gemm_gflops > 0 && rates.dropout_gelems > 0 &&
-                         !rates.spmm_gbs.empty(),
-                     "plan: device profile %s lacks a rate (stream_gbs, spmm_gbs, gemm_gflops, dropout_gelems)",
-                     profile.name.c_str());
+  HALOGEN_USER_CHECK(
+      rates.stream_gbs > 0 && rates.gemm_gflops > 0 && rates.dropout_gelems > 0 && !rates.spmm_gbs.empty(),
+      "plan: device profile %s lacks a rate (stream_gbs, spmm_gbs, gemm_gflops, dropout_gelems)",
+      profile.name.c_str());
   EpochCost cost(shape, traffic, profile, rates, /*self_loops=*/true, profile.cache_shared ? num_ranks : 1);
   const std::vector<int64_t> widths = nn::Model::layer_widths(config, shape.num_features, shape.num_classes);
   const int64_t n = shape.num_owned, layers = config.layers;
@@ -148,8 +153,9 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
   const int64_t sparse_nonzeros = shape.sparse_feature_nonzeros;
 
   // Forward.
-  cost.elementwise(dropout ? (sparse_nonzeros > 0 ? static_cast<double>(sparse_nonzeros) : nd * widths[0]) : 0.0,
-                   2 * kFloat * nd * static_cast<double>(widths[0]));  // input dropout
+  cost.elementwise(
+      dropout ? (sparse_nonzeros > 0 ? static_cast<double>(sparse_nonzeros) : nd * widths[0]) : 0.0,
+      2 * kFloat * nd * static_cast<double>(widths[0]));  // input dropout
   for (int64_t l = 0; l < layers; ++l) {
     const int64_t in = widths[l], out = widths[l + 1];
     const bool transform_first = out < in;
@@ -181,7 +187,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
   for (int64_t l = layers - 1; l >= 0; --l) {
     if (l == layers - 2) hidden_by_backward_ms = -compute_ms();
     const int64_t in = widths[l], out = widths[l + 1];
-    const bool transform_first = out < in, want_grad_x = l > 0;
+    const bool transform_first = out<in, want_grad_x = l> 0;
     cost.elementwise(0.0, kFloat * nd * static_cast<double>(out));  // bias gradient
     if (transform_first) {
       cost.distributed_product(out);  // S^T dZ
@@ -207,13 +213,14 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
   const double parameter_bytes =
       kFloat * static_cast<double>(nn::Model::parameter_count(config, shape.num_features, shape.num_classes));
   const double first_layer_bytes =
-      kFloat * static_cast<double>(nn::GraphConv::parameter_count(config.kind, widths[0], widths[1], config.hidden,
-                                                                  config.gin_learn_eps));
+      kFloat * static_cast<double>(nn::GraphConv::parameter_count(config.kind, widths[0], widths[1],
+                                                                  config.hidden, config.gin_learn_eps));
   EpochEstimate e = cost.estimate;
   if (num_ranks > 1) {
     const double p = num_ranks;
     auto ring_ms = [&](double bytes) {
-      return 2.0 * (p - 1) / p * bytes / (profile.link_gbs * 1e6) + 2.0 * (p - 1) * profile.link_latency_us * 1e-3;
+      return 2.0 * (p - 1) / p * bytes / (profile.link_gbs * 1e6) +
+             2.0 * (p - 1) * profile.link_latency_us * 1e-3;
     };
     e.allreduce_ms = ring_ms(parameter_bytes);
     e.allreduce_exposed_ms = std::max(ring_ms(first_layer_bytes), e.allreduce_ms - hidden_by_backward_ms);

@@ -19,8 +19,8 @@
 //   halo time   = peers x latency + 4 width max(send rows, halo rows) / link_gbs per exchange, plus packing
 //                 (8 bytes per float sent) at stream bandwidth.
 //   overlap     = DistributedAdjacency: the owned product A_own runs while the exchange is in flight, so an
-//                 exchange is exposed for max(0, halo time - A_own time) (all of it when overlap is off or the
-//                 profile says communication does not progress during compute).
+//                 exchange is exposed for max(0, halo time - A_own time) (all of it when overlap is off or
+//                 the profile says communication does not progress during compute).
 //   elementwise = dropout elements / dropout_gelems + bias, relu, masks, loss and scatter bytes / stream_gbs.
 //   allreduce   = ring over the gradient buffer: 2 (P-1)/P bytes / link_gbs + 2 (P-1) latency; it overlaps
 //                 the backward of the layers below the last (nn/gradient_reducer.h), so the exposed part is
@@ -37,29 +37,29 @@ namespace halogen::train {
 
 // Rates of one device (a GPU, or a CPU socket with `threads` OpenMP threads per rank).
 struct ComputeRates {
-  int threads = 1;             // CPU: OpenMP threads per rank these were measured with (GPU: 1)
-  double stream_gbs = 0;       // STREAM triad (CPU) / device copy (GPU) bandwidth, GB/s
-  std::vector<int64_t> spmm_widths;   // ascending widths at which spmm_gbs was measured
-  std::vector<double> spmm_gbs;       // bench spmm's GB/s (upper-bound byte count) per width
-  double gemm_gflops = 0;      // sgemm rate on the shapes of a GCN layer
-  double dropout_gelems = 0;   // dropout decisions per second (counter-based RNG), 1e9 / s
+  int threads = 1;                   // CPU: OpenMP threads per rank these were measured with (GPU: 1)
+  double stream_gbs = 0;             // STREAM triad (CPU) / device copy (GPU) bandwidth, GB/s
+  std::vector<int64_t> spmm_widths;  // ascending widths at which spmm_gbs was measured
+  std::vector<double> spmm_gbs;      // per width: bytes as estimate_epoch counts them (cache hits excluded) / s
+  double gemm_gflops = 0;            // sgemm rate on the shapes of a GCN layer
+  double dropout_gelems = 0;         // dropout decisions per second (counter-based RNG), 1e9 / s
 };
 
 struct DeviceProfile {
-  std::string name;        // e.g. "h200" or "cpu-<host>"
-  std::string kind;        // "cpu" or "cuda"
-  bool calibrated = false;  // measured by `halogen bench profile` (false: datasheet figures)
-  std::string source;       // how the figures were obtained (free text, printed by plan)
+  std::string name;                 // e.g. "h200" or "cpu-<host>"
+  std::string kind;                 // "cpu" or "cuda"
+  bool calibrated = false;          // measured by `halogen bench profile` (false: datasheet figures)
+  std::string source;               // how the figures were obtained (free text, printed by plan)
   std::vector<ComputeRates> rates;  // ascending threads (one entry for a GPU)
-  double link_gbs = 0;        // bytes per second one rank moves to its peers (allreduce bus bandwidth), GB/s
+  double link_gbs = 0;         // bytes per second one rank moves to its peers (allreduce bus bandwidth), GB/s
   double link_latency_us = 0;  // per message
-  bool overlap = true;        // whether an exchange progresses while the owned product runs
-  int64_t cache_bytes = 0;    // last-level cache of one device/socket (0: none modelled)
-  bool cache_shared = false;  // CPU: the ranks of a node share it (each gets cache_bytes / ranks)
+  bool overlap = true;         // whether an exchange progresses while the owned product runs
+  int64_t cache_bytes = 0;     // last-level cache of one device/socket (0: none modelled)
+  bool cache_shared = false;   // CPU: the ranks of a node share it (each gets cache_bytes / ranks)
   // Between nodes (a job of more than ranks_per_node ranks; 0: no such figures, `link` serves every size).
   int ranks_per_node = 0;
   double inter_link_gbs = 0, inter_link_latency_us = 0;
-  int64_t memory_bytes = 0;   // memory of one device (0: unknown), for the "fits" column
+  int64_t memory_bytes = 0;  // memory of one device (0: unknown), for the "fits" column
 
   // The rates for `threads` per rank: the entry with that many threads, else the largest below it (the
   // first when none is below). Asserts that rates is not empty.
@@ -92,9 +92,9 @@ struct EpochEstimate {
   double epoch_ms = 0;
   double spmm_ms = 0;
   double gemm_ms = 0;
-  double elementwise_ms = 0;   // dropout, bias, relu, masks, loss
-  double halo_ms = 0;          // exchanges in flight (pack + transfer)
-  double halo_exposed_ms = 0;  // the part the owned products do not hide
+  double elementwise_ms = 0;        // dropout, bias, relu, masks, loss
+  double halo_ms = 0;               // exchanges in flight (pack + transfer)
+  double halo_exposed_ms = 0;       // the part the owned products do not hide
   double allreduce_ms = 0;          // the ring's transfer time
   double allreduce_exposed_ms = 0;  // the part the backward does not hide
   double optimizer_ms = 0;
@@ -102,7 +102,8 @@ struct EpochEstimate {
 };
 
 // The estimate for one rank. `num_ranks` sizes the allreduce; `config.kind` must be gcn.
-EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape& shape, const RankTraffic& traffic,
-                             int num_ranks, const DeviceProfile& profile, int threads);
+EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape& shape,
+                             const RankTraffic& traffic, int num_ranks, const DeviceProfile& profile,
+                             int threads);
 
 }  // namespace halogen::train
