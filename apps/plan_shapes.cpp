@@ -113,8 +113,15 @@ class GraphSource : public PlanSource {
   std::vector<PlannedRank> ranks(int num_ranks) override {
     partition::AssignOptions options;
     options.num_parts = num_ranks;
-    std::vector<int32_t> part_of =
-        num_ranks == 1 ? std::vector<int32_t>(graph_.num_nodes, 0) : partition::assign_parts(graph_, options);
+    std::vector<int32_t> part_of(static_cast<size_t>(graph_.num_nodes), 0);
+    if (num_ranks > 1) {
+      try {
+        part_of = partition::assign_parts(graph_, options);
+      } catch (const UserError& e) {  // e.g. a graph beyond METIS's 32-bit idx_t: plan from counts instead
+        throw UserError(std::string(e.what()) + " (plan: --edge-cut F plans " + path_ +
+                        " from its counts without partitioning)");
+      }
+    }
     const partition::HaloPlan plan = partition::build_halo_plan(graph_.adjacency, part_of, num_ranks);
     std::vector<PlannedRank> result(num_ranks);
     for (int p = 0; p < num_ranks; ++p) {
