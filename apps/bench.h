@@ -2,6 +2,9 @@
 // The benchmarks of `halogen bench`; each adds one subcommand to `bench`.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <vector>
+
 namespace halogen::app {
 
 void add_bench_spmm(CLI::App& bench);       // SpMM GB/s vs a STREAM triad measured in the same run
@@ -10,5 +13,17 @@ void add_bench_halo(CLI::App& bench);       // halo exchange, nccl-tests table (
 void add_bench_allreduce(CLI::App& bench);  // gradient allreduce, nccl-tests table (mpirun)
 void add_bench_epoch(CLI::App& bench);      // one training epoch's phase breakdown (mpirun)
 void add_bench_partition(CLI::App& bench);  // METIS vs random vs contiguous halo volume
+void add_bench_profile(CLI::App& bench);    // a device profile for `halogen plan` (JSON)
+
+// Measurements shared with `bench profile`, at the current OpenMP thread count:
+// STREAM triad GB/s (3 arrays of `mib` MiB, best of 10; bench spmm's reference).
+double stream_triad_gbs(int64_t mib);
+// bench spmm's GB/s (its upper-bound byte count, best of `iterations` calls after one warm-up) of the CPU
+// kernel on a uniform random CSR (`rows`, `avg_degree`), one value per width.
+std::vector<double> spmm_gbs_sweep(int64_t rows, double avg_degree, const std::vector<int64_t>& widths,
+                                   int iterations, uint64_t seed);
+// bench gemm's three products of a GCN layer (forward, grad_w, grad_h) of `rows` x f_in x f_out: their
+// GFLOP/s together (medians of `iterations` calls).
+double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iterations);
 
 }  // namespace halogen::app

@@ -22,7 +22,9 @@ struct AllreduceOptions {
 // One size: `count` floats per rank. Timed iterations reduce zeros (the sum of zeros stays zero, so repeated
 // in-place sums never overflow; the cost of a float sum does not depend on the values); the check then
 // refills rank r's element i with f(seed, r, i) and compares one allreduce with the sum over ranks.
-BenchRow run_size(BenchComm& bench_comm, const CommBenchOptions& options, int64_t count) {
+}  // namespace
+
+BenchRow allreduce_row(BenchComm& bench_comm, const CommBenchOptions& options, int64_t count) {
   comm::Communicator& comm = bench_comm.get();
   BenchRow row;
   row.count = count;
@@ -53,6 +55,8 @@ BenchRow run_size(BenchComm& bench_comm, const CommBenchOptions& options, int64_
   return row;
 }
 
+namespace {
+
 void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
   BenchComm bench_comm(options.device, options.comm);
   comm::Communicator& comm = bench_comm.get();
@@ -70,7 +74,7 @@ void run(const AllreduceOptions& sizes, const CommBenchOptions& options) {
   std::vector<BenchRow> rows;
   for (int64_t bytes : byte_sizes) {
     const int64_t count = std::max<int64_t>(bytes / static_cast<int64_t>(sizeof(float)), 1);
-    rows.push_back(run_size(bench_comm, options, count));
+    rows.push_back(allreduce_row(bench_comm, options, count));
     print_table_row(comm, rows.back());
   }
   print_table_footer(comm, rows);

@@ -79,6 +79,10 @@ void print_table_footer(const comm::Communicator& comm, const std::vector<BenchR
 // Message sizes of a sweep: begin, begin x factor, ... up to end (inclusive), as nccl-tests' -b/-e/-f.
 std::vector<int64_t> size_sweep(int64_t begin, int64_t end, int64_t factor);
 
+// One allreduce size of `halogen bench allreduce` (`count` floats per rank), timed and checked; also used by
+// `halogen bench profile` for the link figures.
+BenchRow allreduce_row(BenchComm& bench_comm, const CommBenchOptions& options, int64_t count);
+
 // Common command-line options of the two benchmarks.
 void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options);
 

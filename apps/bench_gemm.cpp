@@ -154,6 +154,20 @@ void run_gemm_bench(const GemmBenchOptions& options) {
 
 }  // namespace
 
+double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iterations) {
+  GemmBenchOptions options;
+  options.iterations = iterations;
+  options.warmup = 1;
+  Tensor h = random_tensor(rows, f_in, 1), w = random_tensor(f_in, f_out, 2), z(rows, f_out, Device::cpu);
+  Tensor dz = random_tensor(rows, f_out, 3), dw(f_in, f_out, Device::cpu), dh(rows, f_in, Device::cpu);
+  const Product products[] = {{"forward", &h, false, &w, false, &z},
+                              {"grad_w", &h, true, &dz, false, &dw},
+                              {"grad_h", &dz, false, &w, true, &dh}};
+  double seconds = 0;
+  for (const Product& p : products) seconds += median_seconds(p, options);
+  return 3 * 2.0 * static_cast<double>(rows) * f_in * f_out / seconds / 1e9;
+}
+
 void add_bench_gemm(CLI::App& bench) {
   auto options = std::make_shared<GemmBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("gemm", "CPU GEMM (OpenBLAS) GFLOP/s for the products of a GCN layer");

@@ -339,6 +339,31 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 
 }  // namespace
 
+double stream_triad_gbs(int64_t mib) { return triad_gbs(mib, /*cpu_clock=*/false); }
+
+std::vector<double> spmm_gbs_sweep(int64_t rows, double avg_degree, const std::vector<int64_t>& widths,
+                                   int iterations, uint64_t seed) {
+  const HostCsr a = uniform_csr(rows, avg_degree, seed);
+  const kernels::CsrView view{a.rows, a.rows, a.nnz(), a.indptr.data(), a.indices.data(), a.values.data(),
+                              Device::cpu};
+  std::vector<double> rates;
+  for (int64_t width : widths) {
+    Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
+    float* x_data = x.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < a.rows * width; ++i) x_data[i] = unit_float(seed + 7, static_cast<uint64_t>(i));
+    double best = 1e30;
+    for (int i = 0; i < iterations + 1; ++i) {  // the first call warms up
+      const double start = wall_seconds();
+      kernels::spmm(view, x.matrix(), out.matrix(), false);
+      if (i > 0) best = std::min(best, wall_seconds() - start);
+    }
+    const double bytes = 8.0 * (a.rows + 1) + 8.0 * a.nnz() + 4.0 * a.rows * width + 4.0 * a.nnz() * width;
+    rates.push_back(bytes / best / 1e9);
+  }
+  return rates;
+}
+
 void add_bench_spmm(CLI::App& bench) {
   auto options = std::make_shared<SpmmBenchOptions>();
   CLI::App* cmd =

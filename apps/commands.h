@@ -24,5 +24,6 @@ void add_train_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace halogen::app

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   add_predict_command(app);
   add_bench_command(app);
   add_info_command(app);
+  add_plan_command(app);
   add_config_options(app);  // after every subcommand exists: --config on each
 
   try {

@@ -30,6 +30,23 @@ int64_t count_feature_nonzeros(const h5::File& file, int64_t rows) {
 
 }  // namespace
 
+nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& meta, int part) {
+  const h5::File file(io::shard_path(dir, part), h5::Mode::read);
+  nn::RankShape shape;
+  shape.num_owned = length_of(file, "/owned/gid");
+  shape.num_halo = length_of(file, "/halo/gid");
+  shape.nnz = length_of(file, "/csr/indices");
+  shape.num_send = length_of(file, "/send/idx");
+  shape.num_features = meta.num_features;
+  shape.num_classes = meta.num_classes;
+  shape.num_split_rows =
+      length_of(file, "/split/train") + length_of(file, "/split/valid") + length_of(file, "/split/test");
+  const int64_t nonzeros = count_feature_nonzeros(file, shape.num_owned);
+  if (nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features))
+    shape.sparse_feature_nonzeros = nonzeros;
+  return shape;
+}
+
 void print_training_memory(const std::string& dir, const nn::ModelConfig& config) {
   const io::PartitionMeta meta = io::read_partition_meta(dir);
   std::printf(
@@ -40,20 +57,7 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
   for (int part = 0; part < meta.num_parts; ++part) {
-    const std::string path = io::shard_path(dir, part);
-    const h5::File file(path, h5::Mode::read);
-    nn::RankShape shape;
-    shape.num_owned = length_of(file, "/owned/gid");
-    shape.num_halo = length_of(file, "/halo/gid");
-    shape.nnz = length_of(file, "/csr/indices");
-    shape.num_send = length_of(file, "/send/idx");
-    shape.num_features = meta.num_features;
-    shape.num_classes = meta.num_classes;
-    shape.num_split_rows =
-        length_of(file, "/split/train") + length_of(file, "/split/valid") + length_of(file, "/split/test");
-    const int64_t nonzeros = count_feature_nonzeros(file, shape.num_owned);
-    if (nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features))
-      shape.sparse_feature_nonzeros = nonzeros;
+    const nn::RankShape shape = read_part_shape(dir, meta, part);
     const int64_t bytes = train::estimate_rank_memory(config, shape);
     max_bytes = std::max(max_bytes, bytes);
     total_bytes += bytes;

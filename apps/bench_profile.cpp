@@ -1,0 +1,206 @@
+// `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads
+// (apps/device_profile.h), measured on this machine with the code of the other benchmarks: bench spmm's GB/s
+// on a uniform random CSR at widths 8..128 (gathers that hit a last-level cache of sysfs's size not counted,
+// as train::estimate_epoch counts bytes) and its STREAM triad, bench gemm's three GCN-layer products, the
+// dropout epilogue (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads
+// (default 1 and all cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth
+// at 64 MiB and its time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates
+// alone while the other ranks sleep, then all ranks time the allreduce; rank 0 writes FILE.
+//   mpirun -np 2 halogen bench profile -o profiles/cpu-$(hostname).json
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/bench.h"
+#include "apps/bench_comm.h"
+#include "apps/cli_checks.h"
+#include "apps/commands.h"
+#include "apps/device_profile.h"
+#include "core/buffer.h"
+#include "core/check.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/memory.h"
+#include "core/runtime.h"
+#include "core/timer.h"
+#include "kernels/ops.h"
+
+namespace halogen::app {
+namespace {
+
+struct ProfileOptions {
+  std::string output;
+  std::string name;
+  std::string threads;  // comma-separated; empty: 1 and all cores
+  int64_t rows = 1 << 19;
+  double avg_degree = 16;
+  std::vector<int64_t> widths = {8, 16, 32, 64, 128};
+  int iterations = 3;
+  int64_t triad_mib = 256;
+};
+
+// Dropout decisions per second (1e9/s) of the hidden-layer epilogue on a (rows, 64) matrix, best of 3.
+double dropout_gelems(int64_t rows) {
+  constexpr int64_t kWidth = 64;
+  Tensor h(rows, kWidth, Device::cpu), mask(rows, kWidth, Device::cpu), bias(kWidth, Device::cpu);
+  h.zero();
+  bias.zero();
+  Buffer<int64_t> gid(rows);
+  for (int64_t r = 0; r < rows; ++r) gid[r] = r;
+  const kernels::EpilogueParams params{true, 0.5f, 1, 1};
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    const double start = wall_seconds();
+    kernels::bias_relu_dropout(h.matrix(), Span<const float>{bias.data(), kWidth, Device::cpu},
+                               Span<const int64_t>{gid.data(), rows, Device::cpu}, params, mask.matrix());
+    if (i > 0) best = std::min(best, wall_seconds() - start);
+  }
+  return static_cast<double>(rows * kWidth) / best / 1e9;
+}
+
+std::vector<int> thread_counts(const std::string& text) {
+  if (text.empty()) {
+    const int cores = std::max(1, omp_get_num_procs());
+    return cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
+  }
+  std::vector<int> counts;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const int value = std::atoi(item.c_str());
+    HALOGEN_USER_CHECK(value >= 1 && (counts.empty() || value > counts.back()),
+                       "bench profile: --threads \"%s\" must be ascending positive counts such as 1,2",
+                       text.c_str());
+    counts.push_back(clamp_thread_count(value, "--threads"));
+  }
+  return counts;
+}
+
+// The last-level cache of this machine (sysfs), 0 when unknown.
+int64_t last_level_cache_bytes() {
+  for (int index = 4; index >= 0; --index) {
+    std::ifstream in(strformat("/sys/devices/system/cpu/cpu0/cache/index%d/size", index));
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    int64_t value = std::atoll(text.c_str());
+    const char unit = text.back();
+    if (unit == 'K') value <<= 10;
+    if (unit == 'M') value <<= 20;
+    if (value > 0) return value;
+  }
+  return 0;
+}
+
+train::ComputeRates measure_rates(const ProfileOptions& options, int threads, int64_t cache_bytes) {
+  omp_set_num_threads(threads);
+  train::ComputeRates rates;
+  rates.threads = threads;
+  rates.stream_gbs = stream_triad_gbs(options.triad_mib);
+  rates.spmm_widths = options.widths;
+  rates.spmm_gbs = spmm_gbs_sweep(options.rows, options.avg_degree, options.widths, options.iterations, 1);
+  // The byte count of train::estimate_epoch: gathers that hit the cache are not counted. Uniform random
+  // columns hit it for the share of X's rows it holds.
+  for (size_t i = 0; i < rates.spmm_widths.size(); ++i) {
+    const double rows = static_cast<double>(options.rows), entries = rows * options.avg_degree;
+    const double width = static_cast<double>(rates.spmm_widths[i]);
+    const double hit = std::min(1.0, static_cast<double>(cache_bytes) / (4.0 * width * rows));
+    const double fixed = 8.0 * (rows + 1) + 8.0 * entries + 4.0 * rows * width;
+    rates.spmm_gbs[i] *= (fixed + 4.0 * entries * width * (1.0 - hit)) / (fixed + 4.0 * entries * width);
+  }
+  rates.gemm_gflops = gemm_layer_gflops(options.rows, 128, 128, options.iterations);
+  rates.dropout_gelems = dropout_gelems(options.rows);
+  std::printf("# threads %d: triad %.1f GB/s, spmm", threads, rates.stream_gbs);
+  for (size_t i = 0; i < rates.spmm_widths.size(); ++i)
+    std::printf(" w%lld %.1f", static_cast<long long>(rates.spmm_widths[i]), rates.spmm_gbs[i]);
+  std::printf(" GB/s, gemm %.1f GFLOP/s, dropout %.3f G/s\n", rates.gemm_gflops, rates.dropout_gelems);
+  std::fflush(stdout);
+  return rates;
+}
+
+// Waits for every rank at a barrier without spinning a core (the other ranks sleep while rank 0 measures).
+void sleeping_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+  int done = 0;
+  while (true) {
+    MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void run_profile(const ProfileOptions& options) {
+  HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31) && options.iterations > 0,
+                     "bench profile: --rows must be in [1, 2^31) and --iters > 0");
+  const std::vector<int> threads = thread_counts(options.threads);
+  BenchComm bench_comm("cpu", "mpi");
+  comm::Communicator& comm = bench_comm.get();
+  train::DeviceProfile profile;
+  profile.name = options.name.empty() ? "cpu-" + host_name() : options.name;
+  profile.kind = "cpu";
+  profile.calibrated = true;
+  profile.memory_bytes = available_memory_bytes();
+  profile.cache_bytes = last_level_cache_bytes();
+  profile.cache_shared = true;
+  if (comm.rank() == 0) {
+    std::printf(
+        "# halogen bench profile: %s, %d rank(s); spmm on a uniform random CSR of %lld rows, degree %g\n",
+        profile.name.c_str(), comm.size(), static_cast<long long>(options.rows), options.avg_degree);
+    for (int t : threads) profile.rates.push_back(measure_rates(options, t, profile.cache_bytes));
+  }
+  sleeping_barrier();
+  omp_set_num_threads(1);
+  if (comm.size() > 1) {
+    CommBenchOptions comm_options;
+    comm_options.iterations = 10;
+    comm_options.warmup = 3;
+    const BenchRow small = allreduce_row(bench_comm, comm_options, 2);
+    const BenchRow large = allreduce_row(bench_comm, comm_options, (int64_t{64} << 20) / 4);
+    HALOGEN_USER_CHECK(small.wrong == 0 && large.wrong == 0,
+                       "bench profile: the allreduce gave wrong results");
+    profile.link_gbs = large.busbw_gbs;
+    profile.link_latency_us = small.time_us / (2.0 * (comm.size() - 1));
+    profile.overlap = true;
+  }
+  profile.source =
+      strformat("halogen bench profile on %s, %d rank(s)%s", host_name().c_str(), comm.size(),
+                comm.size() > 1 ? "" : " (no link figures: run under mpirun -np 2 to plan P > 1)");
+  if (comm.rank() == 0) {
+    if (comm.size() > 1)
+      std::printf("# link (allreduce over %d ranks): bus bandwidth %.2f GB/s at 64 MiB, latency %.1f us\n",
+                  comm.size(), profile.link_gbs, profile.link_latency_us);
+    write_device_profile(profile, options.output);
+    std::printf("# wrote %s\n", options.output.c_str());
+  }
+}
+
+}  // namespace
+
+void add_bench_profile(CLI::App& bench) {
+  static ProfileOptions options;
+  CLI::App* cmd = bench.add_subcommand(
+      "profile",
+      "Measure a CPU device profile for `halogen plan` (JSON); run under mpirun -np 2 for the link");
+  cmd->add_option("-o,--output", options.output, "Profile file to write (e.g. profiles/cpu-HOST.json)")
+      ->required();
+  cmd->add_option("--name", options.name, "Profile name (default cpu-<host>)");
+  cmd->add_option("--threads", options.threads,
+                  "Thread counts to measure, comma-separated (default 1 and all cores)");
+  cmd->add_option("--rows", options.rows, "Rows of the SpMM matrix and of the GEMM")->capture_default_str();
+  cmd->add_option("--avg-degree", options.avg_degree, "Mean row length of the SpMM matrix")
+      ->capture_default_str();
+  cmd->add_option("--width", options.widths, "SpMM widths")->capture_default_str();
+  cmd->add_option("--iters", options.iterations, "Timed calls per measurement")->capture_default_str();
+  cmd->add_option("--triad-mib", options.triad_mib, "MiB per triad array")->capture_default_str();
+  cmd->callback([] { run_profile(options); });
+}
+
+}  // namespace halogen::app

@@ -1,0 +1,29 @@
+#pragma once
+// Device profiles of `halogen plan`: small JSON files with the rates train::estimate_epoch needs, written by
+// `halogen bench profile -o FILE` (measured here) or shipped (profiles/h200.json: datasheet figures).
+//
+//   {"format": "halogen.device_profile", "version": 1, "name": "cpu-vm", "kind": "cpu",
+//    "calibrated": true, "source": "...", "memory_bytes": 25769803776, "cache_bytes": 33554432,
+//    "cache_shared": true (the ranks of a node share the cache; default true for cpu),
+//    "link": {"gbs": 3.1, "latency_us": 2.0, "overlap": true},
+//    "inter_node_link": {"gbs": 40, "latency_us": 5, "ranks_per_node": 8},     (optional)
+//    "rates": [{"threads": 1, "stream_gbs": 9.5, "gemm_gflops": 60, "dropout_gelems": 0.2,
+//               "spmm": {"widths": [8, 16, 32, 64, 128], "gbs": [...]}}, ...]}
+#include <string>
+
+#include "train/epoch_estimate.h"
+
+namespace halogen::app {
+
+// Reads and checks a profile file; UserError naming the file and the field on anything missing or not a
+// positive number.
+train::DeviceProfile read_device_profile(const std::string& path);
+
+// The link figures for a job of `num_ranks` ranks: inter_node_link's when the profile has one and the job
+// spans more than ranks_per_node ranks, else link's.
+train::DeviceProfile profile_for_ranks(const train::DeviceProfile& profile, int num_ranks);
+
+// Writes `profile` as above (atomically: a temporary file renamed over `path`).
+void write_device_profile(const train::DeviceProfile& profile, const std::string& path);
+
+}  // namespace halogen::app

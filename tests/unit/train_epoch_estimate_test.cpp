@@ -1,0 +1,110 @@
+// train::estimate_epoch (the time model of `halogen plan`): the phases it adds up follow the engine's GCN
+// schedule, and its cache model and overlap behave as documented in train/epoch_estimate.h.
+#include <gtest/gtest.h>
+
+#include "train/epoch_estimate.h"
+
+namespace halogen::train {
+namespace {
+
+// A profile with round numbers: 1 GB/s everywhere is 1 byte per ns, so expected times are byte counts.
+DeviceProfile unit_profile() {
+  DeviceProfile profile;
+  profile.name = "unit";
+  ComputeRates rates;
+  rates.stream_gbs = 1;
+  rates.spmm_widths = {8, 128};
+  rates.spmm_gbs = {1, 1};
+  rates.gemm_gflops = 1e9;  // GEMMs are bandwidth-bound here: max(flops / rate, bytes / stream)
+  rates.dropout_gelems = 1;
+  profile.rates = {rates};
+  profile.link_gbs = 1;
+  profile.link_latency_us = 0;
+  return profile;
+}
+
+nn::ModelConfig gcn(int layers, int64_t hidden) {
+  nn::ModelConfig config;
+  config.layers = layers;
+  config.hidden = hidden;
+  config.dropout = 0.5f;
+  return config;
+}
+
+nn::RankShape one_rank_shape() {
+  nn::RankShape shape;
+  shape.num_owned = 1000;
+  shape.nnz = 10000;
+  shape.num_features = 16;
+  shape.num_classes = 4;
+  return shape;
+}
+
+TEST(EpochEstimate, SpmmBytesFollowTheLayerOrder) {
+  // 2 layers 16 -> 32 -> 4: layer 0 aggregates first (width 16, no backward SpMM: its input has no
+  // gradient), layer 1 transforms first (width 4, forward and backward). Entries = nnz + n self-loops.
+  const nn::RankShape shape = one_rank_shape();
+  const EpochEstimate e = estimate_epoch(gcn(2, 32), shape, RankTraffic{}, 1, unit_profile(), 1);
+  const int64_t entries = 11000, rows = 1000;
+  auto bytes = [&](int64_t width) { return 8 * (rows + 1) + 8 * entries + 4 * width * (entries + rows); };
+  EXPECT_EQ(e.spmm_bytes, bytes(16) + 2 * bytes(4));
+  EXPECT_DOUBLE_EQ(e.halo_ms, 0.0);  // one rank: no exchange
+  EXPECT_DOUBLE_EQ(e.allreduce_ms, 0.0);
+  EXPECT_NEAR(e.epoch_ms, e.spmm_ms + e.gemm_ms + e.elementwise_ms + e.optimizer_ms, 1e-9);
+}
+
+TEST(EpochEstimate, CachedColumnsRemoveGathers) {
+  // Every entry in one column: a cache of one row of X holds it, so no gathered bytes remain.
+  nn::RankShape shape = one_rank_shape();
+  RankTraffic traffic;
+  traffic.top_column_entries = top_column_curve(std::vector<int64_t>{10000});
+  DeviceProfile profile = unit_profile();
+  profile.cache_bytes = 4 * 128;  // one row of the widest product
+  const EpochEstimate cached = estimate_epoch(gcn(2, 32), shape, traffic, 1, profile, 1);
+  const EpochEstimate uncached = estimate_epoch(gcn(2, 32), shape, RankTraffic{}, 1, profile, 1);
+  EXPECT_LT(cached.spmm_bytes, uncached.spmm_bytes);
+  // The share (1 here) applies to every entry, the self-loops included: 11000 entries x the widths of the
+  // three products.
+  EXPECT_EQ(uncached.spmm_bytes - cached.spmm_bytes, 4 * 11000 * (16 + 2 * 4));
+}
+
+TEST(EpochEstimate, TopColumnCurveAndShare) {
+  const std::vector<int64_t> curve = top_column_curve({1, 5, 2, 8});  // sorted: 8 5 2 1
+  ASSERT_EQ(curve, (std::vector<int64_t>{8, 13, 16}));                // top 1, top 2, top 4 (= all)
+  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 1), 0.5);
+  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 2), 13.0 / 16.0);
+  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 1 << 20), 1.0);
+  EXPECT_DOUBLE_EQ(cached_entry_share({}, 100), 0.0);  // unknown: no hits
+}
+
+TEST(EpochEstimate, OverlapHidesAnExchangeShorterThanTheOwnedProduct) {
+  nn::RankShape shape = one_rank_shape();
+  shape.num_halo = 10;
+  shape.num_send = 10;
+  RankTraffic traffic;
+  traffic.halo_entries = 10;
+  traffic.peers = 1;
+  DeviceProfile profile = unit_profile();
+  const EpochEstimate overlapped = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_GT(overlapped.halo_ms, 0.0);
+  EXPECT_DOUBLE_EQ(overlapped.halo_exposed_ms, 0.0);  // 10 rows per exchange vs a 1000-row product
+  profile.overlap = false;
+  const EpochEstimate serial = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_DOUBLE_EQ(serial.halo_exposed_ms, serial.halo_ms);
+  EXPECT_GT(serial.epoch_ms, overlapped.epoch_ms);
+}
+
+TEST(EpochEstimate, OnlyGcnIsModelled) {
+  nn::ModelConfig config = gcn(2, 32);
+  config.kind = nn::ConvKind::sage;
+  EXPECT_THROW(estimate_epoch(config, one_rank_shape(), RankTraffic{}, 1, unit_profile(), 1), UserError);
+}
+
+TEST(EpochEstimate, ManyRanksNeedALink) {
+  DeviceProfile profile = unit_profile();
+  profile.link_gbs = 0;
+  EXPECT_THROW(estimate_epoch(gcn(2, 32), one_rank_shape(), RankTraffic{}, 2, profile, 1), UserError);
+}
+
+}  // namespace
+}  // namespace halogen::train
