@@ -7,6 +7,16 @@
 #include "graph/graph.h"
 #include "io/text_reader.h"
 
+namespace halogen::h5 {
+class File;
+}
+
+namespace halogen::io {
+class BufferBudget;
+class EntrySorter;
+struct ConvertSummary;
+}  // namespace halogen::io
+
 namespace halogen::io::ogb {
 
 // DIR/raw/NAME.csv.gz, or DIR/raw/NAME.csv when only the uncompressed file exists; "" when neither does.
@@ -24,6 +34,13 @@ int32_t label_from_value(double value, const std::string& where);
 
 // num_classes = max label + 1.
 void set_num_classes(graph::Graph* g);
+
+// Bounded-memory conversion (io/convert_chunked.h): the splits, read as read_splits reads them, written to
+// /split/{train,valid,test}; the sorted edge entries merged into /csr (and the num_edges attribute).
+void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
+                          BufferBudget& budget, ConvertSummary* summary);
+void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
+                       BufferBudget& budget, ConvertSummary* summary);
 
 // Name for the graph: options.name, else the directory's last component.
 std::string default_name(const std::string& dir, const std::string& given);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Bounded-memory conversion (`halogen convert --memory-limit`): an OGB csv layout, an OGB npz layout and SNAP edge
+# lists (header kept, ids renumbered) converted with a limit of at most a quarter of their datasets' size give
+# the same datasets, attributes and storage (chunks, filters) as the in-memory conversion; the run files are gone;
+# the peak-memory line reports buffers within the limit. Needs numpy and h5py (skips without).
+set -eu
+bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
+src="${HALOGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
+python3 -c "import numpy, h5py" 2>/dev/null || { echo "skip: numpy/h5py missing"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Same datasets, values, types, shapes, chunking and filters; same root attributes. Prints the datasets' bytes.
+compare() {
+  python3 - "$1" "$2" <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+def datasets(f):
+    out = {}
+    f.visititems(lambda name, obj: out.__setitem__(name, obj) if isinstance(obj, h5py.Dataset) else None)
+    return out
+da, db = datasets(a), datasets(b)
+assert sorted(da) == sorted(db), (sorted(da), sorted(db))
+total = 0
+for name in da:
+    x, y = da[name], db[name]
+    assert x.dtype == y.dtype and x.shape == y.shape, (name, x.dtype, y.dtype, x.shape, y.shape)
+    assert x.chunks == y.chunks and x.compression == y.compression and x.fletcher32 == y.fletcher32, name
+    assert np.array_equal(x[()], y[()]), name
+    total += x.size * x.dtype.itemsize
+assert dict(a.attrs) == dict(b.attrs), (dict(a.attrs), dict(b.attrs))
+print(total)
+PY
+}
+
+# limit_check OUTPUT LOG: the summary's buffers are within the limit it names.
+limit_check() {
+  line=$(grep "^peak memory:" "$1")
+  buffers=$(sed -E 's/.*buffers ([0-9.]+) MiB.*/\1/' <<<"$line")
+  limit=$(sed -E 's/.*limit ([0-9]+) MiB.*/\1/' <<<"$line")
+  python3 -c "import sys; sys.exit(0 if float('$buffers') <= float('$limit') else 1)" ||
+    { echo "FAIL: buffers above the limit: $line"; exit 1; }
+  echo "$line"
+}
+
+# check NAME INPUT LIMIT_MIB [convert options]: unbounded vs bounded conversion of INPUT.
+check() {
+  local name=$1 input=$2 limit=$3
+  shift 3
+  mkdir -p "$work/$name"
+  "$bin" convert "$input" -o "$work/$name/full.h5" "$@" >"$work/$name/full.log"
+  grep -q "^peak memory: .*limit none" "$work/$name/full.log" || { echo "FAIL $name: no peak memory line"; exit 1; }
+  "$bin" convert "$input" -o "$work/$name/bounded.h5" --memory-limit "$limit" "$@" >"$work/$name/bounded.log"
+  limit_check "$work/$name/bounded.log"
+  bytes=$(compare "$work/$name/full.h5" "$work/$name/bounded.h5")
+  [ $((limit * 4 << 20)) -le "$bytes" ] || { echo "FAIL $name: datasets of $bytes bytes, limit not a quarter"; exit 1; }
+  leftovers=$(ls -A "$work/$name" | grep -v -E '^(full|bounded)\.(h5|log)$' || true)
+  [ -z "$leftovers" ] || { echo "FAIL $name: left behind: $leftovers"; exit 1; }
+  echo "ok $name: datasets $((bytes >> 20)) MiB, limit $limit MiB; $(grep -o '[0-9]* sorted runs' "$work/$name/bounded.log")"
+}
+
+# OGB csv: 60k vertices, 1.6M edges (repeats included), 16 features, splits: ~30 MiB of datasets (directed ~18), limit 4 MiB.
+python3 "$src/scripts/make_ogb_layout.py" "$work/ogb" --nodes 60000 --edges 1600000 --features 16 --classes 7 >/dev/null
+check ogb_csv "$work/ogb" 4
+check ogb_csv_directed "$work/ogb" 4 --directed
+
+# OGB npz: the same graph as arrays (edge_index deflated, features stored).
+python3 - "$work/ogb" "$work/npz" <<'PY'
+import sys, os, gzip, numpy as np
+src, dst = sys.argv[1], sys.argv[2]
+raw = lambda name: gzip.open(os.path.join(src, "raw", name + ".csv.gz"), "rt")
+edges = np.ascontiguousarray(np.loadtxt(raw("edge"), delimiter=",", dtype=np.int64).T)  # C order: streamed
+feat = np.loadtxt(raw("node-feat"), delimiter=",", dtype=np.float32)
+labels = np.genfromtxt(raw("node-label"), dtype=np.float64)
+os.makedirs(os.path.join(dst, "raw"))
+np.savez_compressed(os.path.join(dst, "raw", "data.npz"), edge_index=edges, num_nodes_list=np.array([feat.shape[0]]))
+data = dict(np.load(os.path.join(dst, "raw", "data.npz")))
+np.savez(os.path.join(dst, "raw", "data.npz"), edge_index=data["edge_index"], node_feat=feat,
+         num_nodes_list=data["num_nodes_list"])
+np.savez(os.path.join(dst, "raw", "node-label.npz"), node_label=labels.reshape(-1, 1))
+os.symlink(os.path.join(src, "split"), os.path.join(dst, "split"))
+PY
+check ogb_npz "$work/npz" 4
+grep -q "^peak memory: [0-9.]* MiB" "$work/ogb_npz/bounded.log"
+
+# SNAP: 1.1M edges among 100k sparse ids (renumbered, orig_id kept), and with a "# Nodes:" header (kept as is).
+python3 - "$work" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(3)
+ids = np.sort(rng.choice(10**9, size=100000, replace=False))
+pairs = ids[rng.integers(0, ids.size, size=(1100000, 2))]
+np.savetxt(sys.argv[1] + "/sparse.txt", pairs, fmt="%d", delimiter="\t", header="sparse ids", comments="# ")
+dense = rng.integers(0, 300000, size=(1100000, 2))
+np.savetxt(sys.argv[1] + "/dense.txt", dense, fmt="%d", delimiter="\t", header="Nodes: 300001 Edges: 1100000",
+           comments="# ")
+PY
+check snap_renumbered "$work/sparse.txt" 4
+check snap_header "$work/dense.txt" 4
+
+# Below the minimum: one line naming the option.
+if "$bin" convert "$work/dense.txt" -o "$work/small.h5" --memory-limit 2 2>"$work/small.err"; then
+  echo "FAIL: --memory-limit 2 accepted"; exit 1
+fi
+grep -q -- "--memory-limit: 2 MiB is below" "$work/small.err" || { echo "FAIL: $(cat "$work/small.err")"; exit 1; }
+echo "convert_bounded: all ok"
