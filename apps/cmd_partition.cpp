@@ -1,10 +1,13 @@
 // `halogen partition GRAPH.h5 --parts P -o DIR`: graph file -> partition directory (one shard per rank).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "io/convert_chunked.h"
 #include "partition/partition_dir.h"
 
 namespace halogen::app {
@@ -36,6 +39,7 @@ std::string creation_command(const PartitionFlags& f) {
 }
 
 void run_partition(const PartitionFlags& f) {
+  const int64_t baseline_rss = io::resident_bytes();
   partition::PartitionRequest request;
   request.graph_path = f.graph_path;
   request.output_dir = f.output_dir;
@@ -61,6 +65,13 @@ void run_partition(const PartitionFlags& f) {
                 static_cast<double>(phase.peak_rss_bytes) / (1 << 20));
   std::printf("process peak %.1f MiB\n", static_cast<double>(result.process_peak_rss_bytes) / (1 << 20));
   std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
+  // Buffers: the resident memory the job came to hold beyond what the process held before it read the graph;
+  // limit: the memory budget METIS aimed at (--memory-limit, or its default of 3x the graph file).
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(f.graph_path, ec);
+  const int64_t budget = partition::memory_budget_bytes(request, ec ? 0 : static_cast<int64_t>(file_bytes));
+  std::printf("%s\n",
+              io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), budget).c_str());
 }
 
 }  // namespace
