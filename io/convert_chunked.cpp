@@ -28,15 +28,17 @@ void BufferBudget::release(int64_t bytes) {
   HALOGEN_ASSERT(held_bytes_ >= 0, "buffer budget released more than it held");
 }
 
-// ---------------------------------------------------------------------------------------------------- ScratchFile
+// ----------------------------------------------------------------------------------------------------
+// ScratchFile
 
 ScratchFile::ScratchFile(const std::string& output_path, std::string what)
     : output_path_(output_path), what_(std::move(what)) {
-  path_ = AtomicOutput(output_path).temp_path();  // the naming only: AtomicOutput removes nothing it never made
+  path_ =
+      AtomicOutput(output_path).temp_path();  // the naming only: AtomicOutput removes nothing it never made
   file_ = std::fopen(path_.c_str(), "w+b");
   if (!file_)
-    throw UserError(strformat("%s: cannot create a temporary file for the %s beside it: %s", output_path_.c_str(),
-                              what_.c_str(), std::strerror(errno)));
+    throw UserError(strformat("%s: cannot create a temporary file for the %s beside it: %s",
+                              output_path_.c_str(), what_.c_str(), std::strerror(errno)));
 }
 
 ScratchFile::~ScratchFile() {
@@ -64,7 +66,8 @@ size_t ScratchFile::read(void* data, size_t bytes) {
   return got;
 }
 
-// --------------------------------------------------------------------------------------------------- EntrySorter
+// ---------------------------------------------------------------------------------------------------
+// EntrySorter
 
 namespace {
 constexpr int64_t kMinimumRunBufferBytes = int64_t{64} << 10;
@@ -112,7 +115,8 @@ void EntrySorter::merge_runs(std::vector<Run*>& inputs, int64_t buffer_entries,
     c.block.resize(static_cast<size_t>(take));
     const size_t bytes = static_cast<size_t>(take) * sizeof(Entry);
     if (inputs[i]->file->read(c.block.data(), bytes) != bytes)
-      throw UserError(output_path_ + ": a temporary edge run file is shorter than written (disk or file system error)");
+      throw UserError(output_path_ +
+                      ": a temporary edge run file is shorter than written (disk or file system error)");
     c.left -= take;
     c.at = 0;
     return take > 0;
@@ -166,9 +170,11 @@ void EntrySorter::merge(FunctionRef<void(int64_t, int64_t)> emit) {
   while (runs_.size() - next > fan_in) {
     std::vector<Run*> inputs;
     for (size_t i = 0; i < fan_in; ++i) inputs.push_back(&runs_[next + i]);
-    const int64_t buffer_entries = std::max<int64_t>(1, free_bytes / static_cast<int64_t>(fan_in + 1) / entry_bytes);
+    const int64_t buffer_entries =
+        std::max<int64_t>(1, free_bytes / static_cast<int64_t>(fan_in + 1) / entry_bytes);
     Run merged;
-    merged.file = std::make_unique<ScratchFile>(output_path_, "merged edge run " + std::to_string(runs_.size()));
+    merged.file =
+        std::make_unique<ScratchFile>(output_path_, "merged edge run " + std::to_string(runs_.size()));
     {
       std::vector<Entry> out;
       out.reserve(static_cast<size_t>(buffer_entries));
@@ -197,7 +203,8 @@ void EntrySorter::merge(FunctionRef<void(int64_t, int64_t)> emit) {
   runs_.clear();
 }
 
-// ----------------------------------------------------------------------------------------------- CsrStreamWriter
+// -----------------------------------------------------------------------------------------------
+// CsrStreamWriter
 
 struct CsrStreamWriter::State {
   State(h5::File& f, const std::string& output, int64_t n, BufferBudget& b)
@@ -273,7 +280,8 @@ int64_t CsrStreamWriter::finish() {
   return s.count;
 }
 
-// ------------------------------------------------------------------------------------------- FeatureStreamWriter
+// -------------------------------------------------------------------------------------------
+// FeatureStreamWriter
 
 struct FeatureStreamWriter::State {
   State(h5::File& f, int64_t n, int64_t columns, BufferBudget& b)
@@ -292,8 +300,8 @@ struct FeatureStreamWriter::State {
 
   void start_writer() {
     const bool compress = features_compress_well(pending.data(), static_cast<int64_t>(pending.size()));
-    writer = std::make_unique<h5::DatasetWriter<float>>(file, "/node/feat", std::vector<int64_t>{num_nodes, num_features},
-                                                        compress);
+    writer = std::make_unique<h5::DatasetWriter<float>>(
+        file, "/node/feat", std::vector<int64_t>{num_nodes, num_features}, compress);
     held_writer = std::make_unique<HeldBytes>(budget, writer->buffer_bytes());
     writer->append(pending.data(), static_cast<int64_t>(pending.size()) / num_features);
     std::vector<float>().swap(pending);
@@ -328,14 +336,15 @@ void FeatureStreamWriter::finish() {
 }
 
 void check_convert_limit(int64_t limit_bytes) {
-  HALOGEN_USER_CHECK(limit_bytes >= kMinimumConvertLimitBytes,
-                     "--memory-limit: %lld MiB is below the %lld MiB a bounded conversion needs (two HDF5 chunks of "
-                     "1 MiB and the merge buffers)",
-                     static_cast<long long>(limit_bytes >> 20),
-                     static_cast<long long>(kMinimumConvertLimitBytes >> 20));
+  HALOGEN_USER_CHECK(
+      limit_bytes >= kMinimumConvertLimitBytes,
+      "--memory-limit: %lld MiB is below the %lld MiB a bounded conversion needs (two HDF5 chunks of "
+      "1 MiB and the merge buffers)",
+      static_cast<long long>(limit_bytes >> 20), static_cast<long long>(kMinimumConvertLimitBytes >> 20));
 }
 
-// ----------------------------------------------------------------------------------------------------- reporting
+// -----------------------------------------------------------------------------------------------------
+// reporting
 
 int64_t max_resident_bytes() {
   struct rusage usage {};

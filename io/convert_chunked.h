@@ -3,11 +3,12 @@
 // converters share when they write the graph file while reading, instead of building the graph in memory.
 //
 // Edges go through an external sort: entries (row, col) fill a buffer; a full buffer is sorted by (row, col),
-// deduplicated and spilled as a run file beside the output; the runs are merged (k-way, in several passes when
-// there are more runs than the merge buffers allow), duplicates dropped once more, and the merged stream becomes
-// /csr/indptr and /csr/indices in chunked writes. The result equals graph::build_csr's (sorted, duplicate-free
-// rows, no self-loops, both directions when symmetrised), so the file holds the same datasets as the in-memory
-// conversion. Per-node arrays (features, labels) are written in row blocks through h5::DatasetWriter.
+// deduplicated and spilled as a run file beside the output; the runs are merged (k-way, in several passes
+// when there are more runs than the merge buffers allow), duplicates dropped once more, and the merged stream
+// becomes /csr/indptr and /csr/indices in chunked writes. The result equals graph::build_csr's (sorted,
+// duplicate-free rows, no self-loops, both directions when symmetrised), so the file holds the same datasets
+// as the in-memory conversion. Per-node arrays (features, labels) are written in row blocks through
+// h5::DatasetWriter.
 //
 // Memory: every data buffer is counted by a BufferBudget, whose high-water mark is reported at the end; the
 // buffers stay within its limit, except the per-vertex tables a converter documents (split membership, 1 byte
@@ -28,8 +29,8 @@ class File;
 
 namespace halogen::io {
 
-// The smallest --memory-limit the chunked conversion accepts: two HDF5 chunks of about 1 MiB (indptr while the
-// merge writes it, features or labels) and merge buffers of at least 64 KiB per run.
+// The smallest --memory-limit the chunked conversion accepts: two HDF5 chunks of about 1 MiB (indptr while
+// the merge writes it, features or labels) and merge buffers of at least 64 KiB per run.
 constexpr int64_t kMinimumConvertLimitBytes = int64_t{4} << 20;
 
 // Bytes held by a conversion's data buffers: hold() and release() as they are allocated and freed; the high
@@ -78,8 +79,8 @@ class ScratchFile {
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
   void write(const void* data, size_t bytes);
-  void rewind();                               // ends writing; reading starts at byte 0
-  size_t read(void* data, size_t bytes);       // bytes read (fewer only at the end)
+  void rewind();                          // ends writing; reading starts at byte 0
+  size_t read(void* data, size_t bytes);  // bytes read (fewer only at the end)
   const std::string& path() const { return path_; }
 
  private:
@@ -94,9 +95,9 @@ struct Entry {
   bool operator==(const Entry& other) const { return row == other.row && col == other.col; }
 };
 
-// External sort of CSR entries: add() buffers entries (self-loops dropped; an undirected edge is added as both
-// of its entries by add_edge), spilling a full buffer as a sorted, duplicate-free run; merge() streams every
-// distinct entry once in (row, col) order. The buffer takes `buffer_bytes` of the budget while reading;
+// External sort of CSR entries: add() buffers entries (self-loops dropped; an undirected edge is added as
+// both of its entries by add_edge), spilling a full buffer as a sorted, duplicate-free run; merge() streams
+// every distinct entry once in (row, col) order. The buffer takes `buffer_bytes` of the budget while reading;
 // merge() releases it and uses what the budget has free (at least kMinimumConvertLimitBytes / 2 is expected).
 class EntrySorter {
  public:
@@ -107,8 +108,9 @@ class EntrySorter {
     add(src, dst);
     if (symmetrize_) add(dst, src);
   }
-  // Ends the input: when runs were spilled, the buffered rest is spilled too and the buffer is released (so what
-  // follows can use the budget); when everything fitted, the buffer stays for merge() to emit from memory.
+  // Ends the input: when runs were spilled, the buffered rest is spilled too and the buffer is released (so
+  // what follows can use the budget); when everything fitted, the buffer stays for merge() to emit from
+  // memory.
   void finish_input();
   // Calls emit(row, col) for every distinct entry, in (row, col) order. Call once.
   void merge(FunctionRef<void(int64_t, int64_t)> emit);
@@ -126,7 +128,8 @@ class EntrySorter {
   void sort_buffer();  // sorts and deduplicates buffer_
   void spill();
   // Merges `inputs` into emit, with `buffer_entries` entries of read buffer per input.
-  void merge_runs(std::vector<Run*>& inputs, int64_t buffer_entries, FunctionRef<void(int64_t, int64_t)> emit);
+  void merge_runs(std::vector<Run*>& inputs, int64_t buffer_entries,
+                  FunctionRef<void(int64_t, int64_t)> emit);
 
   std::string output_path_;
   BufferBudget& budget_;
@@ -154,8 +157,8 @@ class CsrStreamWriter {
   std::unique_ptr<State> state_;
 };
 
-// /node/feat [N, F] from rows given in order: the first MiB (or all rows, when fewer) is held until the deflate
-// decision is made as write_graph makes it (features_compress_well), then rows go through an
+// /node/feat [N, F] from rows given in order: the first MiB (or all rows, when fewer) is held until the
+// deflate decision is made as write_graph makes it (features_compress_well), then rows go through an
 // h5::DatasetWriter. Buffers: up to 2 MiB (counted in the budget).
 class FeatureStreamWriter {
  public:

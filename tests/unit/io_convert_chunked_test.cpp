@@ -1,5 +1,5 @@
-// io/convert_chunked.h: the external sort (runs spilled, merged in several passes when the fan-in is small) gives
-// exactly build_csr's entries; run files are removed; the budget's high-water mark counts the buffers.
+// io/convert_chunked.h: the external sort (runs spilled, merged in several passes when the fan-in is small)
+// gives exactly build_csr's entries; run files are removed; the budget's high-water mark counts the buffers.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,7 +17,8 @@ using halogen::io::HeldBytes;
 namespace {
 
 // Entries of build_csr(n, edges) as (row, col) pairs, row-major.
-std::vector<std::pair<int64_t, int64_t>> reference(int64_t n, const halogen::graph::EdgeList& edges, bool symmetrize) {
+std::vector<std::pair<int64_t, int64_t>> reference(int64_t n, const halogen::graph::EdgeList& edges,
+                                                   bool symmetrize) {
   halogen::graph::BuildOptions options;
   options.symmetrize = symmetrize;
   const halogen::graph::Csr csr = halogen::graph::build_csr(n, edges, options);
@@ -28,9 +29,10 @@ std::vector<std::pair<int64_t, int64_t>> reference(int64_t n, const halogen::gra
 }
 
 std::vector<std::pair<int64_t, int64_t>> sorted_externally(const std::string& output, int64_t n,
-                                                           const halogen::graph::EdgeList& edges, bool symmetrize,
-                                                           int64_t buffer_bytes, int64_t free_for_merge,
-                                                           int64_t* runs, int64_t* high_water) {
+                                                           const halogen::graph::EdgeList& edges,
+                                                           bool symmetrize, int64_t buffer_bytes,
+                                                           int64_t free_for_merge, int64_t* runs,
+                                                           int64_t* high_water) {
   BufferBudget budget(int64_t{64} << 20);
   std::vector<std::pair<int64_t, int64_t>> out;
   {
@@ -51,8 +53,10 @@ halogen::graph::EdgeList random_edges(int64_t n, int64_t count, uint64_t seed) {
   halogen::graph::EdgeList edges;
   for (int64_t i = 0; i < count; ++i) {
     // Few distinct ids: many duplicates and self-loops, across runs.
-    edges.src.push_back(static_cast<int64_t>(halogen::rng::uniform_u64(seed, 1, static_cast<uint64_t>(i)) % n));
-    edges.dst.push_back(static_cast<int64_t>(halogen::rng::uniform_u64(seed, 2, static_cast<uint64_t>(i)) % n));
+    edges.src.push_back(
+        static_cast<int64_t>(halogen::rng::uniform_u64(seed, 1, static_cast<uint64_t>(i)) % n));
+    edges.dst.push_back(
+        static_cast<int64_t>(halogen::rng::uniform_u64(seed, 2, static_cast<uint64_t>(i)) % n));
   }
   return edges;
 }
@@ -67,7 +71,8 @@ TEST(EntrySorter, MultiPassMergeEqualsBuildCsr) {
   const halogen::graph::EdgeList edges = random_edges(n, 20000, 7);
   for (const bool symmetrize : {true, false}) {
     int64_t runs = 0, high_water = 0;
-    // 1 KiB buffers: 64 entries per run, hundreds of runs; 200 KiB for the merge: fan-in 2, so several passes.
+    // 1 KiB buffers: 64 entries per run, hundreds of runs; 200 KiB for the merge: fan-in 2, so several
+    // passes.
     const auto got = sorted_externally(output, n, edges, symmetrize, 1024, 200 << 10, &runs, &high_water);
     EXPECT_GT(runs, 100);
     EXPECT_EQ(got, reference(n, edges, symmetrize));
@@ -92,6 +97,7 @@ TEST(BufferBudget, HighWaterMarkAndHeldBytes) {
     EXPECT_EQ(budget.free_bytes(), 30);
   }
   EXPECT_EQ(budget.held_bytes(), 0);
-  // set() holds the new size before releasing the old one (a reallocation holds both for a moment): 60 + 30 + 10.
+  // set() holds the new size before releasing the old one (a reallocation holds both for a moment): 60 + 30
+  // + 10.
   EXPECT_EQ(budget.high_water_bytes(), 100);
 }
