@@ -80,20 +80,21 @@ void add_convert_command(CLI::App& app) {
     const std::string chosen = format.empty() ? detect_format(options.input) : format;
     if (memory_limit_mib > 0) {
       HALOGEN_USER_CHECK(chosen == "ogb" || chosen == "npz" || chosen == "snap",
-                         "--memory-limit: bounded conversion reads ogb, npz and snap inputs, not %s", chosen.c_str());
+                         "--memory-limit: bounded conversion reads ogb, npz and snap inputs, not %s",
+                         chosen.c_str());
       HALOGEN_USER_CHECK(memory_limit_mib < (int64_t{1} << 40), "--memory-limit: %lld MiB is out of range",
                          static_cast<long long>(memory_limit_mib));
       options.memory_limit_bytes = memory_limit_mib << 20;
       const io::ConvertSummary s = chosen == "snap"  ? io::convert_snap_to_file(options, output)
                                    : chosen == "npz" ? io::convert_ogb_npz_to_file(options, output)
                                                      : io::convert_ogb_to_file(options, output);
-      log::info(strformat(
-          "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %lld/%lld/%lld "
-          "(converted in %.1f s, %lld sorted runs)",
-          output.c_str(), static_cast<long long>(s.num_nodes), static_cast<long long>(s.num_edges),
-          s.directed ? "directed" : "both directions", static_cast<long long>(s.num_features), s.num_classes,
-          static_cast<long long>(s.train), static_cast<long long>(s.valid), static_cast<long long>(s.test),
-          watch.seconds(), static_cast<long long>(s.runs)));
+      log::info(
+          strformat("%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %lld/%lld/%lld "
+                    "(converted in %.1f s, %lld sorted runs)",
+                    output.c_str(), static_cast<long long>(s.num_nodes), static_cast<long long>(s.num_edges),
+                    s.directed ? "directed" : "both directions", static_cast<long long>(s.num_features),
+                    s.num_classes, static_cast<long long>(s.train), static_cast<long long>(s.valid),
+                    static_cast<long long>(s.test), watch.seconds(), static_cast<long long>(s.runs)));
       log::info(io::peak_memory_line(s.buffer_high_water_bytes, options.memory_limit_bytes));
       return;
     }

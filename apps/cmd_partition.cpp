@@ -70,8 +70,9 @@ void run_partition(const PartitionFlags& f) {
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(f.graph_path, ec);
   const int64_t budget = partition::memory_budget_bytes(request, ec ? 0 : static_cast<int64_t>(file_bytes));
-  std::printf("%s\n",
-              io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), budget).c_str());
+  std::printf(
+      "%s\n",
+      io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), budget).c_str());
 }
 
 }  // namespace

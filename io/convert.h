@@ -28,9 +28,9 @@ struct ConvertSummary {
 };
 
 // Bounded-memory conversions (`halogen convert --memory-limit`): the same inputs, checks and messages as
-// convert_ogb, convert_ogb_npz and convert_snap, but the graph file `output` is written (atomically) while the
-// input is read: edges by an external sort, per-node arrays in row blocks (io/convert_chunked.h). The file holds
-// the same datasets and attributes as write_graph(output, convert_*(options)).
+// convert_ogb, convert_ogb_npz and convert_snap, but the graph file `output` is written (atomically) while
+// the input is read: edges by an external sort, per-node arrays in row blocks (io/convert_chunked.h). The
+// file holds the same datasets and attributes as write_graph(output, convert_*(options)).
 ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::string& output);
 ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output);
 ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::string& output);

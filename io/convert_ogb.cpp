@@ -364,8 +364,8 @@ int32_t stream_labels(const std::string& path, int64_t num_nodes, h5::File& file
 
 namespace ogb {
 
-void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
-                          BufferBudget& budget, ConvertSummary* summary) {
+void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes,
+                          h5::File& file, BufferBudget& budget, ConvertSummary* summary) {
   graph::Graph g;
   g.num_nodes = num_nodes;
   const HeldBytes membership(budget, num_nodes);  // read_splits' split_of: 1 byte per vertex
@@ -436,9 +436,9 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
         const int64_t src = parse_int64(tokens[0], reader, 0);
         const int64_t dst = parse_int64(tokens[1], reader, 1);
         for (const int64_t id : {src, dst}) {
-          HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld) (num-node-list)",
-                             reader.where().c_str(), static_cast<long long>(id),
-                             static_cast<long long>(num_nodes));
+          HALOGEN_USER_CHECK(id >= 0 && id < num_nodes,
+                             "%snode id %lld out of range [0, %lld) (num-node-list)", reader.where().c_str(),
+                             static_cast<long long>(id), static_cast<long long>(num_nodes));
         }
         sorter.add_edge(src, dst);
         ++count;
@@ -450,7 +450,8 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
     }
     sorter.finish_input();
     // Per-node files confirm num-node-list before anything of its size is written (as in convert_ogb).
-    const std::string feature_path = ogb::find_raw(dir, "node-feat"), label_path = ogb::find_raw(dir, "node-label");
+    const std::string feature_path = ogb::find_raw(dir, "node-feat"),
+                      label_path = ogb::find_raw(dir, "node-label");
     if (!feature_path.empty()) summary.num_features = stream_features(feature_path, num_nodes, file, budget);
     if (!label_path.empty()) summary.num_classes = stream_labels(label_path, num_nodes, file, budget);
     if (feature_path.empty() && label_path.empty()) {

@@ -83,7 +83,8 @@ NpzInputs open_npz_inputs(const std::string& dir) {
     in.labels = std::make_unique<NpzArchive>(in.label_path);
     HALOGEN_USER_CHECK(!in.labels->names().empty(), "%s: no arrays in the archive (expected node_label)",
                        in.label_path.c_str());
-    in.label_reader = in.labels->open(in.labels->has("node_label") ? "node_label" : in.labels->names().front());
+    in.label_reader =
+        in.labels->open(in.labels->has("node_label") ? "node_label" : in.labels->names().front());
     const auto& shape = in.label_reader->header().shape;
     HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == in.num_nodes) ||
                            (shape.size() == 2 && shape[0] == in.num_nodes && shape[1] == 1),
@@ -174,12 +175,12 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
   NpzInputs in = open_npz_inputs(dir);
   if (!in.feature_reader && !in.label_reader) {
     const int64_t endpoints = saturating_bytes(in.num_edges, 2);
-    HALOGEN_USER_CHECK(in.num_nodes - std::min(in.num_nodes, endpoints) <= kMaxIsolatedVertices,
-                       "%s: num_nodes_list declares %lld vertices, but its %lld edges touch at most %lld of them; "
-                       "more than %lld isolated vertices are taken for a corrupt size",
-                       in.data_path.c_str(), static_cast<long long>(in.num_nodes),
-                       static_cast<long long>(in.num_edges), static_cast<long long>(endpoints),
-                       static_cast<long long>(kMaxIsolatedVertices));
+    HALOGEN_USER_CHECK(
+        in.num_nodes - std::min(in.num_nodes, endpoints) <= kMaxIsolatedVertices,
+        "%s: num_nodes_list declares %lld vertices, but its %lld edges touch at most %lld of them; "
+        "more than %lld isolated vertices are taken for a corrupt size",
+        in.data_path.c_str(), static_cast<long long>(in.num_nodes), static_cast<long long>(in.num_edges),
+        static_cast<long long>(endpoints), static_cast<long long>(kMaxIsolatedVertices));
   }
   BufferBudget budget(options.memory_limit_bytes);
   ConvertSummary summary;
@@ -190,8 +191,9 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
     h5::File file(temporary, h5::Mode::create);
     write_graph_attributes(file, ogb::default_name(dir, options.name), n, 0, options.directed, 0, 0);
     {
-      // edge_index [2, E] holds all sources, then all targets: a second reader of the same member, advanced past
-      // the sources, gives the targets alongside (it reads the member to its end, so its CRC-32 is checked).
+      // edge_index [2, E] holds all sources, then all targets: a second reader of the same member, advanced
+      // past the sources, gives the targets alongside (it reads the member to its end, so its CRC-32 is
+      // checked).
       constexpr int64_t kBlock = 1 << 15;
       const HeldBytes held(budget, 3 * kBlock * 8);
       EntrySorter sorter(output, budget, budget.limit_bytes() - (int64_t{2} << 20), !options.directed);
@@ -209,9 +211,10 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
         targets->read(dst.data(), take);
         for (int64_t i = 0; i < take; ++i) {
           for (const int64_t id : {src[i], dst[i]}) {
-            HALOGEN_USER_CHECK(id >= 0 && id < n, "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)",
-                               in.data_path.c_str(), static_cast<long long>(done + i), static_cast<long long>(id),
-                               static_cast<long long>(n));
+            HALOGEN_USER_CHECK(id >= 0 && id < n,
+                               "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)",
+                               in.data_path.c_str(), static_cast<long long>(done + i),
+                               static_cast<long long>(id), static_cast<long long>(n));
           }
           sorter.add_edge(src[i], dst[i]);
         }
@@ -227,7 +230,8 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
       summary.num_features = columns;
       if (columns > 0) {
         FeatureStreamWriter writer(file, n, columns, budget);
-        const int64_t block_rows = std::max<int64_t>(1, (int64_t{1} << 18) / columns);  // about 1 MiB of floats
+        const int64_t block_rows =
+            std::max<int64_t>(1, (int64_t{1} << 18) / columns);  // about 1 MiB of floats
         std::vector<float> block(static_cast<size_t>(block_rows * columns));
         const HeldBytes held(budget, static_cast<int64_t>(block.size() * sizeof(float)));
         for (int64_t row = 0; row < n;) {

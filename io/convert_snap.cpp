@@ -121,7 +121,8 @@ class IdTable {
     std::sort(pending_.begin(), pending_.end());
     pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
     const size_t old_size = ids_.size();
-    if (ids_.capacity() < old_size + pending_.size())  // grows by a quarter, not doubling: the table is counted
+    if (ids_.capacity() <
+        old_size + pending_.size())  // grows by a quarter, not doubling: the table is counted
       ids_.reserve(std::max(old_size + pending_.size(), ids_.capacity() + ids_.capacity() / 4));
     ids_.insert(ids_.end(), pending_.begin(), pending_.end());
     std::inplace_merge(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(old_size), ids_.end());
@@ -186,8 +187,8 @@ ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::st
     // the runs serve either way and ids are mapped as they leave the merge.
     EntrySorter sorter(output, budget, budget.limit_bytes() - (int64_t{2} << 20), !options.directed);
     int64_t max_id = -1, edges = 0;
-    const int64_t header_nodes =
-        scan_snap(options.input, &max_id, &edges, [&](int64_t src, int64_t dst) { sorter.add_edge(src, dst); });
+    const int64_t header_nodes = scan_snap(options.input, &max_id, &edges,
+                                           [&](int64_t src, int64_t dst) { sorter.add_edge(src, dst); });
     sorter.finish_input();
     HALOGEN_USER_CHECK(edges > 0, "%s: no edges (an empty edge list would be a graph of 0 vertices)",
                        options.input.c_str());

@@ -192,16 +192,16 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
   validate_snapshots(g, where);
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 bool features_compress_well(const float* features, int64_t count) {
-  const uLong sample = static_cast<uLong>(std::min<int64_t>(count * static_cast<int64_t>(sizeof(float)), 1 << 20));
+  const uLong sample =
+      static_cast<uLong>(std::min<int64_t>(count * static_cast<int64_t>(sizeof(float)), 1 << 20));
   if (sample < 4096) return false;
   std::vector<Bytef> out(compressBound(sample));
   uLongf out_size = static_cast<uLongf>(out.size());
-  if (compress2(out.data(), &out_size, reinterpret_cast<const Bytef*>(features), sample, 1) != Z_OK) return false;
+  if (compress2(out.data(), &out_size, reinterpret_cast<const Bytef*>(features), sample, 1) != Z_OK)
+    return false;
   return out_size * 2 < sample;
 }
 
@@ -249,7 +249,8 @@ void write_graph(const std::string& path, const graph::Graph& g) {
   validate_graph(g, path);
   write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
-    write_graph_attributes(file, g.name, g.num_nodes, g.num_edges(), g.directed, g.num_classes, g.num_features);
+    write_graph_attributes(file, g.name, g.num_nodes, g.num_edges(), g.directed, g.num_classes,
+                           g.num_features);
     write_csr(file, "/csr", g.adjacency);
     if (g.num_features > 0) {
       file.write("/node/feat", g.features.data(), {g.num_nodes, g.num_features},

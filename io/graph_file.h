@@ -32,8 +32,8 @@ graph::Graph read_graph_without_features(const std::string& path);
 // Writes atomically (a temporary file in the same directory, renamed on success; removed on failure).
 void write_graph(const std::string& path, const graph::Graph& graph);
 
-// Whether /node/feat is stored deflated: dense float features shrink ~20% but read ~5x slower, while sparse or
-// binary ones (bag-of-words, one-hot) shrink 10-100x and still read fast. Decided on the first MiB of the
+// Whether /node/feat is stored deflated: dense float features shrink ~20% but read ~5x slower, while sparse
+// or binary ones (bag-of-words, one-hot) shrink 10-100x and still read fast. Decided on the first MiB of the
 // `count` values (all of them when fewer), so a writer that streams rows decides as write_graph does.
 bool features_compress_well(const float* features, int64_t count);
 

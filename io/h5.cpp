@@ -193,7 +193,8 @@ Handle create_dataset(hid_t file, const std::string& path, const std::string& da
     ok = ok && H5Pset_fletcher32(plist.id()) >= 0;
     if (!ok) throw UserError(path + ": " + dataset + ": cannot set up chunking and the Fletcher-32 checksum");
   }
-  Handle ds(H5Dcreate2(file, dataset.c_str(), type, space.id(), H5P_DEFAULT, plist.id(), H5P_DEFAULT), H5Dclose);
+  Handle ds(H5Dcreate2(file, dataset.c_str(), type, space.id(), H5P_DEFAULT, plist.id(), H5P_DEFAULT),
+            H5Dclose);
   if (!ds.valid()) throw UserError(path + ": " + dataset + ": cannot create dataset");
   return ds;
 }
@@ -233,7 +234,8 @@ DatasetWriter<T>::DatasetWriter(File& file, const std::string& dataset, const st
 template <typename T>
 void DatasetWriter<T>::append(const T* data, int64_t rows) {  // data: (rows, row elements)
   if (rows_written_ + buffered_rows() + rows > dims_[0])
-    throw UserError(path_ + ": " + dataset_ + ": more than the " + std::to_string(dims_[0]) + " rows declared");
+    throw UserError(path_ + ": " + dataset_ + ": more than the " + std::to_string(dims_[0]) +
+                    " rows declared");
   if (row_elements_ == 0) {  // an empty dataset ([N, 0]): nothing to store
     rows_written_ += rows;
     return;

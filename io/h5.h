@@ -107,14 +107,15 @@ class File {
 };
 
 // Writes one dataset in blocks of rows, in bounded memory: created with its full shape and the chunk shape,
-// Fletcher-32 checksum and deflate option of File::write, so the file holds exactly what File::write of the whole
-// array would have written. append() copies rows into a buffer of one chunk's rows and writes whole chunks;
-// finish() writes the rest and checks that every declared row was given (UserError otherwise, as for more rows
-// than declared). Memory: one chunk (about 1 MiB; buffer_bytes()). Not for scalars.
+// Fletcher-32 checksum and deflate option of File::write, so the file holds exactly what File::write of the
+// whole array would have written. append() copies rows into a buffer of one chunk's rows and writes whole
+// chunks; finish() writes the rest and checks that every declared row was given (UserError otherwise, as for
+// more rows than declared). Memory: one chunk (about 1 MiB; buffer_bytes()). Not for scalars.
 template <typename T>
 class DatasetWriter {
  public:
-  DatasetWriter(File& file, const std::string& dataset, const std::vector<int64_t>& dims, bool compress = false);
+  DatasetWriter(File& file, const std::string& dataset, const std::vector<int64_t>& dims,
+                bool compress = false);
   DatasetWriter(const DatasetWriter&) = delete;
   DatasetWriter& operator=(const DatasetWriter&) = delete;
   void append(const T* data, int64_t rows);  // data: (rows, product of dims[1:]) in C order

@@ -37,8 +37,8 @@ void set_num_classes(graph::Graph* g);
 
 // Bounded-memory conversion (io/convert_chunked.h): the splits, read as read_splits reads them, written to
 // /split/{train,valid,test}; the sorted edge entries merged into /csr (and the num_edges attribute).
-void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
-                          BufferBudget& budget, ConvertSummary* summary);
+void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes,
+                          h5::File& file, BufferBudget& budget, ConvertSummary* summary);
 void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
                        BufferBudget& budget, ConvertSummary* summary);
 
