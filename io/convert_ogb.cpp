@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -76,7 +77,10 @@ std::string find_split_file(const fs::path& dir, const std::string& name) {
 
 }  // namespace
 
-void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g) {
+namespace {
+
+// split/<scheme> as read_splits chooses it; "" when there is no split/ directory (warned).
+std::string choose_split_dir(const std::string& dir, const std::string& scheme) {
   const fs::path split_dir = fs::path(dir) / "split";
   std::error_code ec;
   std::vector<std::string> schemes;
@@ -90,7 +94,7 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
   if (chosen.empty()) {
     if (schemes.empty()) {
       log::warn(dir + ": no split/ directory; the graph file gets empty splits");
-      return;
+      return "";
     }
     if (schemes.size() > 1) {
       std::string list;
@@ -101,7 +105,14 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
   } else if (std::find(schemes.begin(), schemes.end(), chosen) == schemes.end()) {
     throw UserError((split_dir / chosen).string() + ": no such split scheme");
   }
-  const fs::path chosen_dir = split_dir / chosen;
+  return (split_dir / chosen).string();
+}
+
+}  // namespace
+
+void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g) {
+  const std::string chosen_dir = choose_split_dir(dir, scheme);
+  if (chosen_dir.empty()) return;
   static const char* const names[3] = {"train", "valid", "test"};
   std::vector<uint8_t> split_of(static_cast<size_t>(g->num_nodes), 0);
   g->train = read_id_list(find_split_file(chosen_dir, "train"), g->num_nodes, split_of, 0, names);
@@ -364,19 +375,96 @@ int32_t stream_labels(const std::string& path, int64_t num_nodes, h5::File& file
 
 namespace ogb {
 
-void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes,
-                          h5::File& file, BufferBudget& budget, ConvertSummary* summary) {
-  graph::Graph g;
-  g.num_nodes = num_nodes;
-  const HeldBytes membership(budget, num_nodes);  // read_splits' split_of: 1 byte per vertex
-  read_splits(dir, scheme, &g);
-  const HeldBytes ids(budget, static_cast<int64_t>((g.train.size() + g.valid.size() + g.test.size()) * 8));
-  file.write("/split/train", g.train);
-  file.write("/split/valid", g.valid);
-  file.write("/split/test", g.test);
-  summary->train = static_cast<int64_t>(g.train.size());
-  summary->valid = static_cast<int64_t>(g.valid.size());
-  summary->test = static_cast<int64_t>(g.test.size());
+namespace {
+
+// The first error of the split files in reading order: (split, line), and its message.
+struct SplitError {
+  int split = 3;  // 3: none
+  int64_t line = 0;
+  std::string message;
+  bool before(int split_index, int64_t line_number) const {
+    return split < split_index || (split == split_index && line <= line_number);
+  }
+};
+
+}  // namespace
+
+void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
+                          BufferBudget& budget, ConvertSummary* summary) {
+  static const char* const names[3] = {"train", "valid", "test"};
+  const std::string chosen_dir = choose_split_dir(dir, scheme);
+  int64_t counts[3] = {0, 0, 0};
+  std::string paths[3];
+  if (!chosen_dir.empty()) {
+    for (int s = 0; s < 3; ++s) paths[s] = find_split_file(chosen_dir, names[s]);
+    // read_id_list's checks in windows of vertex ids: split_of for ids [low, low + window) only, one pass over
+    // the three files per window. Each pass stops at the earliest error found so far; the earliest error of
+    // all passes is the one read_id_list (one table for every vertex) reports, and it is thrown at the end.
+    int64_t window =
+        std::max<int64_t>(int64_t{64} << 10, std::min(num_nodes, budget.free_bytes() - (int64_t{1} << 20)));
+    // Test-only: HALOGEN_TEST_SPLIT_WINDOW=V checks in windows of V vertices (many passes on a small graph).
+    if (const char* test_window = std::getenv("HALOGEN_TEST_SPLIT_WINDOW")) window = std::max(1, std::atoi(test_window));
+    std::vector<uint8_t> split_of(static_cast<size_t>(std::min(window, std::max<int64_t>(num_nodes, 1))));
+    const HeldBytes held(budget, static_cast<int64_t>(split_of.size()));
+    SplitError first;
+    std::vector<std::string_view> tokens;
+    std::string_view line;
+    for (int64_t low = 0; low == 0 || low < num_nodes; low += window) {
+      std::fill(split_of.begin(), split_of.end(), 0);
+      for (int s = 0; s < 3 && first.split >= s; ++s) {
+        LineReader reader(paths[s]);
+        int64_t count = 0;
+        while (reader.next(&line)) {
+          if (first.before(s, reader.line_number())) break;
+          try {
+            split_tokens(line, ',', &tokens);
+            if (tokens.size() == 1 && tokens[0].empty()) continue;  // blank line
+            HALOGEN_USER_CHECK(tokens.size() == 1, "%sexpected 1 column (a node id), found %zu",
+                               reader.where().c_str(), tokens.size());
+            const int64_t id = parse_int64(tokens[0], reader, 0);
+            HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld)",
+                               reader.where().c_str(), static_cast<long long>(id),
+                               static_cast<long long>(num_nodes));
+            ++count;
+            if (id < low || id >= low + window) continue;
+            uint8_t& member = split_of[static_cast<size_t>(id - low)];
+            HALOGEN_USER_CHECK(member != s + 1, "%snode id %lld appears twice (duplicate split id)",
+                               reader.where().c_str(), static_cast<long long>(id));
+            HALOGEN_USER_CHECK(member == 0,
+                               "%snode id %lld is also in the %s split (train, valid and test must be disjoint)",
+                               reader.where().c_str(), static_cast<long long>(id), names[member - 1]);
+            member = static_cast<uint8_t>(s + 1);
+          } catch (const UserError& e) {
+            first = {s, reader.line_number(), e.what()};
+            break;
+          }
+        }
+        counts[s] = count;
+      }
+      if (num_nodes == 0) break;
+    }
+    if (first.split < 3) throw UserError(first.message);
+  }
+  // The ids, checked, written in chunks.
+  for (int s = 0; s < 3; ++s) {
+    h5::DatasetWriter<int64_t> writer(file, std::string("/split/") + names[s], {counts[s]});
+    const HeldBytes held(budget, writer.buffer_bytes());
+    if (counts[s] > 0) {
+      LineReader reader(paths[s]);
+      std::vector<std::string_view> tokens;
+      std::string_view line;
+      while (reader.next(&line)) {
+        split_tokens(line, ',', &tokens);
+        if (tokens.size() == 1 && tokens[0].empty()) continue;
+        const int64_t id = parse_int64(tokens[0], reader, 0);
+        writer.append(&id, 1);
+      }
+    }
+    writer.finish();
+  }
+  summary->train = counts[0];
+  summary->valid = counts[1];
+  summary->test = counts[2];
 }
 
 void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
