@@ -472,8 +472,12 @@ void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& o
   summary->runs = sorter.runs_spilled();
   CsrStreamWriter csr(file, output, num_nodes, budget);
   {
-    log::Progress progress("convert: merge edges", 0);
-    sorter.merge([&](int64_t row, int64_t col) { csr.add(row, col); });
+    log::Progress progress("convert: merge edges (stored entries)", 0);
+    int64_t entries = 0;
+    sorter.merge([&](int64_t row, int64_t col) {
+      csr.add(row, col);
+      if ((++entries & 0xFFFF) == 0) progress.update(entries);
+    });
     progress.finish();
   }
   summary->num_edges = csr.finish();

@@ -222,7 +222,13 @@ ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::st
       auto rank = [&](int64_t id) {
         return ids->empty() ? id : std::lower_bound(ids->begin(), ids->end(), id) - ids->begin();
       };
-      sorter.merge([&](int64_t row, int64_t col) { csr.add(rank(row), rank(col)); });
+      log::Progress progress("convert: merge edges (stored entries)", 0);
+      int64_t entries = 0;
+      sorter.merge([&](int64_t row, int64_t col) {
+        csr.add(rank(row), rank(col));
+        if ((++entries & 0xFFFF) == 0) progress.update(entries);
+      });
+      progress.finish();
       summary.num_edges = csr.finish();
       file.set_attr("num_edges", summary.num_edges);
     }
