@@ -68,6 +68,21 @@ python3 "$src/scripts/make_ogb_layout.py" "$work/ogb" --nodes 60000 --edges 1100
 check ogb_csv "$work/ogb" 4
 check ogb_csv_directed "$work/ogb" 4 --directed
 
+# A bad label on the last line, found after the edge runs were spilled: one error line naming the file and
+# line, and nothing left beside the output (no graph file, no run file, no lock).
+mkdir -p "$work/ogb_bad/raw" "$work/bad_out"
+for f in "$work"/ogb/raw/*; do ln -s "$f" "$work/ogb_bad/raw/"; done
+ln -s "$work/ogb/split" "$work/ogb_bad/split"
+rm "$work/ogb_bad/raw/node-label.csv.gz"
+{ zcat "$work/ogb/raw/node-label.csv.gz" | head -n -1; echo "abc"; } | gzip -1 >"$work/ogb_bad/raw/node-label.csv.gz"
+if "$bin" convert "$work/ogb_bad" -o "$work/bad_out/g.h5" --memory-limit 4 >"$work/bad.log" 2>&1; then
+  echo "FAIL: a bad label accepted"; exit 1
+fi
+[ "$(wc -l <"$work/bad.log")" -eq 1 ] && grep -q "node-label.csv.gz: line 60000" "$work/bad.log" ||
+  { echo "FAIL ogb_bad: $(cat "$work/bad.log")"; exit 1; }
+[ -z "$(ls -A "$work/bad_out")" ] || { echo "FAIL ogb_bad: left behind: $(ls -A "$work/bad_out")"; exit 1; }
+echo "ok ogb_bad: $(cat "$work/bad.log")"
+
 # OGB npz: a random graph of the same size as arrays (edge_index C order, deflated; features and labels stored).
 python3 - "$work/ogb" "$work/npz" <<'PY'
 import sys, os, numpy as np
