@@ -262,6 +262,7 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
                          static_cast<long long>(count), static_cast<long long>(num_edges));
     }
     sorter.finish_input();
+    fault_point("convert-runs");  // tests: killed with the sorted runs on disk
     // Per-node files confirm num-node-list before anything of its size is written (as in convert_ogb).
     const std::string feature_path = ogb::find_raw(dir, "node-feat"),
                       label_path = ogb::find_raw(dir, "node-label");

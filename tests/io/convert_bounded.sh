@@ -83,6 +83,17 @@ fi
 [ -z "$(ls -A "$work/bad_out")" ] || { echo "FAIL ogb_bad: left behind: $(ls -A "$work/bad_out")"; exit 1; }
 echo "ok ogb_bad: $(cat "$work/bad.log")"
 
+# Killed (SIGKILL) with the sorted runs on disk: they stay behind, named as temporaries; the next convert to the
+# same output removes them all (OutputLock) and leaves only its graph file.
+mkdir -p "$work/killed"
+(HALOGEN_FAULT_KILL_AT=convert-runs "$bin" convert "$work/ogb" -o "$work/killed/g.h5" --memory-limit 4) >/dev/null 2>&1 &&
+  { echo "FAIL: the fault point did not kill"; exit 1; }
+runs=$(ls -A "$work/killed" | grep -c '^\.g\.h5\.tmp\.' || true)
+[ "$runs" -gt 1 ] || { echo "FAIL killed: expected run files, found: $(ls -A "$work/killed")"; exit 1; }
+"$bin" convert "$work/ogb" -o "$work/killed/g.h5" --memory-limit 4 >/dev/null
+[ "$(ls -A "$work/killed")" = g.h5 ] || { echo "FAIL killed: left behind: $(ls -A "$work/killed")"; exit 1; }
+echo "ok killed: $runs temporaries of a killed job removed by the next convert"
+
 # OGB npz: a random graph of the same size as arrays (edge_index C order, deflated; features and labels stored).
 python3 - "$work/ogb" "$work/npz" <<'PY'
 import sys, os, numpy as np
