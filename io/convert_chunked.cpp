@@ -76,12 +76,27 @@ constexpr int64_t kMinimumRunBufferBytes = int64_t{64} << 10;
 EntrySorter::EntrySorter(const std::string& output_path, BufferBudget& budget, int64_t buffer_bytes,
                          bool symmetrize)
     : output_path_(output_path), budget_(budget), symmetrize_(symmetrize) {
-  capacity_ = std::max<int64_t>(2, buffer_bytes / static_cast<int64_t>(sizeof(Entry)));
-  buffer_.reserve(static_cast<size_t>(capacity_));
-  held_ = std::make_unique<HeldBytes>(budget_, capacity_ * static_cast<int64_t>(sizeof(Entry)));
+  const int64_t entry_bytes = static_cast<int64_t>(sizeof(Entry));
+  buffer_bytes_ = std::max<int64_t>(2 * entry_bytes, buffer_bytes);
+  capacity_ = buffer_bytes_ / entry_bytes;
+  buffer_.reserve(static_cast<size_t>(std::min<int64_t>(capacity_, (int64_t{64} << 20) / entry_bytes)));
+  held_ = std::make_unique<HeldBytes>(budget_, static_cast<int64_t>(buffer_.capacity()) * entry_bytes);
 }
 
 EntrySorter::~EntrySorter() = default;
+
+void EntrySorter::make_room() {
+  const int64_t entry_bytes = static_cast<int64_t>(sizeof(Entry));
+  const int64_t current = static_cast<int64_t>(buffer_.capacity());
+  const int64_t grown = std::min(capacity_, 2 * current);
+  if (grown > current && (grown + current) * entry_bytes <= buffer_bytes_) {
+    held_->set((grown + current) * entry_bytes);  // both, while the elements move
+    buffer_.reserve(static_cast<size_t>(grown));
+    held_->set(grown * entry_bytes);
+  } else {
+    spill();
+  }
+}
 
 void EntrySorter::sort_buffer() {
   std::sort(buffer_.begin(), buffer_.end());

@@ -59,9 +59,11 @@ class HeldBytes {
   ~HeldBytes() { budget_.release(bytes_); }
   HeldBytes(const HeldBytes&) = delete;
   HeldBytes& operator=(const HeldBytes&) = delete;
+  // Now holds exactly `bytes` (a reallocation that holds old and new buffers for a moment sets their sum
+  // first).
   void set(int64_t bytes) {
-    budget_.hold(bytes);
-    budget_.release(bytes_);
+    if (bytes > bytes_) budget_.hold(bytes - bytes_);
+    if (bytes < bytes_) budget_.release(bytes_ - bytes);
     bytes_ = bytes;
   }
 
@@ -99,6 +101,8 @@ struct Entry {
 // both of its entries by add_edge), spilling a full buffer as a sorted, duplicate-free run; merge() streams
 // every distinct entry once in (row, col) order. The buffer takes `buffer_bytes` of the budget while reading;
 // merge() releases it and uses what the budget has free (at least kMinimumConvertLimitBytes / 2 is expected).
+// The buffer starts at min(buffer_bytes, 64 MiB) and grows while it fits, so a generous limit costs nothing
+// on a small graph.
 class EntrySorter {
  public:
   EntrySorter(const std::string& output_path, BufferBudget& budget, int64_t buffer_bytes, bool symmetrize);
@@ -122,9 +126,12 @@ class EntrySorter {
     int64_t entries = 0;
   };
   void add(int64_t row, int64_t col) {
+    if (buffer_.size() == buffer_.capacity()) make_room();
     buffer_.push_back({row, col});
-    if (static_cast<int64_t>(buffer_.size()) == capacity_) spill();
   }
+  // A full buffer: grows (doubling, up to capacity_) while the old and the new buffer fit in buffer_bytes_
+  // together (a reallocation holds both), else is spilled.
+  void make_room();
   void sort_buffer();  // sorts and deduplicates buffer_
   void spill();
   // Merges `inputs` into emit, with `buffer_entries` entries of read buffer per input.
@@ -134,7 +141,7 @@ class EntrySorter {
   std::string output_path_;
   BufferBudget& budget_;
   bool symmetrize_;
-  int64_t capacity_;
+  int64_t buffer_bytes_, capacity_;
   std::vector<Entry> buffer_;
   std::unique_ptr<HeldBytes> held_;
   std::vector<Run> runs_;
