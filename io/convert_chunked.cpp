@@ -53,12 +53,19 @@ void ScratchFile::write(const void* data, size_t bytes) {
 }
 
 void ScratchFile::rewind() {
-  if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
+  const bool flushed = std::fflush(file_) == 0;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!flushed || !closed)
     throw UserError(strformat("%s: cannot write the temporary file of the %s (disk full?): %s",
                               output_path_.c_str(), what_.c_str(), std::strerror(errno)));
 }
 
 size_t ScratchFile::read(void* data, size_t bytes) {
+  if (!file_) file_ = std::fopen(path_.c_str(), "rb");  // opened on the first read: few files open at once
+  if (!file_)
+    throw UserError(strformat("%s: cannot read back the temporary file of the %s: %s", output_path_.c_str(),
+                              what_.c_str(), std::strerror(errno)));
   const size_t got = std::fread(data, 1, bytes, file_);
   if (got < bytes && std::ferror(file_))
     throw UserError(strformat("%s: cannot read back the temporary file of the %s: %s", output_path_.c_str(),
@@ -71,6 +78,9 @@ size_t ScratchFile::read(void* data, size_t bytes) {
 
 namespace {
 constexpr int64_t kMinimumRunBufferBytes = int64_t{64} << 10;
+// Runs merged at once, at most: each is an open file while it is merged (well below the usual 1024
+// descriptors).
+constexpr int64_t kMaximumFanIn = 256;
 }  // namespace
 
 EntrySorter::EntrySorter(const std::string& output_path, BufferBudget& budget, int64_t buffer_bytes,
@@ -179,7 +189,8 @@ void EntrySorter::merge(FunctionRef<void(int64_t, int64_t)> emit) {
   // Fan-in: as many runs as the free budget gives kMinimumRunBufferBytes each, one more buffer for the output
   // of an intermediate pass. More runs than that are merged in passes, oldest first, into new runs.
   const int64_t free_bytes = std::max(budget_.free_bytes(), 3 * kMinimumRunBufferBytes);
-  const size_t fan_in = static_cast<size_t>(std::max<int64_t>(2, free_bytes / kMinimumRunBufferBytes - 1));
+  const size_t fan_in =
+      static_cast<size_t>(std::clamp<int64_t>(free_bytes / kMinimumRunBufferBytes - 1, 2, kMaximumFanIn));
   const int64_t entry_bytes = static_cast<int64_t>(sizeof(Entry));
   size_t next = 0;  // runs_[next...] are not merged yet
   while (runs_.size() - next > fan_in) {

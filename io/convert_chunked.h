@@ -73,7 +73,8 @@ class HeldBytes {
 };
 
 // A scratch file beside `output_path`, named as an AtomicOutput temporary; removed by the destructor. Written
-// sequentially, then read back sequentially (rewind()). Errors name the output and what the file holds.
+// sequentially, then closed by rewind() and read back sequentially (opened again on its first read, so a
+// spilled run holds no file descriptor until it is merged). Errors name the output and what the file holds.
 class ScratchFile {
  public:
   ScratchFile(const std::string& output_path, std::string what);
@@ -81,7 +82,7 @@ class ScratchFile {
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
   void write(const void* data, size_t bytes);
-  void rewind();                          // ends writing; reading starts at byte 0
+  void rewind();                          // ends writing (closes the file); reading starts at byte 0
   size_t read(void* data, size_t bytes);  // bytes read (fewer only at the end)
   const std::string& path() const { return path_; }
 
