@@ -54,7 +54,7 @@ check() {
   limit_check "$work/$name/bounded.log"
   bytes=$(compare "$work/$name/full.h5" "$work/$name/bounded.h5")
   case $name in
-    ogb_csv_directed | cora_windows) ;;  # smaller than 4 x the 4 MiB minimum
+    ogb_csv_directed | cora_windows | snap_*) ;;  # smaller than 4 x the 4 MiB minimum (runs spill all the same)
     *) [ $((limit * 4 << 20)) -le "$bytes" ] || { echo "FAIL $name: datasets of $bytes bytes, limit not a quarter"; exit 1; } ;;
   esac
   leftovers=$(ls -A "$work/$name" | grep -v -E '^(full|bounded)\.(h5|log)$' || true)
@@ -111,15 +111,16 @@ PY
 check ogb_npz "$work/npz" 4
 grep -q "^peak memory: [0-9.]* MiB" "$work/ogb_npz/bounded.log"
 
-# SNAP: 1.1M edges among 100k sparse ids (renumbered, orig_id kept), and with a "# Nodes:" header (kept as is).
+# SNAP: 400k edges among 100k sparse ids (renumbered, orig_id kept), and with a "# Nodes:" header (kept as is);
+# about 7 MiB of datasets each, so several runs at 4 MiB.
 python3 - "$work" <<'PY'
 import sys, numpy as np
 rng = np.random.default_rng(3)
 ids = np.sort(rng.choice(10**9, size=100000, replace=False))
-pairs = ids[rng.integers(0, ids.size, size=(1100000, 2))]
+pairs = ids[rng.integers(0, ids.size, size=(400000, 2))]
 np.savetxt(sys.argv[1] + "/sparse.txt", pairs, fmt="%d", delimiter="\t", header="sparse ids", comments="# ")
-dense = rng.integers(0, 300000, size=(1100000, 2))
-np.savetxt(sys.argv[1] + "/dense.txt", dense, fmt="%d", delimiter="\t", header="Nodes: 300001 Edges: 1100000",
+dense = rng.integers(0, 300000, size=(400000, 2))
+np.savetxt(sys.argv[1] + "/dense.txt", dense, fmt="%d", delimiter="\t", header="Nodes: 300001 Edges: 400000",
            comments="# ")
 PY
 check snap_renumbered "$work/sparse.txt" 4
