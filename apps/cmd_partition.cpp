@@ -1,12 +1,15 @@
 // `halogen partition GRAPH.h5 --parts P -o DIR`: graph file -> partition directory (one shard per rank).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "apps/commands.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "io/convert_chunked.h"
 #include "partition/partition_dir.h"
 #include "partition/ptscotch_partition.h"
 
@@ -55,6 +58,16 @@ void print_result(const partition::PartitionResult& result, const PartitionFlags
   std::printf("wrote %s (meta.json, assignment.h5, %d shards)\n", f.output_dir.c_str(), f.parts);
 }
 
+// The peak-memory line. Buffers: the resident memory the job came to hold beyond what the process held before
+// it read the graph; limit: the memory budget METIS aimed at (--memory-limit, or its default of 3x the graph file).
+void print_peak_memory(const partition::PartitionRequest& request, const PartitionFlags& f, int64_t baseline_rss) {
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(f.graph_path, ec);
+  const int64_t budget = partition::memory_budget_bytes(request, ec ? 0 : static_cast<int64_t>(file_bytes));
+  std::printf(
+      "%s\n", io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), budget).c_str());
+}
+
 // --method ptscotch: every process of the job takes part (partition/ptscotch_partition.h); process 0 prints.
 void run_partition_ptscotch(const partition::PartitionRequest& request, const PartitionFlags& f) {
   int argc = 0;
@@ -76,6 +89,7 @@ void run_partition_ptscotch(const partition::PartitionRequest& request, const Pa
 }
 
 void run_partition(const PartitionFlags& f) {
+  const int64_t baseline_rss = io::resident_bytes();
   partition::PartitionRequest request;
   request.graph_path = f.graph_path;
   request.output_dir = f.output_dir;
@@ -100,6 +114,7 @@ void run_partition(const PartitionFlags& f) {
                      f.method.c_str(), launcher_size());
 
   print_result(partition::partition_graph_file(request), f);
+  print_peak_memory(request, f, baseline_rss);
 }
 
 }  // namespace

@@ -104,7 +104,8 @@ void refuse_output_equal_to_input(const std::string& output, const std::string& 
 // SIGCONT). Points: "before-rename" (every AtomicOutput::commit, file synced, not yet renamed), "exchanged"
 // (a directory swapped in, the old one not yet removed), "moved-old" (the fallback swap between its two
 // renames); `halogen partition` adds "assignment", "shard" (part 0 written) and "meta" (meta.json written,
-// not swapped in). HALOGEN_FAULT_NO_EXCHANGE=1 makes AtomicDirectory swap as on a filesystem without
+// not swapped in); `halogen convert --memory-limit` (OGB csv) adds "convert-runs" (edges sorted into run files
+// beside the output, nothing merged yet). HALOGEN_FAULT_NO_EXCHANGE=1 makes AtomicDirectory swap as on a filesystem without
 // RENAME_EXCHANGE.
 void fault_point(const char* point);
 

@@ -12,7 +12,28 @@ struct ConvertOptions {
   std::string split;      // OGB: split scheme under split/; empty = the only one present
   bool directed = false;  // false: symmetrise (store every edge both ways)
   std::string name;       // graph name; empty = derived from the input path
+  // Bounded-memory conversion (the *_to_file functions): the data buffers stay within this many bytes
+  // (io/convert_chunked.h); at least kMinimumConvertLimitBytes.
+  int64_t memory_limit_bytes = 0;
 };
+
+// What a conversion straight to a file wrote, for the summary line.
+struct ConvertSummary {
+  int64_t num_nodes = 0, num_edges = 0, num_features = 0;
+  int32_t num_classes = 0;
+  bool directed = false;
+  int64_t train = 0, valid = 0, test = 0;
+  int64_t buffer_high_water_bytes = 0;  // the BufferBudget's high-water mark
+  int64_t runs = 0;                     // sorted edge runs spilled to temporary files (0: all fitted)
+};
+
+// Bounded-memory conversions (`halogen convert --memory-limit`): the same inputs, checks and messages as
+// convert_ogb, convert_ogb_npz and convert_snap, but the graph file `output` is written (atomically) while
+// the input is read: edges by an external sort, per-node arrays in row blocks (io/convert_chunked.h). The
+// file holds the same datasets and attributes as write_graph(output, convert_*(options)).
+ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::string& output);
+ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output);
+ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::string& output);
 
 // OGB node-property raw directory: raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz and
 // split/<scheme>/{train,valid,test}.csv.gz. Edges must be 0 <= id < N; labels NaN/empty = -1 (unlabeled).

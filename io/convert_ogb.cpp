@@ -61,6 +61,8 @@ std::vector<int64_t> read_id_list(const std::string& path, int64_t num_nodes, st
   return ids;
 }
 
+}  // namespace
+
 std::string find_split_file(const fs::path& dir, const std::string& name) {
   std::error_code ec;
   for (const char* suffix : {".csv.gz", ".csv"}) {
@@ -69,9 +71,8 @@ std::string find_split_file(const fs::path& dir, const std::string& name) {
   throw UserError((dir / (name + ".csv.gz")).string() + ": no such file");
 }
 
-}  // namespace
-
-void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g) {
+// split/<scheme> as read_splits chooses it; "" when there is no split/ directory (warned).
+std::string choose_split_dir(const std::string& dir, const std::string& scheme) {
   const fs::path split_dir = fs::path(dir) / "split";
   std::error_code ec;
   std::vector<std::string> schemes;
@@ -85,7 +86,7 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
   if (chosen.empty()) {
     if (schemes.empty()) {
       log::warn(dir + ": no split/ directory; the graph file gets empty splits");
-      return;
+      return "";
     }
     if (schemes.size() > 1) {
       std::string list;
@@ -96,7 +97,12 @@ void read_splits(const std::string& dir, const std::string& scheme, graph::Graph
   } else if (std::find(schemes.begin(), schemes.end(), chosen) == schemes.end()) {
     throw UserError((split_dir / chosen).string() + ": no such split scheme");
   }
-  const fs::path chosen_dir = split_dir / chosen;
+  return (split_dir / chosen).string();
+}
+
+void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g) {
+  const std::string chosen_dir = choose_split_dir(dir, scheme);
+  if (chosen_dir.empty()) return;
   static const char* const names[3] = {"train", "valid", "test"};
   std::vector<uint8_t> split_of(static_cast<size_t>(g->num_nodes), 0);
   g->train = read_id_list(find_split_file(chosen_dir, "train"), g->num_nodes, split_of, 0, names);
@@ -134,10 +140,6 @@ std::string default_name(const std::string& dir, const std::string& given) {
   return p.filename().string();
 }
 
-}  // namespace ogb
-
-namespace {
-
 int64_t read_single_count(const std::string& path, const char* what) {
   LineReader reader(path);
   std::string_view line;
@@ -156,6 +158,12 @@ int64_t read_single_count(const std::string& path, const char* what) {
   HALOGEN_USER_CHECK(lines == 1, "%s: empty (expected the %s)", path.c_str(), what);
   return value;
 }
+
+}  // namespace ogb
+
+namespace {
+
+using ogb::read_single_count;
 
 graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges) {
   LineReader reader(path);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -25,21 +26,20 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-graph::Graph convert_ogb_npz(const ConvertOptions& options) {
-  const std::string& dir = options.input;
-  const std::string data_path = (fs::path(dir) / "raw" / "data.npz").string();
-  const NpzArchive data(data_path);
-  graph::Graph g;
-  g.name = ogb::default_name(dir, options.name);
-  g.directed = options.directed;
+ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
+  ogb::NpzInputs in;
+  in.data_path = (fs::path(dir) / "raw" / "data.npz").string();
+  in.data = std::make_unique<NpzArchive>(in.data_path);
+  const NpzArchive& data = *in.data;
+  const std::string& data_path = in.data_path;
 
   // edge_index [2, E]: all sources, then all targets (C order).
-  auto edge_reader = data.open("edge_index");
-  const auto& edge_shape = edge_reader->header().shape;
+  in.edge_reader = data.open("edge_index");
+  const auto& edge_shape = in.edge_reader->header().shape;
   HALOGEN_USER_CHECK(edge_shape.size() == 2 && edge_shape[0] == 2,
                      "%s: edge_index: expected shape (2, E), found %s", data_path.c_str(),
                      shape_text(edge_shape).c_str());
-  const int64_t num_edges = edge_shape[1];
+  in.num_edges = edge_shape[1];
 
   if (data.has("num_nodes_list")) {
     auto reader = data.open("num_nodes_list");
@@ -47,42 +47,56 @@ graph::Graph convert_ogb_npz(const ConvertOptions& options) {
                        "%s: num_nodes_list: %lld graphs; only node-property datasets "
                        "with one graph are supported",
                        data_path.c_str(), static_cast<long long>(reader->header().count()));
-    reader->read(&g.num_nodes, 1);
+    reader->read(&in.num_nodes, 1);
   } else {
     HALOGEN_USER_CHECK(data.has("node_feat"), "%s: neither num_nodes_list nor node_feat gives the node count",
                        data_path.c_str());
     const std::vector<int64_t> shape = data.open("node_feat")->header().shape;
     HALOGEN_USER_CHECK(shape.size() == 2, "%s: node_feat: expected shape (N, F), found %s", data_path.c_str(),
                        shape_text(shape).c_str());
-    g.num_nodes = shape[0];
+    in.num_nodes = shape[0];
   }
   // Check the feature shape before allocating anything of size num_nodes.
-  std::unique_ptr<NpyReader> feature_reader;
   if (data.has("node_feat")) {
-    feature_reader = data.open("node_feat");
-    const auto& shape = feature_reader->header().shape;
-    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == g.num_nodes,
+    in.feature_reader = data.open("node_feat");
+    const auto& shape = in.feature_reader->header().shape;
+    HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == in.num_nodes,
                        "%s: node_feat: expected shape (%lld, F), found %s", data_path.c_str(),
-                       static_cast<long long>(g.num_nodes), shape_text(shape).c_str());
+                       static_cast<long long>(in.num_nodes), shape_text(shape).c_str());
   }
-  HALOGEN_USER_CHECK(g.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
+  HALOGEN_USER_CHECK(in.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
   // The label array's shape, like node_feat's, confirms the node count before anything of that size exists.
-  const std::string label_path = (fs::path(dir) / "raw" / "node-label.npz").string();
+  in.label_path = (fs::path(dir) / "raw" / "node-label.npz").string();
   std::error_code ec;
-  std::unique_ptr<NpzArchive> labels;
-  std::unique_ptr<NpyReader> label_reader;
-  if (fs::is_regular_file(label_path, ec)) {
-    labels = std::make_unique<NpzArchive>(label_path);
-    HALOGEN_USER_CHECK(!labels->names().empty(), "%s: no arrays in the archive (expected node_label)",
-                       label_path.c_str());
-    label_reader = labels->open(labels->has("node_label") ? "node_label" : labels->names().front());
-    const auto& shape = label_reader->header().shape;
-    HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == g.num_nodes) ||
-                           (shape.size() == 2 && shape[0] == g.num_nodes && shape[1] == 1),
-                       "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", label_path.c_str(),
-                       static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes),
+  if (fs::is_regular_file(in.label_path, ec)) {
+    in.labels = std::make_unique<NpzArchive>(in.label_path);
+    HALOGEN_USER_CHECK(!in.labels->names().empty(), "%s: no arrays in the archive (expected node_label)",
+                       in.label_path.c_str());
+    in.label_reader =
+        in.labels->open(in.labels->has("node_label") ? "node_label" : in.labels->names().front());
+    const auto& shape = in.label_reader->header().shape;
+    HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == in.num_nodes) ||
+                           (shape.size() == 2 && shape[0] == in.num_nodes && shape[1] == 1),
+                       "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", in.label_path.c_str(),
+                       static_cast<long long>(in.num_nodes), static_cast<long long>(in.num_nodes),
                        shape_text(shape).c_str());
   }
+  return in;
+}
+
+graph::Graph convert_ogb_npz(const ConvertOptions& options) {
+  const std::string& dir = options.input;
+  ogb::NpzInputs in = ogb::open_npz_inputs(dir);
+  const std::string& data_path = in.data_path;
+  const std::string& label_path = in.label_path;
+  std::unique_ptr<NpyReader>& edge_reader = in.edge_reader;
+  std::unique_ptr<NpyReader>& feature_reader = in.feature_reader;
+  std::unique_ptr<NpyReader>& label_reader = in.label_reader;
+  const int64_t num_edges = in.num_edges;
+  graph::Graph g;
+  g.name = ogb::default_name(dir, options.name);
+  g.directed = options.directed;
+  g.num_nodes = in.num_nodes;
   if (!feature_reader && !label_reader) {
     check_declared_graph(data_path + ": ", "num_nodes_list", g.num_nodes, num_edges);
   } else {

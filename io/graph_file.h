@@ -32,6 +32,16 @@ graph::Graph read_graph_without_features(const std::string& path);
 // Writes atomically (a temporary file in the same directory, renamed on success; removed on failure).
 void write_graph(const std::string& path, const graph::Graph& graph);
 
+// Whether /node/feat is stored deflated: dense float features shrink ~20% but read ~5x slower, while sparse
+// or binary ones (bag-of-words, one-hot) shrink 10-100x and still read fast. Decided on the first MiB of the
+// `count` values (all of them when fewer), so a writer that streams rows decides as write_graph does.
+bool features_compress_well(const float* features, int64_t count);
+
+// The root attributes write_graph sets (format, version, name and sizes). Writers that stream the datasets
+// themselves (io/convert_chunked.h) call it first and set num_edges and num_classes again once known.
+void write_graph_attributes(h5::File& file, const std::string& name, int64_t num_nodes, int64_t num_edges,
+                            bool directed, int64_t num_classes, int64_t num_features);
+
 // The checks read_graph applies, on a graph in memory (`where` names the file in messages). write_graph
 // calls it too, so no invalid file is ever written.
 void validate_graph(const graph::Graph& graph, const std::string& where);

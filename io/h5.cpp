@@ -171,9 +171,13 @@ std::vector<hsize_t> chunk_shape(const std::vector<hsize_t>& dims, size_t elemen
 
 }  // namespace
 
-template <typename T>
-void File::write(const std::string& dataset, const T* data, const std::vector<int64_t>& dims, bool compress) {
-  make_parents(id(), dataset);
+namespace {
+
+// Creates `dataset` as File::write does (intermediate groups; chunked with Fletcher-32, deflated first when
+// `compress`, when it holds data); returns the open dataset.
+Handle create_dataset(hid_t file, const std::string& path, const std::string& dataset, hid_t type,
+                      size_t element_bytes, const std::vector<int64_t>& dims, bool compress) {
+  make_parents(file, dataset);
   std::vector<hsize_t> hdims(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr), H5Sclose);
   Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -183,22 +187,91 @@ void File::write(const std::string& dataset, const T* data, const std::vector<in
     // Chunked, so that HDF5's Fletcher-32 filter can checksum each chunk; HDF5 verifies it on every read of
     // the chunk (whole or partial reads alike). Deflate goes first, so the checksum covers the stored bytes
     // and a corrupt byte reads as a checksum mismatch, not as a zlib error.
-    const std::vector<hsize_t> chunk = chunk_shape(hdims, sizeof(T));
+    const std::vector<hsize_t> chunk = chunk_shape(hdims, element_bytes);
     bool ok = H5Pset_chunk(plist.id(), static_cast<int>(chunk.size()), chunk.data()) >= 0;
     if (compress) ok = ok && H5Pset_deflate(plist.id(), 1) >= 0;
     ok = ok && H5Pset_fletcher32(plist.id()) >= 0;
-    if (!ok) throw UserError(path_ + ": " + dataset + ": cannot set up chunking and the Fletcher-32 checksum");
+    if (!ok) throw UserError(path + ": " + dataset + ": cannot set up chunking and the Fletcher-32 checksum");
   }
-  Handle ds(H5Dcreate2(id(), dataset.c_str(), native_type<T>(), space.id(), H5P_DEFAULT, plist.id(), H5P_DEFAULT),
+  Handle ds(H5Dcreate2(file, dataset.c_str(), type, space.id(), H5P_DEFAULT, plist.id(), H5P_DEFAULT),
             H5Dclose);
-  if (!ds.valid()) throw UserError(path_ + ": " + dataset + ": cannot create dataset");
+  if (!ds.valid()) throw UserError(path + ": " + dataset + ": cannot create dataset");
+  return ds;
+}
+
+}  // namespace
+
+template <typename T>
+void File::write(const std::string& dataset, const T* data, const std::vector<int64_t>& dims, bool compress) {
+  Handle ds = create_dataset(id(), path_, dataset, native_type<T>(), sizeof(T), dims, compress);
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
   if (total > 0 && H5Dwrite(ds.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     throw UserError(path_ + ": " + dataset + ": write failed (disk full?)");
   }
-  if (hdims.empty()) {  // a scalar cannot be chunked (no filters): its CRC-32 goes into an attribute
+  if (dims.empty()) {  // a scalar cannot be chunked (no filters): its CRC-32 goes into an attribute
     ds.reset();
     set_attr(kScalarChecksum, static_cast<int64_t>(scalar_crc32(data, sizeof(T))), dataset);
   }
+}
+
+template <typename T>
+DatasetWriter<T>::DatasetWriter(File& file, const std::string& dataset, const std::vector<int64_t>& dims,
+                                bool compress)
+    : path_(file.path()), dataset_(dataset), dims_(dims) {
+  if (dims_.empty()) throw UserError(path_ + ": " + dataset_ + ": a scalar cannot be written in rows");
+  handle_ = create_dataset(file.id(), path_, dataset_, native_type<T>(), sizeof(T), dims_, compress);
+  row_elements_ = 1;
+  for (size_t i = 1; i < dims_.size(); ++i) row_elements_ *= dims_[i];
+  std::vector<hsize_t> hdims(dims_.begin(), dims_.end());
+  // One chunk's rows per block (a row cut across chunks: one row), so every H5Dwrite covers whole chunks and
+  // HDF5 never reads a filtered chunk back to complete it.
+  const std::vector<hsize_t> chunk = chunk_shape(hdims, sizeof(T));
+  block_rows_ = std::max<int64_t>(1, static_cast<int64_t>(chunk[0]));
+  buffer_.reserve(static_cast<size_t>(block_rows_ * row_elements_));
+}
+
+template <typename T>
+void DatasetWriter<T>::append(const T* data, int64_t rows) {  // data: (rows, row elements)
+  if (rows_written_ + buffered_rows() + rows > dims_[0])
+    throw UserError(path_ + ": " + dataset_ + ": more than the " + std::to_string(dims_[0]) +
+                    " rows declared");
+  if (row_elements_ == 0) {  // an empty dataset ([N, 0]): nothing to store
+    rows_written_ += rows;
+    return;
+  }
+  while (rows > 0) {
+    const int64_t take = std::min(rows, block_rows_ - buffered_rows());
+    buffer_.insert(buffer_.end(), data, data + take * row_elements_);
+    data += take * row_elements_;
+    rows -= take;
+    if (buffered_rows() == block_rows_) flush();
+  }
+}
+
+template <typename T>
+void DatasetWriter<T>::flush() {
+  const int64_t rows = buffered_rows();
+  if (rows == 0) return;
+  Handle space(H5Dget_space(handle_.id()), H5Sclose);
+  std::vector<hsize_t> start(dims_.size(), 0), count(dims_.begin(), dims_.end());
+  start[0] = static_cast<hsize_t>(rows_written_);
+  count[0] = static_cast<hsize_t>(rows);
+  H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle memory(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  if (H5Dwrite(handle_.id(), native_type<T>(), memory.id(), space.id(), H5P_DEFAULT, buffer_.data()) < 0)
+    throw UserError(path_ + ": " + dataset_ + ": write failed (disk full?)");
+  rows_written_ += rows;
+  buffer_.clear();
+}
+
+template <typename T>
+void DatasetWriter<T>::finish() {
+  flush();
+  if (rows_written_ != dims_[0])
+    throw UserError(path_ + ": " + dataset_ + ": " + std::to_string(rows_written_) + " rows written, " +
+                    std::to_string(dims_[0]) + " declared");
+  handle_.reset();
 }
 
 namespace {
@@ -521,6 +594,9 @@ int64_t File::verify_checksum(const std::string& dataset) const {
   template std::vector<T> File::read_rows<T>(const std::string&, int64_t, int64_t) const;                \
   template std::vector<T> File::read_selected_rows<T>(const std::string&, const std::vector<int64_t>&) const;
 HALOGEN_H5_INSTANTIATE(float)
+template class DatasetWriter<float>;
+template class DatasetWriter<int64_t>;
+template class DatasetWriter<int32_t>;
 HALOGEN_H5_INSTANTIATE(double)
 HALOGEN_H5_INSTANTIATE(int64_t)
 HALOGEN_H5_INSTANTIATE(int32_t)

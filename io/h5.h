@@ -106,6 +106,35 @@ class File {
   Handle handle_;
 };
 
+// Writes one dataset in blocks of rows, in bounded memory: created with its full shape and the chunk shape,
+// Fletcher-32 checksum and deflate option of File::write, so the file holds exactly what File::write of the
+// whole array would have written. append() copies rows into a buffer of one chunk's rows and writes whole
+// chunks; finish() writes the rest and checks that every declared row was given (UserError otherwise, as for
+// more rows than declared). Memory: one chunk (about 1 MiB; buffer_bytes()). Not for scalars.
+template <typename T>
+class DatasetWriter {
+ public:
+  DatasetWriter(File& file, const std::string& dataset, const std::vector<int64_t>& dims,
+                bool compress = false);
+  DatasetWriter(const DatasetWriter&) = delete;
+  DatasetWriter& operator=(const DatasetWriter&) = delete;
+  void append(const T* data, int64_t rows);  // data: (rows, product of dims[1:]) in C order
+  void finish();
+  int64_t buffer_bytes() const { return static_cast<int64_t>(buffer_.capacity() * sizeof(T)); }
+  int64_t rows_written() const { return rows_written_; }
+
+ private:
+  int64_t buffered_rows() const {
+    return row_elements_ == 0 ? 0 : static_cast<int64_t>(buffer_.size()) / row_elements_;
+  }
+  void flush();
+  std::string path_, dataset_;
+  std::vector<int64_t> dims_;
+  Handle handle_;
+  int64_t row_elements_ = 1, block_rows_ = 1, rows_written_ = 0;
+  std::vector<T> buffer_;
+};
+
 // Silences HDF5's automatic error printing (called once by File's constructor).
 void quiet_hdf5_errors();
 

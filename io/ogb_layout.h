@@ -1,11 +1,24 @@
 #pragma once
 // Pieces shared by the two OGB readers (CSV and npz): locating files, the split directory, labels.
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
+#include "io/npz.h"
 #include "io/text_reader.h"
+
+namespace halogen::h5 {
+class File;
+}
+
+namespace halogen::io {
+class BufferBudget;
+class EntrySorter;
+struct ConvertSummary;
+}  // namespace halogen::io
 
 namespace halogen::io::ogb {
 
@@ -24,6 +37,32 @@ int32_t label_from_value(double value, const std::string& where);
 
 // num_classes = max label + 1.
 void set_num_classes(graph::Graph* g);
+
+// Bounded-memory conversion (io/convert_chunked.h): the splits, read as read_splits reads them, written to
+// /split/{train,valid,test}; the sorted edge entries merged into /csr (and the num_edges attribute).
+void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes,
+                          h5::File& file, BufferBudget& budget, ConvertSummary* summary);
+void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
+                       BufferBudget& budget, ConvertSummary* summary);
+
+// The single count of num-node-list / num-edge-list (one line, >= 0); UserError naming file and line.
+int64_t read_single_count(const std::string& path, const char* what);
+
+// split/<scheme> as read_splits chooses it (scheme "" = the only one); "" with a warning when there is no
+// split/ directory. The split file NAME.csv.gz (or NAME.csv) in it; UserError when neither exists.
+std::string choose_split_dir(const std::string& dir, const std::string& scheme);
+std::string find_split_file(const std::filesystem::path& dir, const std::string& name);
+
+// The arrays of an OGB npz dataset, opened and their shapes checked against each other (nothing of the node
+// count's size is allocated before node_feat's and node_label's shapes confirm it).
+struct NpzInputs {
+  std::string data_path, label_path;
+  std::unique_ptr<NpzArchive> data, labels;
+  std::unique_ptr<NpyReader> edge_reader, feature_reader, label_reader;
+  int64_t num_nodes = 0, num_edges = 0;
+};
+
+NpzInputs open_npz_inputs(const std::string& dir);
 
 // Name for the graph: options.name, else the directory's last component.
 std::string default_name(const std::string& dir, const std::string& given);

@@ -6,3 +6,7 @@ foreach(io_script atomic_output bad_inputs cora_compare generate_info python_con
 endforeach()
 # About 30 processes (full disks, kills at each phase, two concurrent jobs): ~15 s idle, more under ASan.
 set_tests_properties(io.atomic_output PROPERTIES TIMEOUT 300)
+# Bounded-memory conversion against the in-memory one (OGB csv/npz, SNAP; about 30 MiB of generated data).
+add_test(NAME io.convert_bounded COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/io/convert_bounded.sh)
+set_tests_properties(io.convert_bounded PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" SKIP_RETURN_CODE 77
+                     TIMEOUT 300)

@@ -1,0 +1,133 @@
+// Bounded-memory conversion of OGB npz datasets (convert_ogb_npz_to_file; io/convert_chunked.h). Kept apart
+// from convert_ogb_npz.cpp, whose reader the fuzz build compiles without HDF5.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/memory.h"
+#include "io/atomic_file.h"
+#include "io/convert.h"
+#include "io/convert_chunked.h"
+#include "io/declared_sizes.h"
+#include "io/graph_file.h"
+#include "io/h5.h"
+#include "io/npz.h"
+#include "io/ogb_layout.h"
+
+namespace halogen::io {
+
+ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output) {
+  const std::string& dir = options.input;
+  check_convert_limit(options.memory_limit_bytes);
+  ogb::NpzInputs in = ogb::open_npz_inputs(dir);
+  if (!in.feature_reader && !in.label_reader) {
+    const int64_t endpoints = saturating_bytes(in.num_edges, 2);
+    HALOGEN_USER_CHECK(
+        in.num_nodes - std::min(in.num_nodes, endpoints) <= kMaxIsolatedVertices,
+        "%s: num_nodes_list declares %lld vertices, but its %lld edges touch at most %lld of them; "
+        "more than %lld isolated vertices are taken for a corrupt size",
+        in.data_path.c_str(), static_cast<long long>(in.num_nodes), static_cast<long long>(in.num_edges),
+        static_cast<long long>(endpoints), static_cast<long long>(kMaxIsolatedVertices));
+  }
+  BufferBudget budget(options.memory_limit_bytes);
+  ConvertSummary summary;
+  summary.directed = options.directed;
+  summary.num_nodes = in.num_nodes;
+  const int64_t n = in.num_nodes, num_edges = in.num_edges;
+  write_atomically(output, [&](const std::string& temporary) {
+    h5::File file(temporary, h5::Mode::create);
+    write_graph_attributes(file, ogb::default_name(dir, options.name), n, 0, options.directed, 0, 0);
+    {
+      // edge_index [2, E] holds all sources, then all targets: a second reader of the same member, advanced
+      // past the sources, gives the targets alongside (it reads the member to its end, so its CRC-32 is
+      // checked).
+      constexpr int64_t kBlock = 1 << 15;
+      const HeldBytes held(budget, 3 * kBlock * 8);
+      EntrySorter sorter(output, budget, budget.limit_bytes() - (int64_t{2} << 20), !options.directed);
+      std::unique_ptr<NpyReader> targets = in.data->open("edge_index");
+      std::vector<int64_t> src(kBlock), dst(kBlock);
+      for (int64_t done = 0; done < num_edges;) {
+        const int64_t take = std::min(kBlock, num_edges - done);
+        targets->read(dst.data(), take);
+        done += take;
+      }
+      log::Progress progress("convert: edges", num_edges);
+      for (int64_t done = 0; done < num_edges;) {
+        const int64_t take = std::min(kBlock, num_edges - done);
+        in.edge_reader->read(src.data(), take);
+        targets->read(dst.data(), take);
+        for (int64_t i = 0; i < take; ++i) {
+          for (const int64_t id : {src[i], dst[i]}) {
+            HALOGEN_USER_CHECK(id >= 0 && id < n,
+                               "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)",
+                               in.data_path.c_str(), static_cast<long long>(done + i),
+                               static_cast<long long>(id), static_cast<long long>(n));
+          }
+          sorter.add_edge(src[i], dst[i]);
+        }
+        done += take;
+        progress.update(done);
+      }
+      progress.finish();
+      in.edge_reader.reset();
+      ogb::write_csr_chunked(sorter, file, output, n, budget, &summary);
+    }
+    if (in.feature_reader) {
+      const int64_t columns = in.feature_reader->header().shape[1];
+      summary.num_features = columns;
+      if (columns > 0) {
+        FeatureStreamWriter writer(file, n, columns, budget);
+        const int64_t block_rows =
+            std::max<int64_t>(1, (int64_t{1} << 18) / columns);  // about 1 MiB of floats
+        std::vector<float> block(static_cast<size_t>(block_rows * columns));
+        const HeldBytes held(budget, static_cast<int64_t>(block.size() * sizeof(float)));
+        for (int64_t row = 0; row < n;) {
+          const int64_t take = std::min(block_rows, n - row);
+          in.feature_reader->read(block.data(), take * columns);
+          for (int64_t i = 0; i < take * columns; ++i) {
+            HALOGEN_USER_CHECK(std::isfinite(block[i]), "%s: node_feat: row %lld, column %lld: not finite",
+                               in.data_path.c_str(), static_cast<long long>(row + i / columns),
+                               static_cast<long long>(i % columns));
+          }
+          writer.append(block.data(), take);
+          row += take;
+        }
+        writer.finish();
+      }
+      in.feature_reader.reset();
+    }
+    if (in.label_reader) {
+      constexpr int64_t kBlock = 1 << 15;
+      std::vector<double> values(kBlock);
+      std::vector<int32_t> labels(kBlock);
+      const HeldBytes held(budget, kBlock * 12);
+      h5::DatasetWriter<int32_t> writer(file, "/node/label", {n});
+      const HeldBytes held_writer(budget, writer.buffer_bytes());
+      int32_t max_label = -1;
+      for (int64_t v = 0; v < n;) {
+        const int64_t take = std::min(kBlock, n - v);
+        in.label_reader->read(values.data(), take);
+        for (int64_t i = 0; i < take; ++i) {
+          labels[i] = ogb::label_from_value(
+              values[i], in.label_path + ": node_label: index " + std::to_string(v + i) + ": ");
+          max_label = std::max(max_label, labels[i]);
+        }
+        writer.append(labels.data(), take);
+        v += take;
+      }
+      writer.finish();
+      in.label_reader.reset();
+      summary.num_classes = max_label + 1;
+    }
+    file.set_attr("num_classes", static_cast<int64_t>(summary.num_classes));
+    file.set_attr("num_features", summary.num_features);
+    ogb::write_splits_chunked(dir, options.split, n, file, budget, &summary);
+    file.close();
+  });
+  summary.buffer_high_water_bytes = budget.high_water_bytes();
+  return summary;
+}
+
+}  // namespace halogen::io
