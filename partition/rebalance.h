@@ -48,7 +48,7 @@ struct RebalanceReport {
 // - a move never increases sum over parts and constraints of max(0, relative load - imbalance)^2, and every
 //   applied move strictly decreases it, so max_load_after <= max_load_before and the pass terminates;
 // - an assignment already within `imbalance` is returned unchanged (moved = 0);
-// - the edge cut is kept low, not minimised: in a round the most overloaded part's vertices are moved first
+// - the edge cut is kept low, not minimised: in rounds (at most 64) the overloaded parts' vertices are moved first
 //   when they gain cut (neighbours in the destination part), then by cut lost per unit of imbalance removed;
 //   a destination is a part the vertex has neighbours in, or the least loaded part.
 // No bound holds for every graph: a single vertex heavier than a part's slack (a star's hub) cannot be split.
