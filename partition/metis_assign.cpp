@@ -201,6 +201,8 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
   // Dynamic graphs: cutting an edge costs the number of snapshots holding it (partition/snapshot_weight.h).
   input.adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
   std::vector<int32_t> part_of = run_metis(input, weights, options);
+  input = SymmetricGraph{};
+  weights = MetisWeights{};
   if (options.balance == Balance::all) rebalance(graph, options, part_of);
   return part_of;
 }
@@ -233,6 +235,7 @@ std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOption
   if (budget_bytes <= 0 || r.estimated_bytes <= allowed) {
     part_of = run_metis(input, weights, options);
     input = SymmetricGraph{};
+    weights = MetisWeights{};
     graph.adjacency = reread_adjacency();
     if (options.balance == Balance::all) rebalance(graph, options, part_of);
     return part_of;
@@ -272,8 +275,12 @@ std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOption
       max_load[p * ncon + c] = static_cast<int64_t>(ubfactor * fraction[p] * static_cast<double>(total[c]));
   std::vector<int32_t> vwgt(weights.vwgt.begin(), weights.vwgt.end());
   refine_greedy(full, vwgt, ncon, max_load, parts, part_of, kRefinementPasses);
-  if (options.balance == Balance::all) rebalance(graph, options, part_of);
   r.cut_after_refinement = cut_weight(full, part_of);
+  // rebalance's own weights and the CSR are all it needs: METIS's input and weights go first.
+  full = SymmetricGraph{};
+  vwgt = {};
+  weights = MetisWeights{};
+  if (options.balance == Balance::all) rebalance(graph, options, part_of);
   return part_of;
 }
 
