@@ -23,7 +23,8 @@ BalanceWeights balance_weights(const graph::Graph& graph, Balance balance) {
       w.names = {"1+degree"};
       break;
     case Balance::train:
-      w.names = has_train ? std::vector<std::string>{"1+degree", "train"} : std::vector<std::string>{"1+degree"};
+      w.names =
+          has_train ? std::vector<std::string>{"1+degree", "train"} : std::vector<std::string>{"1+degree"};
       break;
     case Balance::all:
       w.names = {"vertices"};
@@ -83,7 +84,8 @@ class PartLoads {
     inverse_target_.assign(static_cast<size_t>(parts_) * ncon_, 0.0);  // 0: constraint with total 0, skipped
     for (int32_t p = 0; p < parts_; ++p)
       for (int32_t c = 0; c < ncon_; ++c)
-        if (total[c] > 0) inverse_target_[p * ncon_ + c] = 1.0 / (fractions[p] * static_cast<double>(total[c]));
+        if (total[c] > 0)
+          inverse_target_[p * ncon_ + c] = 1.0 / (fractions[p] * static_cast<double>(total[c]));
   }
 
   double relative(int32_t p, int32_t c) const {
@@ -148,7 +150,8 @@ bool move_before(const Move& a, const Move& b) {
   const bool a_free = a.gain >= 0, b_free = b.gain >= 0;
   if (a_free != b_free) return a_free;
   if (a_free) return a.gain != b.gain ? a.gain > b.gain : a.vertex < b.vertex;
-  const double a_cost = static_cast<double>(-a.gain) / -a.delta, b_cost = static_cast<double>(-b.gain) / -b.delta;
+  const double a_cost = static_cast<double>(-a.gain) / -a.delta,
+               b_cost = static_cast<double>(-b.gain) / -b.delta;
   return a_cost != b_cost ? a_cost < b_cost : a.vertex < b.vertex;
 }
 
@@ -164,8 +167,9 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
                                 std::vector<int32_t>& part_of) {
   const int64_t n = static_cast<int64_t>(part_of.size());
   const int32_t parts = static_cast<int32_t>(fractions.size()), ncon = weights.ncon;
-  HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1, "adjacency has %zu row offsets for %lld vertices",
-                 adjacency.indptr.size(), static_cast<long long>(n));
+  HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1,
+                 "adjacency has %zu row offsets for %lld vertices", adjacency.indptr.size(),
+                 static_cast<long long>(n));
   PartLoads loads(weights, fractions, part_of, imbalance);
   RebalanceReport report;
   report.max_load_before = report.max_load_after = loads.max_relative();
@@ -206,7 +210,8 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
       auto consider = [&](int32_t q) {
         const double delta = loads.move_delta(from, q, w);
         const int64_t gain = connection[q] - connection[from];
-        if (delta < -kMinDecrease && (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta)))
+        if (delta < -kMinDecrease &&
+            (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta)))
           best = Move{v, q, gain, delta};
       };
       for (int32_t q : touched)
@@ -234,7 +239,8 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
   return report;
 }
 
-RebalanceReport rebalance(const graph::Graph& graph, const AssignOptions& options, std::vector<int32_t>& part_of) {
+RebalanceReport rebalance(const graph::Graph& graph, const AssignOptions& options,
+                          std::vector<int32_t>& part_of) {
   const BalanceWeights weights = balance_weights(graph, options.balance);
   const RebalanceReport report =
       rebalance_loads(graph.adjacency, weights, part_fractions(options), options.imbalance, part_of);

@@ -1,5 +1,5 @@
-// The default balance (Balance::all) on power-law graphs: owned vertices and stored edges of every part within
-// 1.15x of the mean on RMAT graphs for every method and for METIS on a sparsified graph; rebalance()'s
+// The default balance (Balance::all) on power-law graphs: owned vertices and stored edges of every part
+// within 1.15x of the mean on RMAT graphs for every method and for METIS on a sparsified graph; rebalance()'s
 // contract (never worse, unchanged when already balanced, part weights honoured, deterministic); the
 // constraints balance_weights builds.
 #include <gtest/gtest.h>
@@ -59,7 +59,8 @@ TEST(BalanceDefault, IsAllAndParses) {
 // the graph is a real test); the default keeps both within 1.15x for every method.
 TEST(BalanceDefault, RmatPartsWithinGuaranteeForEveryMethod) {
   const graph::Graph g = rmat(13);
-  const PartitionStats old_default = stats_of(g, assign_parts(g, options_for(Method::metis, 4, Balance::vertices)), 4);
+  const PartitionStats old_default =
+      stats_of(g, assign_parts(g, options_for(Method::metis, 4, Balance::vertices)), 4);
   EXPECT_GT(old_default.edge_balance, 1.5) << "the graph no longer shows the problem the default solves";
   for (Method method : {Method::metis, Method::random, Method::contiguous}) {
     for (int32_t parts : {2, 4}) {
@@ -94,8 +95,8 @@ TEST(BalanceDefault, SparsifiedMetisWithinGuarantee) {
   const int64_t budget = (int64_t{50} << 20) + estimate_metis_bytes(g.num_nodes, g.num_edges() / 3, parts);
   graph::Graph held = g;
   MetisMemoryReport report;
-  const std::vector<int32_t> part_of =
-      assign_metis_within(held, options_for(Method::metis, parts), budget, [&] { return g.adjacency; }, &report);
+  const std::vector<int32_t> part_of = assign_metis_within(
+      held, options_for(Method::metis, parts), budget, [&] { return g.adjacency; }, &report);
   ASSERT_TRUE(report.sparsified);
   const PartitionStats s = stats_of(g, part_of, parts);
   EXPECT_LE(s.vertex_balance, kGuarantee);
