@@ -111,6 +111,14 @@ class PartLoads {
     }
     return sum;
   }
+  // max_relative(p) with w added to part p's load.
+  double max_relative_with(int32_t p, const int64_t* w) const {
+    double worst = 0;
+    for (int32_t c = 0; c < ncon_; ++c)
+      worst =
+          std::max(worst, static_cast<double>(load_[p * ncon_ + c] + w[c]) * inverse_target_[p * ncon_ + c]);
+    return worst;
+  }
   // Change of the total penalty when a vertex of weights w moves from part `from` to part `to`.
   double move_delta(int32_t from, int32_t to, const int64_t* w) const {
     return penalty(from, w, -1) - penalty(from, nullptr, 0) + penalty(to, w, +1) - penalty(to, nullptr, 0);
@@ -191,6 +199,9 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
       if (loads.max_relative(p) < loads.max_relative(lightest)) lightest = p;
     }
     if (num_overloaded == 0) break;
+    // No destination may end above the largest relative load at the round's start, so the maximum never
+    // grows.
+    const double cap = loads.max_relative();
 
     moves.clear();
     for (int64_t v = 0; v < n; ++v) {
@@ -210,7 +221,7 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
       auto consider = [&](int32_t q) {
         const double delta = loads.move_delta(from, q, w);
         const int64_t gain = connection[q] - connection[from];
-        if (delta < -kMinDecrease &&
+        if (delta < -kMinDecrease && loads.max_relative_with(q, w) <= cap &&
             (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta)))
           best = Move{v, q, gain, delta};
       };
@@ -227,7 +238,9 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
       const int32_t from = part_of[m.vertex];
       if (loads.max_relative(from) <= imbalance) continue;  // already relieved by earlier moves
       const int64_t* w = &weights.weight[m.vertex * ncon];
-      if (loads.move_delta(from, m.to, w) >= -kMinDecrease) continue;  // loads changed since it was chosen
+      // Loads changed since it was chosen: re-check both conditions.
+      if (loads.move_delta(from, m.to, w) >= -kMinDecrease || loads.max_relative_with(m.to, w) > cap)
+        continue;
       loads.move(from, m.to, w);
       part_of[m.vertex] = m.to;
       ++applied;

@@ -19,8 +19,8 @@ namespace halogen::partition {
 struct BalanceWeights {
   int32_t ncon = 1;
   std::vector<int64_t> weight;  // (N, ncon)
-  std::vector<std::string>
-      names;  // (ncon) "vertices", "edges" (stored entries of the row), "1+degree", "train"
+  // (ncon) "vertices", "edges" (stored entries of the row), "1+degree", "train"
+  std::vector<std::string> names;
 };
 
 // The constraints a Balance counts:
@@ -35,25 +35,25 @@ BalanceWeights balance_weights(const graph::Graph& graph, Balance balance);
 std::vector<double> part_fractions(const AssignOptions& options);
 
 // max over parts p and constraints c of load(p, c) / (fraction[p] * total(c)): 1 is perfect,
-// options.imbalance is the bound aimed at. Constraints with total 0 are skipped. part_of: (N) in [0,
-// fractions.size()).
+// options.imbalance is the bound aimed at. Constraints with total 0 are skipped.
+// part_of: (N), each in [0, fractions.size()).
 double max_relative_load(const BalanceWeights& weights, const std::vector<double>& fractions,
                          const std::vector<int32_t>& part_of);
 
 struct RebalanceReport {
-  int64_t moved = 0;           // vertices that changed part
+  int64_t moved = 0;           // moves applied (a vertex may move in more than one round)
   double max_load_before = 1;  // max_relative_load before and after
   double max_load_after = 1;
 };
 
 // Moves vertices out of parts whose relative load (as in max_relative_load) exceeds `imbalance` in some
 // constraint, until every part is within it or no move helps. Deterministic. Contract:
-// - a move never increases sum over parts and constraints of max(0, relative load - imbalance)^2, and every
-//   applied move strictly decreases it, so max_load_after <= max_load_before and the pass terminates;
+// - every applied move strictly decreases the sum over parts and constraints of
+//   max(0, relative load - imbalance)^2, and never takes its destination above the largest relative load at
+//   the start of its round, so max_load_after <= max_load_before and the pass terminates;
 // - an assignment already within `imbalance` is returned unchanged (moved = 0);
-// - the edge cut is kept low, not minimised: in rounds (at most 64) the overloaded parts' vertices are moved
-// first
-//   when they gain cut (neighbours in the destination part), then by cut lost per unit of imbalance removed;
+// - the edge cut is kept low, not minimised: in rounds (at most 64) the overloaded parts' vertices move first
+//   when they gain cut (neighbours in the destination part), then by cut lost per unit of penalty removed;
 //   a destination is a part the vertex has neighbours in, or the least loaded part.
 // No bound holds for every graph: a single vertex heavier than a part's slack (a star's hub) cannot be split.
 // On RMAT graphs (scale 12-22 at P = 2 and 4, 12-18 also at P = 8) METIS + rebalance is within 1.03
