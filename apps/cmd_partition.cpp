@@ -18,7 +18,7 @@ namespace halogen::app {
 namespace {
 
 struct PartitionFlags {
-  std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "vertices", part_weights;
+  std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "all", part_weights;
   int32_t parts = 0, refine_iterations = 10;
   double imbalance = 1.03;
   uint64_t seed = 1;
@@ -141,8 +141,9 @@ void add_partition_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of METIS and of the random method")->capture_default_str();
   cmd->add_option("--balance", flags->balance,
-                  "Balance vertices, edges (1+degree per vertex) or train (edges and training vertices, "
-                  "METIS multi-constraint)")
+                  "all: owned vertices, stored edges and training vertices each within --imbalance (METIS "
+                  "multi-constraint, then a rebalancing pass); or one of the former modes: vertices, edges "
+                  "(1+degree per vertex), train (1+degree and training vertices)")
       ->capture_default_str();
   cmd->add_option("--refine-iterations", flags->refine_iterations,
                   "METIS refinement iterations per level (METIS_OPTION_NITER); fewer is faster, e.g. 3")

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "partition/rebalance.h"
 
 namespace halogen::partition {
 
@@ -30,7 +31,8 @@ Balance parse_balance(const std::string& text) {
   if (text == "vertices") return Balance::vertices;
   if (text == "edges") return Balance::edges;
   if (text == "train") return Balance::train;
-  throw UserError("--balance: unknown balance \"" + text + "\" (expected vertices, edges or train)");
+  if (text == "all") return Balance::all;
+  throw UserError("--balance: unknown balance \"" + text + "\" (expected all, vertices, edges or train)");
 }
 
 std::vector<double> parse_part_weights(const std::string& text, int32_t num_parts) {
@@ -74,6 +76,8 @@ const char* balance_name(Balance balance) {
       return "edges";
     case Balance::train:
       return "train";
+    case Balance::all:
+      return "all";
   }
   return "?";
 }
@@ -99,16 +103,7 @@ void validate_options(const graph::Graph& graph, const AssignOptions& options) {
 
 namespace {
 
-// Target fraction of every part, summing to 1.
-std::vector<double> target_fractions(const AssignOptions& options) {
-  std::vector<double> fractions(options.num_parts, 1.0);
-  if (!options.part_weights.empty()) fractions = options.part_weights;
-  const double total = std::accumulate(fractions.begin(), fractions.end(), 0.0);
-  for (double& f : fractions) f /= total;
-  return fractions;
-}
-
-// Per-vertex weight balanced by the baselines.
+// Per-vertex weight balanced by the baselines (`all`: vertex count, rebalance does the rest).
 std::vector<double> baseline_weights(const graph::Graph& graph, Balance balance) {
   const int64_t n = graph.num_nodes;
   std::vector<double> weight(n, 1.0);
@@ -154,7 +149,10 @@ std::vector<int32_t> assign_contiguous(const graph::Graph& graph, const AssignOp
   validate_options(graph, options);
   std::vector<int64_t> order(graph.num_nodes);
   std::iota(order.begin(), order.end(), int64_t{0});
-  return split_in_order(order, baseline_weights(graph, options.balance), target_fractions(options));
+  std::vector<int32_t> part_of =
+      split_in_order(order, baseline_weights(graph, options.balance), part_fractions(options));
+  if (options.balance == Balance::all) rebalance(graph, options, part_of);
+  return part_of;
 }
 
 std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOptions& options) {
@@ -170,7 +168,10 @@ std::vector<int32_t> assign_random(const graph::Graph& graph, const AssignOption
   std::vector<int64_t> order(n);
   for (int64_t i = 0; i < n; ++i) order[i] = keyed[i].second;
   keyed = {};
-  return split_in_order(order, baseline_weights(graph, options.balance), target_fractions(options));
+  std::vector<int32_t> part_of =
+      split_in_order(order, baseline_weights(graph, options.balance), part_fractions(options));
+  if (options.balance == Balance::all) rebalance(graph, options, part_of);
+  return part_of;
 }
 
 std::vector<int32_t> assign_parts(const graph::Graph& graph, const AssignOptions& options) {

@@ -1,5 +1,6 @@
 #pragma once
-// Vertex -> part assignment: METIS k-way (the default), and the random and contiguous baselines.
+// Vertex -> part assignment: METIS k-way (the default), and the random and contiguous baselines; with the
+// default Balance::all every method is followed by partition/rebalance.h's rebalance().
 // Every method is deterministic for a given seed (METIS: METIS_OPTION_SEED; random: counter-based RNG).
 #include <cstdint>
 #include <functional>
@@ -15,11 +16,18 @@ namespace halogen::partition {
 enum class Method { metis, random, contiguous, ptscotch };
 enum class Objective { cut, volume };  // METIS_OBJTYPE_CUT / METIS_OBJTYPE_VOL
 // What each part's load is balanced on:
+//   all:      (the default) owned vertices, stored edges (the row lengths of owned vertices) and, when the
+//             graph has a training split, training vertices: one METIS constraint each (ncon = 2 or 3), then
+//             rebalance() (partition/rebalance.h) moves vertices out of any part still above --imbalance in
+//             one of them. Every method (metis, random, contiguous) is followed by rebalance(). On power-law
+//             graphs the single-constraint modes below leave one of the two badly unbalanced (RMAT scale 18,
+//             P = 4, vertices: stored edges 1.79x the mean; edges: vertices 1.9x).
 //   vertices: every vertex weighs 1;
 //   edges:    a vertex weighs 1 + its degree (SpMM work);
 //   train:    two constraints, 1 + degree and "is a training vertex" (METIS ncon=2), so every rank gets
 //             balanced work and balanced training vertices. The baselines balance training vertices only.
-enum class Balance { vertices, edges, train };
+// Only `all` is rebalanced after the method; the other three are the method's result as it was.
+enum class Balance { vertices, edges, train, all };
 
 struct AssignOptions {
   Method method = Method::metis;
@@ -27,7 +35,7 @@ struct AssignOptions {
   Objective objective = Objective::cut;
   double imbalance = 1.03;  // allowed max/mean load; METIS ufactor = 1000 * (imbalance - 1)
   uint64_t seed = 1;
-  Balance balance = Balance::vertices;
+  Balance balance = Balance::all;
   std::vector<double> part_weights;  // (num_parts) relative target sizes (METIS tpwgts); empty = equal
   // METIS_OPTION_NITER, METIS's default 10. Fewer is faster: 3 gave the same cut on RMAT scale 20 at P=8
   // for 25% less METIS time, but 8% more cut at P=64 (docs/partition.md).

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "partition/assign.h"
 #include "partition/metis_memory.h"
+#include "partition/rebalance.h"
 #include "partition/snapshot_weight.h"
 
 namespace halogen::partition {
@@ -134,20 +135,20 @@ struct MetisWeights {
 MetisWeights metis_weights(const graph::Graph& graph, const AssignOptions& options) {
   const int64_t n = graph.num_nodes;
   MetisWeights w;
-  Balance balance = options.balance;
-  if (balance == Balance::train && graph.train.empty()) {
+  if (options.balance == Balance::train && graph.train.empty())
     log::warn("--balance train: the graph has no training vertices; balancing edges only");
-    balance = Balance::edges;
-  }
-  w.ncon = balance == Balance::train ? 2 : 1;
-  if (balance != Balance::vertices) {
-    // Work of a vertex = 1 + its row length; the sum must fit idx_t too.
-    const int64_t total = n + graph.adjacency.nnz();
-    if (total > kIdxMax) too_large("total vertex weight (vertices + edges) for --balance edges|train", total);
-    w.vwgt.resize(static_cast<size_t>(n) * w.ncon, 0);
-    for (int64_t v = 0; v < n; ++v) w.vwgt[v * w.ncon] = static_cast<idx_t>(1 + graph.adjacency.degree(v));
-    if (w.ncon == 2)
-      for (int64_t v : graph.train) w.vwgt[v * 2 + 1] = 1;
+  if (options.balance != Balance::vertices) {  // vertices: vwgt null, every vertex weighs 1
+    const BalanceWeights b = balance_weights(graph, options.balance);
+    w.ncon = b.ncon;
+    // Every constraint's total must fit idx_t too (at most vertices + stored edges).
+    for (int32_t c = 0; c < b.ncon; ++c) {
+      int64_t total = 0;
+      for (int64_t v = 0; v < n; ++v) total += b.weight[v * b.ncon + c];
+      if (total > kIdxMax)
+        too_large("total vertex weight (" + b.names[c] + ") for --balance " + balance_name(options.balance),
+                  total);
+    }
+    w.vwgt.assign(b.weight.begin(), b.weight.end());
   }
   if (!options.part_weights.empty()) {
     const double total = std::accumulate(options.part_weights.begin(), options.part_weights.end(), 0.0);
@@ -199,7 +200,11 @@ std::vector<int32_t> assign_metis(const graph::Graph& graph, const AssignOptions
   MetisWeights weights = metis_weights(graph, options);
   // Dynamic graphs: cutting an edge costs the number of snapshots holding it (partition/snapshot_weight.h).
   input.adjwgt = snapshot_edge_counts(graph, input.xadj, input.adjncy);
-  return run_metis(input, weights, options);
+  std::vector<int32_t> part_of = run_metis(input, weights, options);
+  input = SymmetricGraph{};
+  weights = MetisWeights{};
+  if (options.balance == Balance::all) rebalance(graph, options, part_of);
+  return part_of;
 }
 
 std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOptions& options,
@@ -230,7 +235,9 @@ std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOption
   if (budget_bytes <= 0 || r.estimated_bytes <= allowed) {
     part_of = run_metis(input, weights, options);
     input = SymmetricGraph{};
+    weights = MetisWeights{};
     graph.adjacency = reread_adjacency();
+    if (options.balance == Balance::all) rebalance(graph, options, part_of);
     return part_of;
   }
 
@@ -269,6 +276,11 @@ std::vector<int32_t> assign_metis_within(graph::Graph& graph, const AssignOption
   std::vector<int32_t> vwgt(weights.vwgt.begin(), weights.vwgt.end());
   refine_greedy(full, vwgt, ncon, max_load, parts, part_of, kRefinementPasses);
   r.cut_after_refinement = cut_weight(full, part_of);
+  // rebalance's own weights and the CSR are all it needs: METIS's input and weights go first.
+  full = SymmetricGraph{};
+  vwgt = {};
+  weights = MetisWeights{};
+  if (options.balance == Balance::all) rebalance(graph, options, part_of);
   return part_of;
 }
 

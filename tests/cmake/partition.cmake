@@ -12,3 +12,6 @@ set_tests_properties(partition.ptscotch PROPERTIES LABELS mpi ENVIRONMENT "${HAL
 if(TARGET partition_int64_counts_test)
   target_link_libraries(partition_int64_counts_test PRIVATE Halogen::hdf5)  # writes a sparse 2^31-entry dataset
 endif()
+# The default --balance all on RMAT (issue 18): vertices, stored edges and training vertices within 1.15x.
+add_test(NAME partition.balance_default COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/balance_default.sh)
+set_tests_properties(partition.balance_default PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 120)

@@ -95,12 +95,17 @@ TEST(PartitionBaselines, ContiguousAndRandomBalanceVerticesExactly) {
   graph::Graph g = community_graph(25, 4, 3, 2);  // 103 vertices
   for (Method method : {Method::contiguous, Method::random}) {
     for (int32_t parts : {1, 2, 7, 103}) {
-      const std::vector<int64_t> sizes = part_sizes(assign_parts(g, options_for(method, parts)), parts);
+      // --balance vertices: the count split itself (the default, all, may then move vertices for edges).
+      AssignOptions o = options_for(method, parts);
+      o.balance = Balance::vertices;
+      const std::vector<int64_t> sizes = part_sizes(assign_parts(g, o), parts);
       const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
       EXPECT_LE(*hi - *lo, 1) << method_name(method) << " P=" << parts;
     }
   }
-  const std::vector<int32_t> contiguous = assign_parts(g, options_for(Method::contiguous, 4));
+  AssignOptions in_order = options_for(Method::contiguous, 4);
+  in_order.balance = Balance::vertices;  // runs of ids only without rebalancing
+  const std::vector<int32_t> contiguous = assign_parts(g, in_order);
   EXPECT_TRUE(std::is_sorted(contiguous.begin(), contiguous.end()));
 }
 
@@ -108,6 +113,7 @@ TEST(PartitionBaselines, PartWeightsSetTargetFractions) {
   graph::Graph g = community_graph(100, 4, 0, 2);  // 400 vertices
   for (Method method : {Method::contiguous, Method::random, Method::metis}) {
     AssignOptions o = options_for(method, 4);
+    o.balance = Balance::vertices;  // sizes in vertices exactly; partition_rebalance_test covers the default
     o.part_weights = {1, 1, 2, 4};  // targets 50, 50, 100, 200
     const std::vector<int64_t> sizes = part_sizes(assign_parts(g, o), 4);
     // METIS may deviate by its imbalance tolerance (3%) of the largest target plus rounding.

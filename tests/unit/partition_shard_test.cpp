@@ -24,12 +24,13 @@ SourceFile fake_source() {
 }
 
 PartitionResult write_dir(const graph::Graph& g, const std::string& dir, Method method, int32_t parts,
-                          uint64_t seed = 1) {
+                          uint64_t seed = 1, Balance balance = Balance::all) {
   PartitionRequest request;
   request.output_dir = dir;
   request.options.method = method;
   request.options.num_parts = parts;
   request.options.seed = seed;
+  request.options.balance = balance;
   request.command = "test";
   PhaseLog phases;
   return write_partition(g, fake_source(), request, phases);
@@ -242,7 +243,9 @@ TEST(PartitionShardBuilder, PartWithNoTrainingVertices) {
   graph::Graph g = community_graph(10, 4, 0, 4);  // 40 vertices
   g.train = {0, 1, 2};
   TempDir dir("notrain");
-  PartitionResult r = write_dir(g, dir.sub("out"), Method::contiguous, 2);
+  // --balance vertices: the default (all) would move training vertices into part 1, and this edge case needs
+  // a part without any.
+  PartitionResult r = write_dir(g, dir.sub("out"), Method::contiguous, 2, 1, Balance::vertices);
   EXPECT_EQ(r.stats.train, (std::vector<int64_t>{3, 0}));
   const graph::Shard s = io::read_shard(dir.sub("out"), 1);
   EXPECT_TRUE(s.train.empty());
