@@ -486,7 +486,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--attention-dropout", flags->attention_dropout,
                   "GAT: dropout probability on the attention coefficients, in [0, 1)")
-      ->check(finite_number(0.0, false))->check(CLI::Range(0.0, 0.999))->capture_default_str();
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
