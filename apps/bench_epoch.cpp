@@ -60,8 +60,12 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
                   "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
                   (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
-      std::printf("# model %s, %d layers, hidden %lld, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
-                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, o.dropout,
+      const std::string gat = o.model == "gat" ? strformat(" (per head; %d heads, %d output heads, attention "
+                                                           "dropout %g)", o.heads, o.output_heads,
+                                                           o.attention_dropout)
+                                               : std::string();
+      std::printf("# model %s, %d layers, hidden %lld%s, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
+                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, gat.c_str(), o.dropout,
                   (long long)o.epochs, (long long)o.warmup);
       std::printf("%8s %6s %8s %10s %9s %9s %9s %11s %13s %9s %9s\n", "overlap", "ranks", "threads", "epoch_ms",
                   "spmm_ms", "gemm_ms", "halo_ms", "exposed_ms", "allreduce_ms", "other_ms", "exposed%");
