@@ -61,13 +61,6 @@ AttentionGraph::AttentionGraph(const graph::Shard& shard, Device device)
   a_t_ = kernels::CsrView{cols, n, nnz, t_indptr_.data(), t_indices_.data(), nullptr, device};
 }
 
-kernels::CsrView AttentionGraph::rows_of_t(int64_t begin, int64_t end) const {
-  kernels::CsrView view = a_t_;
-  view.rows = end - begin;
-  view.indptr = a_t_.indptr + begin;  // row pointers stay absolute: indices and edge ids are shared
-  return view;
-}
-
 int64_t AttentionGraph::bytes_for(int64_t num_owned, int64_t num_halo, int64_t edges) {
   const int64_t cols = num_owned + num_halo;
   return (num_owned + 1 + cols + 1 + cols) * static_cast<int64_t>(sizeof(int64_t)) +

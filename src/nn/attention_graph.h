@@ -8,8 +8,6 @@
 //   a():      (n, n + h) CSR, values unused (nullptr)
 //   a_t():    (n + h, n) its transpose (rows ascending within a column), with edge(): (nnz) int32, the edge id
 //             of each entry of a_t (so kernels read per-edge tensors from the transpose side).
-//   halo_t(): a_t's rows [n, n + h) alone (the halo sources: their sums are sent back to the owners);
-//   owned_t(): a_t's rows [0, n).
 //   row_gid(): (n) and col_gid(): (n + h) global vertex ids (attention dropout keys).
 // Built once per model; the host copies are freed when the constructor returns.
 #include <cstdint>
@@ -28,8 +26,6 @@ class AttentionGraph {
 
   const kernels::CsrView& a() const { return a_; }
   const kernels::CsrView& a_t() const { return a_t_; }
-  kernels::CsrView owned_t() const { return rows_of_t(0, num_owned_); }
-  kernels::CsrView halo_t() const { return rows_of_t(num_owned_, num_owned_ + num_halo_); }
   Span<const int32_t> edge() const { return {edge_.data(), edge_.size(), edge_.device()}; }
   Span<const int64_t> row_gid() const { return {gid_.data(), num_owned_, gid_.device()}; }
   Span<const int64_t> col_gid() const { return {gid_.data(), num_owned_ + num_halo_, gid_.device()}; }
@@ -45,8 +41,6 @@ class AttentionGraph {
   static int64_t bytes_for(int64_t num_owned, int64_t num_halo, int64_t edges);
 
  private:
-  kernels::CsrView rows_of_t(int64_t begin, int64_t end) const;
-
   int64_t num_owned_ = 0, num_halo_ = 0;
   Buffer<int64_t> indptr_, t_indptr_, gid_;    // (n + 1), (n + h + 1), (n + h)
   Buffer<int32_t> indices_, t_indices_, edge_;  // (nnz) each
