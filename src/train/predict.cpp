@@ -125,9 +125,9 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
 
 CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::string& path) {
   HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage" || header.model == "gin" ||
-                         header.model == "appnp",
+                         header.model == "appnp" || header.model == "gat",
                      "%s: a %s checkpoint: `halogen predict` runs the static node-classification models (gcn, sage, "
-                     "gin, appnp) "
+                     "gin, appnp, gat) "
                      "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str());
   nlohmann::json config;
   try {
