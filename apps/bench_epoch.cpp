@@ -40,6 +40,9 @@ struct EpochBenchOptions {
   float appnp_alpha = 0.1f;    // appnp
   bool gin_eps_learn = false;  // gin
   bool edge_weight = false;
+  int heads = 8;                   // gat
+  int output_heads = 1;            // gat
+  float attention_dropout = 0.6f;  // gat
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
@@ -57,8 +60,12 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
                   "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
                   (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
-      std::printf("# model %s, %d layers, hidden %lld, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
-                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, o.dropout,
+      const std::string gat = o.model == "gat" ? strformat(" (per head; %d heads, %d output heads, attention "
+                                                           "dropout %g)", o.heads, o.output_heads,
+                                                           o.attention_dropout)
+                                               : std::string();
+      std::printf("# model %s, %d layers, hidden %lld%s, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
+                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, gat.c_str(), o.dropout,
                   (long long)o.epochs, (long long)o.warmup);
       std::printf("%8s %6s %8s %10s %9s %9s %9s %11s %13s %9s %9s\n", "overlap", "ranks", "threads", "epoch_ms",
                   "spmm_ms", "gemm_ms", "halo_ms", "exposed_ms", "allreduce_ms", "other_ms", "exposed%");
@@ -72,6 +79,9 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       config.model.appnp_alpha = o.appnp_alpha;
       config.model.gin_learn_eps = o.gin_eps_learn;
       config.model.edge_weight = o.edge_weight;
+      config.model.gat_heads = o.heads;
+      config.model.gat_output_heads = o.output_heads;
+      config.model.attention_dropout = o.attention_dropout;
       config.model.layers = o.layers;
       config.model.hidden = o.hidden;
       config.model.dropout = o.dropout;
@@ -119,8 +129,8 @@ void add_bench_epoch(CLI::App& bench) {
   auto o = std::make_shared<EpochBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("epoch", "Epoch time and its phases on a partition directory (mpirun, one rank per part)");
   cmd->add_option("dir", o->dir, "Partition directory")->required();
-  cmd->add_option("--model", o->model, "gcn, sage, gin or appnp")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
+  cmd->add_option("--model", o->model, "gcn, sage, gin, appnp or gat")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat"}))
       ->capture_default_str();
   cmd->add_option("--appnp-k", o->appnp_k, "appnp: propagation steps K")
       ->check(CLI::Range(0, 1 << 20))
@@ -130,6 +140,12 @@ void add_bench_epoch(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--gin-eps-learn", o->gin_eps_learn, "gin: a learnable epsilon per layer (default: eps = 0)");
   cmd->add_flag("--edge-weight", o->edge_weight, "Use the graph's edge weights (/csr/weight)");
+  cmd->add_option("--heads", o->heads, "gat: heads of each hidden layer (--hidden is the width per head)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--output-heads", o->output_heads, "gat: heads of the output layer (averaged)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients")
+      ->check(CLI::Range(0.0, 0.999))->capture_default_str();
   cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "Hidden width")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(CLI::PositiveNumber)->capture_default_str();

@@ -184,8 +184,8 @@ void add_info_command(CLI::App& app) {
   // as `halogen train`).
   static std::string model = "gcn";
   static nn::ModelConfig model_config;
-  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage|gin|appnp)")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
+  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage|gin|appnp|gat)")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat"}))
       ->capture_default_str();
   cmd->add_option("--layers", model_config.layers, "Directory: graph convolution layers")
       ->check(CLI::Range(1, 64))
@@ -193,6 +193,10 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("--hidden", model_config.hidden, "Directory: hidden width")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
+  cmd->add_option("--heads", model_config.gat_heads, "Directory, gat: heads of each hidden layer")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--output-heads", model_config.gat_output_heads, "Directory, gat: heads of the output layer")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--appnp-k", model_config.appnp_k, "Directory, appnp: propagation steps K")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();

@@ -73,6 +73,10 @@ struct TrainFlags {
   float appnp_alpha = 0.1f;
   bool gin_eps_learn = false;
   bool edge_weight = false;
+  // gat
+  int heads = 8;
+  int output_heads = 1;
+  float attention_dropout = 0.6f;
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
        layers_given = false, negatives_given = false, window_given = false;
 };
@@ -268,6 +272,9 @@ std::string model_extras(const TrainFlags& flags) {
   std::string text;
   if (flags.model == "appnp") text += strformat(", K %d, alpha %g", flags.appnp_k, flags.appnp_alpha);
   if (flags.model == "gin") text += flags.gin_eps_learn ? ", learnable eps" : ", eps 0";
+  if (flags.model == "gat")
+    text += strformat(", %d heads (output %d), attention dropout %g", flags.heads, flags.output_heads,
+                      flags.attention_dropout);
   if (flags.edge_weight) text += ", edge weights";
   return text;
 }
@@ -319,6 +326,9 @@ void run_train(const TrainFlags& flags) {
     config.model.appnp_alpha = flags.appnp_alpha;
     config.model.gin_learn_eps = flags.gin_eps_learn;
     config.model.edge_weight = flags.edge_weight;
+    config.model.gat_heads = flags.heads;
+    config.model.gat_output_heads = flags.output_heads;
+    config.model.attention_dropout = flags.attention_dropout;
     config.model.layers = flags.layers;
     config.model.hidden = flags.hidden;
     config.model.dropout = flags.dropout;
@@ -376,9 +386,9 @@ void add_train_command(CLI::App& app) {
       "train", "Train a GNN on a partition directory (run under mpirun/srun, one rank per part)");
   cmd->add_option("dir", flags->dir, "Partition directory made by `halogen partition`")->required();
   cmd->add_option("--model", flags->model,
-                  "gcn (Kipf & Welling), sage (GraphSAGE-mean), gin (Xu et al.), appnp (Klicpera et al.); on dynamic "
-                  "graphs evolvegcn-o, tgcn or gconvgru")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
+                  "gcn (Kipf & Welling), sage (GraphSAGE-mean), gin (Xu et al.), appnp (Klicpera et al.), gat "
+                  "(Velickovic et al.); on dynamic graphs evolvegcn-o, tgcn or gconvgru")
+      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
   cmd->add_option("--layers", flags->layers,
                   "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")
       ->check(CLI::Range(1, 64))
@@ -469,6 +479,14 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--edge-weight", flags->edge_weight,
                 "Use the graph's edge weights (/csr/weight) in GCN/APPNP normalisation, SAGE's mean and GIN's sum "
                 "(default: off, every edge weighs 1)");
+  cmd->add_option("--heads", flags->heads,
+                  "GAT: attention heads of each hidden layer, concatenated (--hidden is the width per head)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--output-heads", flags->output_heads, "GAT: attention heads of the output layer, averaged")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--attention-dropout", flags->attention_dropout,
+                  "GAT: dropout probability on the attention coefficients, in [0, 1)")
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -53,7 +53,10 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
       "training memory per rank (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
       "epoch 1)\n",
       nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
-      config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str() : "");
+      config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str()
+      : config.kind == nn::ConvKind::gat
+          ? strformat(", %d heads, %d output heads", config.gat_heads, config.gat_output_heads).c_str()
+          : "");
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
   for (int part = 0; part < meta.num_parts; ++part) {

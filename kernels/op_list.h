@@ -127,3 +127,39 @@ HALOGEN_OP(void, pair_dot_backward, grad_x.device,
 HALOGEN_OP(double, bce_with_logits, scores.device,
            (Span<const float> scores, Span<const uint8_t> labels, float scale, Span<float> grad_scores),
            (scores, labels, scale, grad_scores))
+
+// ---- GAT: edge scores (SDDMM), edge softmax, attention dropout, per-head weighted SpMM -----------------------
+HALOGEN_OP(void, head_scores, s.device, (Matrix<const float> h, Matrix<const float> att, Matrix<float> s),
+           (h, att, s))
+HALOGEN_OP(void, head_scores_backward, grad_h.device,
+           (Matrix<const float> h, Matrix<const float> att, Matrix<const float> grad_s, Matrix<float> grad_h,
+            Matrix<float> grad_att),
+           (h, att, grad_s, grad_h, grad_att))
+HALOGEN_OP(void, gat_edge_scores, scores.device,
+           (const CsrView& a, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+            Matrix<float> scores),
+           (a, s_dst, s_src, slope, scores))
+HALOGEN_OP(void, gat_edge_scores_backward, grad_scores.device,
+           (const CsrView& a, const CsrView& a_t, Span<const int32_t> a_t_edge, Matrix<const float> s_dst,
+            Matrix<const float> s_src, float slope, Matrix<float> grad_scores, Matrix<float> grad_s_dst,
+            Matrix<float> grad_s_src),
+           (a, a_t, a_t_edge, s_dst, s_src, slope, grad_scores, grad_s_dst, grad_s_src))
+HALOGEN_OP(void, edge_softmax, scores.device, (const CsrView& a, Matrix<float> scores), (a, scores))
+HALOGEN_OP(void, edge_softmax_backward, grad.device,
+           (const CsrView& a, Matrix<const float> alpha, Matrix<float> grad), (a, alpha, grad))
+HALOGEN_OP(void, edge_dropout, out.device,
+           (const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+            const EpilogueParams& params, Matrix<const float> in, Matrix<float> out),
+           (a, row_gid, col_gid, params, in, out))
+HALOGEN_OP(void, weighted_spmm, out.device,
+           (const CsrView& a, Matrix<const float> weights, Matrix<const float> x, Matrix<float> out),
+           (a, weights, x, out))
+HALOGEN_OP(void, weighted_spmm_transpose, out.device,
+           (const CsrView& a_t, Span<const int32_t> a_t_edge, Matrix<const float> weights, Matrix<const float> g,
+            Matrix<float> out),
+           (a_t, a_t_edge, weights, g, out))
+HALOGEN_OP(void, edge_dot, out.device,
+           (const CsrView& a, Matrix<const float> g, Matrix<const float> x, Matrix<float> out), (a, g, x, out))
+HALOGEN_OP(void, elu_dropout, h.device,
+           (Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask),
+           (h, row_gid, params, mask))

@@ -172,6 +172,47 @@ struct AdamParams {
 // grad_scores[k] "=" (sigmoid(s_k) - label_k) * scale (the caller's scale makes the sum a mean over ranks).
 //   scores, labels, grad_scores: (m); labels are 0 or 1.
 
+// ==== GAT (Velickovic et al.): attention from three general sparse ops (DGL's gsddmm / edge_softmax / gspmm) ====
+// A is the attention graph of a rank: CSR with `rows` destination vertices (the owned ones) and `cols` source
+// vertices (owned then halo), self-loops included; its edges are numbered by CSR position e in [0, nnz). K heads
+// of width F: a node matrix H (cols, K*F) holds head k in columns [k*F, (k+1)*F); an edge matrix (nnz, K) holds
+// head k of edge e at (e, k). Every node view may be strided (a column block of a wider matrix); edge views are
+// contiguous (stride K). The transpose A^T (`a_t`: cols rows, rows columns, values unused) lists, for each
+// source vertex, its edges; a_t_edge[p] is the edge id (CSR position in A) of A^T's p-th entry. A row-range of
+// A^T (indptr offset, the same indices and a_t_edge arrays) is a valid a_t: its row r is source row_offset + r.
+// Every op is row-parallel over its own CSR (no atomics on the CPU, none on the GPU: deterministic).
+//
+// head_scores: s[i, k] "=" sum_f h[i, k*F + f] * att[k, f].       h: (n, K*F);  att: (K, F);  s: (n, K)
+// head_scores_backward: grad_h[i, k*F + f] "+=" grad_s[i, k] * att[k, f];
+//   grad_att[k, f] "+=" sum_i grad_s[i, k] * h[i, k*F + f] (fixed row blocks in order: thread-count
+//   independent on the CPU).                     h, grad_h: (n, K*F);  att, grad_att: (K, F);  grad_s: (n, K)
+// gat_edge_scores (SDDMM): scores[e, k] "=" leaky_relu(s_dst[i, k] + s_src[j, k], slope) for edge e = (i, j).
+//   s_dst: (rows, K);  s_src: (cols, K);  scores: (nnz, K)
+// gat_edge_scores_backward: given grad_scores = dLoss/dscores, overwrites it IN PLACE with dLoss/dz (z = s_dst
+//   + s_src before the leaky relu; slope where z <= 0), then grad_s_dst[i, k] "=" sum over row i's edges,
+//   grad_s_src[r, k] "=" sum over a_t's row r (the edges whose source is a_t row r).
+//   s_dst, grad_s_dst: (rows, K);  s_src: (cols, K);  grad_s_src: (a_t.rows, K);  grad_scores: (nnz, K)
+// edge_softmax: in place, per destination row and head: scores[e, k] = exp(x_e - max) / sum exp(x - max) over
+//   the row's edges (numerically stable). Empty rows: nothing.                scores: (nnz, K)
+// edge_softmax_backward: in place, grad[e, k] = alpha[e, k] * (grad[e, k] - sum_{e' in row} alpha[e', k]
+//   grad[e', k]) (dLoss/dscores from dLoss/dalpha).                           alpha, grad: (nnz, K)
+// edge_dropout: out[e, k] "=" in[e, k] * (keep ? 1 / (1 - p) : 0); `out` may alias `in`. The decision for edge
+//   e = (i, j), head k: with key = rng::uniform_u64(seed, rng_stream, k / 4) and
+//   w = rng::pair_bits(key, row_gid[i], col_gid[j]).v[k % 4], keep iff rng::word_uniform(w) >= p: it depends on
+//   the edge's global (destination, source) ids only, so P ranks draw what one rank draws, and the backward
+//   recomputes the same mask by calling it on the gradient. p = params.dropout (0: a copy); params.relu unused.
+//   row_gid: (rows);  col_gid: (cols);  in, out: (nnz, K)
+// weighted_spmm: out[i, k*F + f] "=" sum_{e = (i, j)} weights[e, k] * x[j, k*F + f] (zero for empty rows).
+//   weights: (nnz, K);  x: (cols, K*F);  out: (rows, K*F)
+// weighted_spmm_transpose: out[r, k*F + f] "=" sum over a_t's row r of weights[e, k] * g[i, k*F + f], e =
+//   a_t_edge[p], i = a_t.indices[p] (A^T g with per-head edge weights).
+//   weights: (nnz, K);  g: (a_t.cols, K*F);  out: (a_t.rows, K*F)
+// edge_dot (SDDMM, the gradient of weighted_spmm's weights): out[e, k] "=" sum_f g[i, k*F + f] x[j, k*F + f].
+//   g: (rows, K*F);  x: (cols, K*F);  out: (nnz, K)
+// elu_dropout: in place, h = dropout(elu(h)) with elu(x) = x > 0 ? x : expm1(x), and dropout as
+//   bias_relu_dropout's (keyed by row_gid[r] * f + c); mask (n, f) "=" the factor (0 or 1/(1-p)) times elu'(x)
+//   (1 or exp(x)), so that apply_mask is the backward; an empty mask is not written. h, mask: (n, f)
+
 // How gru_update mixes the state and the candidate (see above).
 enum class GruMix { z_keeps_state, z_takes_candidate };
 

@@ -83,6 +83,17 @@ HALOGEN_HD bool dropout_keep(uint64_t seed, uint64_t stream, uint64_t index, uin
   return dropout_word(seed, stream, index) >= threshold;
 }
 
+// Four words for a PAIR of 64-bit ids (a, b) under a 64-bit key: the pair is the whole Philox counter, so draws
+// keyed by two ids need no product a * N + b (which could overflow). Used for per-edge draws keyed by the
+// edge's (destination, source) global vertex ids, with key = uniform_u64(seed, stream, group).
+HALOGEN_HD Philox4 pair_bits(uint64_t key, uint64_t a, uint64_t b) {
+  return philox4x32(static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32), static_cast<uint32_t>(b),
+                    static_cast<uint32_t>(b >> 32), static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32));
+}
+
+// One 32-bit word as a uniform in [0, 1) with 24 bits (as uniform()).
+HALOGEN_HD float word_uniform(uint32_t word) { return static_cast<float>(word >> 8) * (1.0f / 16777216.0f); }
+
 // A stream id from up to four small tags (purpose, epoch, layer, ...), so call sites name what they draw for.
 HALOGEN_HD uint64_t stream_id(uint32_t purpose, uint32_t a = 0, uint32_t b = 0, uint32_t c = 0) {
   const Philox4 r = philox4x32(purpose, a, b, c, 0x48414C4Fu /* "HALO" */, 0x47454E31u);
@@ -99,6 +110,7 @@ enum Purpose : uint32_t {
   kPartition = 6,
   kNegativeSampling = 7,
   kBenchData = 8,
+  kAttentionDropout = 9,
 };
 
 }  // namespace halogen::rng

@@ -111,6 +111,37 @@ void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, O
   }
 }
 
+void DistributedAdjacency::gather_halo(Matrix<float> x, OverlapWork extra) {
+  HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == x.cols && x.cols <= max_width_,
+                 "gather_halo: x is %lld x %lld (stride %lld), expected %lld rows, width <= %lld", (long long)x.rows,
+                 (long long)x.cols, (long long)x.stride, (long long)(num_owned_ + num_halo_), (long long)max_width_);
+  start_forward(x);
+  if (!overlap_) finish_forward();
+  if (extra) extra();
+  if (overlap_) finish_forward();
+}
+
+void DistributedAdjacency::scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra) {
+  HALOGEN_ASSERT(partial.rows == num_halo_ && out.rows == num_owned_ && out.cols == partial.cols &&
+                     out.stride == out.cols && (partial.rows <= 1 || partial.stride == partial.cols) &&
+                     partial.cols <= max_width_,
+                 "scatter_halo: partial is %lld x %lld, out %lld x %lld (stride %lld)", (long long)partial.rows,
+                 (long long)partial.cols, (long long)out.rows, (long long)out.cols, (long long)out.stride);
+  if (moves_rows()) begin(Phase::halo_total);
+  begin(Phase::halo_exposed);
+  exchange_->start_reverse(partial, stream_);
+  end(Phase::halo_exposed);
+  auto receive = [&] {
+    begin(Phase::halo_exposed);
+    exchange_->finish_reverse(out, stream_);
+    end(Phase::halo_exposed);
+    if (moves_rows()) end(Phase::halo_total);
+  };
+  if (!overlap_) receive();
+  if (extra) extra();
+  if (overlap_) receive();
+}
+
 void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
                        FunctionRef<Matrix<float>(int64_t)> input_of, const std::vector<Matrix<float>>& out) {
   const int64_t m = static_cast<int64_t>(adjacencies.size());

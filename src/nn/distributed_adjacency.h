@@ -15,6 +15,12 @@
 //       g: (n, f); out: stride f.
 //       partial = A_halo^T g -> start reverse exchange -> out = A_own^T g -> extra() -> wait, out[send_idx] +=
 //       received partials (scatter-add)
+//   gather_halo(x, extra):     the forward exchange alone (no product): x's halo rows [n, n + h) "=" the
+//       owners' rows, extra() running while it is in flight. For layers whose product is not S's (GAT: per-edge
+//       attention weights over the same halo).
+//   scatter_halo(partial, out, extra):  the reverse exchange alone: out (n, f) "+=" the partial sums (h, f)
+//       that every rank computed for our rows (partial: this rank's sums for its halo rows, sent to their
+//       owners), extra() running while it is in flight.
 // extra (optional): work that takes no part in the exchange, run while it is in flight (e.g. GraphSAGE's
 // X W_self); it runs after `out` holds the owned product and may add (+=) into `out`.
 // Overlap off (set_overlap(false), for comparison): the exchange is waited for before the owned product (the
@@ -52,6 +58,8 @@ class DistributedAdjacency {
 
   void forward(Matrix<float> x, Matrix<float> out, OverlapWork extra = {});
   void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
+  void gather_halo(Matrix<float> x, OverlapWork extra = {});
+  void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});
 
   void set_overlap(bool overlap) { overlap_ = overlap; }
   void set_clock(PhaseClock* clock) { clock_ = clock; }  // nullptr: untimed

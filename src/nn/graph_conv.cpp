@@ -15,20 +15,29 @@ const char* conv_kind_name(ConvKind kind) {
       return "gin";
     case ConvKind::appnp:
       return "appnp";
+    case ConvKind::gat:
+      return "gat";
   }
   return "?";
 }
 
 ConvKind parse_conv_kind(const std::string& name, const char* option) {
-  for (ConvKind kind : {ConvKind::gcn, ConvKind::sage, ConvKind::gin, ConvKind::appnp})
+  for (ConvKind kind : {ConvKind::gcn, ConvKind::sage, ConvKind::gin, ConvKind::appnp, ConvKind::gat})
     if (name == conv_kind_name(kind)) return kind;
-  throw UserError(std::string(option) + ": unknown model \"" + name + "\" (gcn, sage, gin or appnp)");
+  throw UserError(std::string(option) + ": unknown model \"" + name + "\" (gcn, sage, gin, appnp or gat)");
 }
 
 GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store,
-                     int64_t gin_hidden, bool gin_learn_eps)
+                     int64_t gin_hidden, bool gin_learn_eps, int64_t gat_heads, bool gat_concat)
     : kind_(kind), layer_(layer), in_(in), out_(out), store_(store), gin_hidden_(gin_hidden) {
   HALOGEN_ASSERT(kind != ConvKind::gin || gin_hidden >= 1, "GIN needs an MLP width >= 1");
+  if (kind == ConvKind::gat) {
+    HALOGEN_ASSERT(gat_heads >= 1 && (!gat_concat || out % gat_heads == 0), "GAT layer %d: %lld heads, width %lld",
+                   layer, (long long)gat_heads, (long long)out);
+    gat_ = std::make_unique<GatConv>(layer, in, gat_heads, gat_concat ? out / gat_heads : out, gat_concat, store);
+    bias_ = gat_->bias_index();
+    return;
+  }
   const std::string prefix = "layer" + std::to_string(layer) + ".";
   weight_ = store.add(prefix + "weight", layer, in, first_width(), false);
   if (kind == ConvKind::sage) weight_self_ = store.add(prefix + "weight_self", layer, in, out, false);
@@ -69,10 +78,15 @@ int64_t GraphConv::scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t
   return floats * static_cast<int64_t>(sizeof(float));
 }
 
-void GraphConv::allocate(DistributedAdjacency& adjacency) {
+void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention) {
   adjacency_ = &adjacency;
   num_owned_ = adjacency.num_owned();
   num_halo_ = adjacency.num_halo();
+  if (gat_) {
+    HALOGEN_ASSERT(attention != nullptr, "a GAT layer needs its attention graph");
+    gat_->allocate(adjacency, *attention);
+    return;
+  }
   if (kind_ == ConvKind::appnp) return;  // a dense layer: no scratch
   const int64_t width = exchange_width(kind_, in_, out_, gin_hidden_);
   HALOGEN_ASSERT(width <= adjacency.max_width(), "layer %d multiplies width %lld, the adjacency takes <= %lld",
@@ -154,6 +168,10 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   const int64_t n = num_owned_;
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<float> z_own = z.slice_rows(0, n);
+  if (gat_) {
+    gat_->forward(x, z, context);
+    return;
+  }
   Matrix<const float> weight = store_.param(weight_);
   if (kind_ == ConvKind::appnp) {
     input_times_weight(x_own, z_own, context);
@@ -188,6 +206,10 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
   const int64_t n = num_owned_;
   HALOGEN_ASSERT(grad_z.rows == n && grad_z.cols == out_);
   HALOGEN_ASSERT(!want_grad_x || (grad_x.rows == n && grad_x.cols == in_));
+  if (gat_) {
+    gat_->backward(x, grad_z, grad_x, want_grad_x, context);
+    return;
+  }
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
 

@@ -6,6 +6,8 @@
 //   gin:   Z = relu(((1 + eps) X + S X) W + b_inner) W_out + b   (S = sum over neighbours, no self-loop; Xu
 //          et al.'s GIN-0 / GIN-eps with a 2-layer MLP, no batch norm); eps = 0 fixed, or learned
 //          ("layer<l>.eps")
+//   gat:   multi-head graph attention (nn/gat_conv.h; hidden layers concatenate heads, an output layer
+//          averages them); the layer delegates to its GatConv
 //   appnp: Z = X W + b                           (one linear layer of APPNP's MLP; no graph: the model
 //   propagates
 //          its logits afterwards, nn/model.h)
@@ -29,14 +31,18 @@
 #include <cstdint>
 #include <string>
 
+#include <memory>
+
+#include "nn/attention_graph.h"
 #include "nn/distributed_adjacency.h"
+#include "nn/gat_conv.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
 
 namespace halogen::nn {
 
-enum class ConvKind { gcn, sage, gin, appnp };
-// "gcn", "sage", "gin", "appnp" (the --model names), and back (UserError naming `option` for another name).
+enum class ConvKind { gcn, sage, gin, appnp, gat };
+// "gcn", "sage", "gin", "appnp", "gat" (the --model names), and back (UserError naming `option` for another name).
 const char* conv_kind_name(ConvKind kind);
 ConvKind parse_conv_kind(const std::string& name, const char* option = "--model");
 
@@ -46,6 +52,8 @@ ConvKind parse_conv_kind(const std::string& name, const char* option = "--model"
 struct LayerContext {
   PhaseClock* clock = nullptr;
   kernels::Stream stream = nullptr;
+  // gat: the attention dropout of this forward (dropout 0: off), keyed by (seed, rng_stream) (kernels::edge_dropout).
+  kernels::EpilogueParams attention{false, 0.0f, 0, 0};
 };
 
 class GraphConv {
@@ -54,12 +62,15 @@ class GraphConv {
   // "layer<l>.weight_self" (sage), gin: "layer<l>.inner_bias" (gin_hidden), "layer<l>.weight_out"
   // (gin_hidden, out) and, with gin_learn_eps, "layer<l>.eps" (1, 1; initialised to 0, registered as a bias);
   // then "layer<l>.bias" (out).
+  // gat: `out` is gat_heads * (width per head) when gat_concat (a hidden layer), else the width per head (the
+  // heads are averaged); its tensors are GatConv's.
   GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden = 0,
-            bool gin_learn_eps = false);
+            bool gin_learn_eps = false, int64_t gat_heads = 1, bool gat_concat = true);
   // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer
   // multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not
   // used).
-  void allocate(DistributedAdjacency& adjacency);
+  // gat: `attention` (its edges) is required and must outlive the layer.
+  void allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention = nullptr);
   // Bytes allocate() will take (memory estimates). gin_hidden: GIN's MLP width (other kinds: ignored).
   static int64_t scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
                                int64_t gin_hidden = 0);
@@ -81,7 +92,10 @@ class GraphConv {
 
   // W is applied before the adjacency (its product's width is W's column count); always for appnp (no
   // adjacency).
-  bool transform_first() const { return kind_ == ConvKind::appnp || first_width() < in_; }
+  // (gat: false; its X W is a dense gemm and it is never given a sparse input.)
+  bool transform_first() const {
+    return kind_ == ConvKind::appnp || (kind_ != ConvKind::gat && first_width() < in_);
+  }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
   Span<const float> bias() const;
@@ -122,6 +136,7 @@ class GraphConv {
   // appnp: none.
   Tensor t_or_ax_, grad_t_or_ax_;
   Tensor gin_h_, grad_gin_h_;
+  std::unique_ptr<GatConv> gat_;  // gat only
 };
 
 }  // namespace halogen::nn

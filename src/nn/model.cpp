@@ -23,9 +23,22 @@ graph::Normalization normalization_of(ConvKind kind) {
   }
 }
 
+// GAT layer l's heads and whether it concatenates them (hidden layers) or averages them (the output layer).
+int64_t gat_heads_of(const ModelConfig& config, int l) {
+  return l + 1 < config.layers ? config.gat_heads : config.gat_output_heads;
+}
+
 // The widest matrix any layer (or APPNP's propagation) exchanges (narrower side first).
 int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>& widths) {
   int64_t width = 0;
+  if (config.kind == ConvKind::gat) {
+    for (int l = 0; l < config.layers; ++l) {
+      const int64_t heads = gat_heads_of(config, l);
+      const bool concat = l + 1 < config.layers;
+      width = std::max(width, GatConv::exchange_width(heads, concat ? widths[l + 1] / heads : widths[l + 1]));
+    }
+    return width;
+  }
   for (size_t l = 0; l + 1 < widths.size(); ++l)
     width = std::max(width, GraphConv::exchange_width(config.kind, widths[l], widths[l + 1], config.hidden));
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) width = std::max(width, widths.back());
@@ -44,8 +57,15 @@ std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_
   HALOGEN_USER_CHECK(
       config.kind != ConvKind::appnp || (config.appnp_alpha >= 0.0f && config.appnp_alpha <= 1.0f),
       "--appnp-alpha must be in [0, 1] (got %g)", config.appnp_alpha);
+  HALOGEN_USER_CHECK(config.kind != ConvKind::gat || (config.gat_heads >= 1 && config.gat_output_heads >= 1),
+                     "--heads and --output-heads must be at least 1 (got %d and %d)", config.gat_heads,
+                     config.gat_output_heads);
+  HALOGEN_USER_CHECK(config.kind != ConvKind::gat ||
+                         (config.attention_dropout >= 0.0f && config.attention_dropout < 1.0f),
+                     "--attention-dropout must be in [0, 1) (got %g)", config.attention_dropout);
   std::vector<int64_t> widths{num_features};
-  for (int l = 1; l < config.layers; ++l) widths.push_back(config.hidden);
+  for (int l = 1; l < config.layers; ++l)
+    widths.push_back(config.kind == ConvKind::gat ? config.hidden * config.gat_heads : config.hidden);
   widths.push_back(num_classes);
   return widths;
 }
@@ -69,6 +89,8 @@ void Model::check_inputs(const graph::Shard& shard) const {
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
   HALOGEN_USER_CHECK(config_.dropout >= 0.0f && config_.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
                      config_.dropout);
+  HALOGEN_USER_CHECK(!(config_.edge_weight && config_.kind == ConvKind::gat),
+                     "--edge-weight is not supported by --model gat (attention computes its own edge weights)");
   if (config_.edge_weight) {
     // Also checked collectively (one message per job) by `halogen train` before the model is built.
     HALOGEN_USER_CHECK(shard.nnz() == 0 || static_cast<int64_t>(shard.weight.size()) == shard.nnz(),
@@ -107,10 +129,30 @@ graph::EdgeWeighting Model::exchange_weighted_degrees(const graph::Shard& shard)
 void Model::build_layers(const graph::Shard& shard) {
   for (int l = 0; l < config_.layers; ++l)
     layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_,
-                                                  config_.hidden, config_.gin_learn_eps));
+                                                  config_.hidden, config_.gin_learn_eps, gat_heads_of(config_, l),
+                                                  l + 1 < config_.layers));
   store_.allocate(device_);
   store_.initialize(config_.seed);
-  {  // the host copy of the normalised adjacency is freed once it is on the device
+  if (config_.kind == ConvKind::gat) {
+    // Attention multiplies by its own per-edge weights: the adjacency keeps no matrix, only the exchange.
+    attention_graph_ = std::make_unique<AttentionGraph>(shard, device_);
+    graph::LocalGraph empty;
+    empty.num_owned = num_owned_;
+    empty.num_halo = num_halo_;
+    auto no_entries = [](int64_t rows, int64_t cols) {
+      graph::LocalCsr csr;
+      csr.rows = rows;
+      csr.cols = cols;
+      csr.indptr.assign(rows + 1, 0);
+      return csr;
+    };
+    empty.a_own = no_entries(num_owned_, num_owned_);
+    empty.a_halo = no_entries(num_owned_, num_halo_);
+    empty.a_own_t = no_entries(num_owned_, num_owned_);
+    empty.a_halo_t = no_entries(num_halo_, num_owned_);
+    adjacency_ = std::make_unique<DistributedAdjacency>(comm_, empty, shard.plan, max_exchange_width(config_, widths_),
+                                                        device_, stream_.get());
+  } else {  // the host copy of the normalised adjacency is freed once it is on the device
     graph::EdgeWeighting weighting;
     if (config_.edge_weight) weighting = exchange_weighted_degrees(shard);
     const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config_.kind),
@@ -122,7 +164,7 @@ void Model::build_layers(const graph::Shard& shard) {
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
-  for (auto& layer : layers_) layer->allocate(*adjacency_);
+  for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get());
   for (int k = 0; k < store_.count(); ++k) {
     if (store_.info(k).name == "layer0.weight") first_weight_ = k;
     if (store_.info(k).name == "layer0.weight_self") first_weight_self_ = k;
@@ -247,9 +289,16 @@ bool Model::caches_input_aggregate(ConvKind kind, const std::vector<int64_t>& wi
 int64_t Model::parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
   const std::vector<int64_t> widths = layer_widths(config, num_features, num_classes);
   int64_t count = 0;
-  for (int l = 0; l < config.layers; ++l)
+  for (int l = 0; l < config.layers; ++l) {
+    if (config.kind == ConvKind::gat) {
+      const int64_t heads = gat_heads_of(config, l);
+      const bool concat = l + 1 < config.layers;
+      count += GatConv::parameter_count(widths[l], heads, concat ? widths[l + 1] / heads : widths[l + 1], concat);
+      continue;
+    }
     count += GraphConv::parameter_count(config.kind, widths[l], widths[l + 1], config.hidden,
                                         config.gin_learn_eps);
+  }
   return count;
 }
 
@@ -264,8 +313,17 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   const int64_t f = sizeof(float), n = s.num_owned, h = s.num_halo;
   int64_t bytes = 0;
   const int64_t num_parameters = parameter_count(config, s.num_features, s.num_classes);
+  const bool gat = config.kind == ConvKind::gat;
+  const int64_t attention_edges = AttentionGraph::edges_for(n, s.nnz);
   for (int l = 0; l < config.layers; ++l) {
-    bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
+    if (gat) {
+      const int64_t heads = gat_heads_of(config, l);
+      const bool concat = l + 1 < config.layers;
+      bytes += GatConv::scratch_bytes(heads, concat ? widths[l + 1] / heads : widths[l + 1], concat, n, h,
+                                      attention_edges);
+    } else {
+      bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
+    }
     bytes += (n + h) * widths[l + 1] * f + n * widths[l + 1] * f;  // activation, grad
     if (l > 0) bytes += n * widths[l] * f;                            // dropout mask of the layer's input
   }
@@ -277,12 +335,13 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
   bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
   const bool first_transforms = config.kind == ConvKind::appnp ||
-                                (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0];
+                                (!gat && (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0]);
   if (s.sparse_feature_nonzeros > 0 && first_transforms)  // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
   const bool self_loops = config.kind == ConvKind::gcn || config.kind == ConvKind::appnp;
-  const int64_t entries = s.nnz + (self_loops ? n : 0);
+  const int64_t entries = gat ? 0 : s.nnz + (self_loops ? n : 0);  // gat: no matrix, its own attention graph
+  if (gat) bytes += AttentionGraph::bytes_for(n, h, attention_edges);
   bytes += DistributedAdjacency::bytes_for(n, h, entries, s.num_send,
                                            std::max<int64_t>(1, max_exchange_width(config, widths)));
   return bytes;
@@ -290,9 +349,17 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
 
 LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
 
+LayerContext Model::forward_context(int l, int64_t epoch, bool training) {
+  LayerContext ctx = context();
+  if (config_.kind == ConvKind::gat && training)
+    ctx.attention = kernels::EpilogueParams{
+        false, config_.attention_dropout, config_.seed,
+        rng::stream_id(rng::kAttentionDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(l))};
+  return ctx;
+}
+
 void Model::forward(int64_t epoch, bool training) {
   const float p = training ? config_.dropout : 0.0f;
-  const LayerContext ctx = context();
   auto stream_of = [&](int layer) {
     return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
   };
@@ -303,11 +370,11 @@ void Model::forward(int64_t epoch, bool training) {
       PhaseScope timer(*clock_, Phase::elementwise, stream_.get());
       input_dropout(p, stream_of(0));
     }
-    layers_[0]->forward(activations_[0].matrix(), activations_[1].matrix(), ctx);
+    layers_[0]->forward(activations_[0].matrix(), activations_[1].matrix(), forward_context(0, epoch, training));
   }
   epilogue(0, p, stream_of(1), training);
   for (int l = 1; l < num_layers(); ++l) {
-    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), ctx);
+    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), forward_context(l, epoch, training));
     epilogue(l, p, stream_of(l + 1), training);
   }
   if (logits_buffer_ >= 0) propagate();
@@ -356,6 +423,12 @@ void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
     return;
   }
   const kernels::EpilogueParams params{true, p, config_.seed, rng_stream};
+  if (config_.kind == ConvKind::gat) {  // bias, then ELU and dropout (Velickovic et al.; PyG's example)
+    kernels::add_bias(z, layers_[l]->bias(), stream);
+    kernels::elu_dropout(z, Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()}, params,
+                         training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);
+    return;
+  }
   // Only training reads the mask (backward); evaluation does not write it.
   kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()},
                              params, training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);

@@ -12,6 +12,12 @@
 // Its backward runs the K steps in reverse with Â^T (the reverse exchange):
 //   G_K = dLoss/dP_K,  G_{k-1} = (1 - alpha) Â^T G_k,  dLoss/dH = G_0 + alpha (G_1 + ... + G_K).
 //
+// GAT (nn/gat_conv.h): hidden layers are multi-head attention with concatenated heads, then bias, ELU and
+// dropout (mask = dropout factor times elu'); the last layer averages its heads. The layers share one
+// AttentionGraph (the rank's edges plus self-loops); the adjacency holds no matrix (GAT multiplies by
+// attention weights), only the halo exchange. Attention dropout is keyed by (seed, epoch, layer, head group)
+// and the edge's global (destination, source) ids.
+//
 // Edge weights (config.edge_weight): the shard's stored weights enter the adjacency (graph/local_graph.h,
 // "Weighted"); the halo vertices' weighted degrees come from their owners in one exchange at construction.
 // Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
@@ -39,6 +45,7 @@
 #include "comm/communicator.h"
 #include "graph/shard.h"
 #include "nn/compute_stream.h"
+#include "nn/attention_graph.h"
 #include "nn/gradient_reducer.h"
 #include "nn/distributed_adjacency.h"
 #include "nn/graph_conv.h"
@@ -58,6 +65,9 @@ struct ModelConfig {
   float appnp_alpha = 0.1f;    // appnp: teleport probability, in [0, 1]
   bool gin_learn_eps = false;  // gin: a learnable epsilon per layer ("layer<l>.eps"); else eps = 0
   bool edge_weight = false;    // use the graph's edge weights (the shard must have them)
+  int gat_heads = 8;               // gat: heads of every hidden layer (concatenated; --hidden is the width per head)
+  int gat_output_heads = 1;        // gat: heads of the output layer (averaged)
+  float attention_dropout = 0.6f;  // gat: dropout on the attention coefficients, in [0, 1)
 };
 
 // Sizes that determine a rank's memory (memory estimates without building anything).
@@ -154,6 +164,8 @@ class Model {
   // Evaluation's layer 0 from input_aggregate_ (made on the first call).
   void first_layer_from_input_aggregate();
   LayerContext context();
+  // The context of layer l's forward: gat's attention dropout keyed by (epoch, l) when training.
+  LayerContext forward_context(int l, int64_t epoch, bool training);
 
   ModelConfig config_;
   comm::Communicator& comm_;
@@ -165,6 +177,7 @@ class Model {
   ParameterStore store_;
   std::vector<std::unique_ptr<GraphConv>> layers_;
   std::unique_ptr<DistributedAdjacency> adjacency_;  // Â (or M) with the shard's halo plan, shared by the layers
+  std::unique_ptr<AttentionGraph> attention_graph_;  // gat only
 
   Tensor features_;                 // (n_own, F_0)
   int first_weight_ = -1, first_weight_self_ = -1;  // layer 0's W (and W_self for SAGE) in store_

@@ -41,6 +41,9 @@ std::string NodeClassification::fingerprint() const {
   if (m.kind == nn::ConvKind::appnp)
     text += strformat(" appnp_k=%d appnp_alpha=%g", m.appnp_k, m.appnp_alpha);
   if (m.kind == nn::ConvKind::gin) text += strformat(" gin_eps_learn=%d", m.gin_learn_eps ? 1 : 0);
+  if (m.kind == nn::ConvKind::gat)
+    text += strformat(" heads=%d output_heads=%d attention_dropout=%g", m.gat_heads, m.gat_output_heads,
+                      m.attention_dropout);
   if (m.edge_weight) text += " edge_weight=1";
   return text;
 }
@@ -59,6 +62,11 @@ RunOptions NodeClassification::options() const {
     add_option(options, "appnp_alpha", m.appnp_alpha);
   }
   if (m.kind == nn::ConvKind::gin) add_option(options, "gin_eps_learn", m.gin_learn_eps);
+  if (m.kind == nn::ConvKind::gat) {
+    add_option(options, "heads", m.gat_heads);
+    add_option(options, "output_heads", m.gat_output_heads);
+    add_option(options, "attention_dropout", m.attention_dropout);
+  }
   if (m.edge_weight) add_option(options, "edge_weight", m.edge_weight);
   return options;
 }

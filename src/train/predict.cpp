@@ -125,9 +125,9 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
 
 CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::string& path) {
   HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage" || header.model == "gin" ||
-                         header.model == "appnp",
+                         header.model == "appnp" || header.model == "gat",
                      "%s: a %s checkpoint: `halogen predict` runs the static node-classification models (gcn, sage, "
-                     "gin, appnp) "
+                     "gin, appnp, gat) "
                      "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str());
   nlohmann::json config;
   try {
@@ -149,6 +149,11 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
     m.model.appnp_alpha = config_value<float>(config, "appnp_alpha", path);
   }
   if (m.model.kind == nn::ConvKind::gin) m.model.gin_learn_eps = config_value<bool>(config, "gin_eps_learn", path);
+  if (m.model.kind == nn::ConvKind::gat) {
+    m.model.gat_heads = config_value<int>(config, "heads", path);
+    m.model.gat_output_heads = config_value<int>(config, "output_heads", path);
+    m.model.attention_dropout = config_value<float>(config, "attention_dropout", path);
+  }
   if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
   HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.hidden >= 1, "%s: config attribute: layers %d, hidden %lld",
                      path.c_str(), m.model.layers, (long long)m.model.hidden);

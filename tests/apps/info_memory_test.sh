@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `halogen info DIR` predicts the per-rank buffer memory that `halogen train` then reports as its peak, within
-# 20% (the README's promise), for a dense-feature GCN, SAGE, GIN and APPNP (K = 10) model on 2 ranks.
+# 20% (the README's promise), for a dense-feature GCN, SAGE, GIN, APPNP (K = 10) and GAT (8 heads x 8, 1 output
+# head: its per-edge attention buffers) model on 2 ranks.
 set -euo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -31,4 +32,5 @@ check gcn 64 2
 check sage 32 3
 check gin 32 2
 check appnp 64 2
+check gat 8 2
 echo "info memory: all checks passed"

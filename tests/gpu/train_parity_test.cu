@@ -51,6 +51,8 @@ train::TrainResult train_on(Device device, const Case& c) {
   config.model.gin_learn_eps = true;  // gin only: the device-resident eps and its gradient (dot_add)
   config.model.appnp_k = 10;
   config.model.edge_weight = c.edge_weight;
+  config.model.gat_heads = 4;         // gat only: 4 heads x hidden, 2 averaged output heads, attention dropout
+  config.model.gat_output_heads = 2;  // 0.6 (the masks keyed by global edge ids: the same on both devices)
   config.lr = 0.02f;
   config.epochs = 20;
   config.print_epochs = false;
@@ -120,6 +122,12 @@ TEST(TrainParity, WeightedEdgesOnGpuReproduceCpuLosses) {
   HALOGEN_REQUIRE_GPU();
   expect_parity({nn::ConvKind::gcn, 32, false, true});
   expect_parity({nn::ConvKind::appnp, 32, false, true});
+}
+
+TEST(TrainParity, GatOnGpuReproducesCpuLosses) {
+  HALOGEN_REQUIRE_GPU();
+  expect_parity({nn::ConvKind::gat, 8, false});  // 3 layers: 24 -> 4 x 8 -> 4 x 8 -> 4 (2 heads averaged)
+  expect_parity({nn::ConvKind::gat, 8, true});   // sparse features: input dropout on the nonzeros
 }
 
 }  // namespace

@@ -79,6 +79,66 @@ struct ReferenceModel {
     return out;
   }
 
+  // GAT layer l (Velickovic et al., PyG GATConv with self-loops): per head k, H = x W, e_ij = leaky_relu(a_dst.H_i +
+  // a_src.H_j, 0.2) over the stored edges (self-loops dropped) plus one self-loop per vertex, softmax per row,
+  // attention dropout (the engine's documented key: kernels/ops.h edge_dropout), out_i = sum_j alpha_ij H_j;
+  // heads concatenated (hidden layers) or averaged (the last), plus the bias.
+  Dense gat_layer(const Dense& x, const std::vector<double>& params, int l, int64_t fout, int64_t epoch,
+                  bool training) const {
+    const int64_t n = g.num_nodes;
+    const bool concat = l + 1 < config.layers;
+    const int64_t heads = concat ? config.gat_heads : config.gat_output_heads;
+    const int64_t width = concat ? fout / heads : fout;
+    const std::string prefix = "layer" + std::to_string(l) + ".";
+    const Dense h = linear(x, tensor(params, prefix + "weight"), nullptr, heads * width);
+    const double* att_src = tensor(params, prefix + "att_src");
+    const double* att_dst = tensor(params, prefix + "att_dst");
+    const double* b = tensor(params, prefix + "bias");
+    const double p = training ? config.attention_dropout : 0.0;
+    const uint64_t stream = rng::stream_id(rng::kAttentionDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(l));
+    Dense out(n, std::vector<double>(heads * width, 0.0));
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<int64_t> sources{i};
+      for (int64_t k = g.adjacency.indptr[i]; k < g.adjacency.indptr[i + 1]; ++k)
+        if (g.adjacency.indices[k] != i) sources.push_back(g.adjacency.indices[k]);
+      for (int64_t k = 0; k < heads; ++k) {
+        auto score = [&](int64_t v, const double* att) {
+          double sum = 0;
+          for (int64_t f = 0; f < width; ++f) sum += h[v][k * width + f] * att[k * width + f];
+          return sum;
+        };
+        std::vector<double> e;
+        for (int64_t j : sources) {
+          const double z = score(i, att_dst) + score(j, att_src);
+          e.push_back(z > 0 ? z : 0.2 * z);
+        }
+        const double max = *std::max_element(e.begin(), e.end());
+        double total = 0;
+        for (double& value : e) total += (value = std::exp(value - max));
+        const uint64_t key = rng::uniform_u64(config.seed, stream, static_cast<uint64_t>(k / 4));
+        for (size_t s = 0; s < sources.size(); ++s) {
+          double alpha = e[s] / total;
+          if (p > 0) {
+            const uint32_t word = rng::pair_bits(key, static_cast<uint64_t>(i), static_cast<uint64_t>(sources[s])).v[k % 4];
+            alpha = rng::word_uniform(word) >= p ? alpha / (1.0 - p) : 0.0;
+          }
+          for (int64_t f = 0; f < width; ++f) out[i][k * width + f] += alpha * h[sources[s]][k * width + f];
+        }
+      }
+    }
+    Dense z(n, std::vector<double>(fout, 0.0));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < fout; ++o) {
+        double value = b[o];
+        if (concat)
+          value += out[i][o];
+        else
+          for (int64_t k = 0; k < heads; ++k) value += out[i][k * width + o] / static_cast<double>(heads);
+        z[i][o] = value;
+      }
+    return z;
+  }
+
   // Returns the mean cross-entropy over labelled training vertices for the given flat parameters.
   double loss(const std::vector<double>& params, int64_t epoch, bool training) const {
     const int64_t n = g.num_nodes;
@@ -105,7 +165,9 @@ struct ReferenceModel {
       const double* w = tensor(params, prefix + "weight");
       const double* b = tensor(params, prefix + "bias");
       Dense z;
-      if (config.kind == nn::ConvKind::appnp) {
+      if (config.kind == nn::ConvKind::gat) {
+        z = gat_layer(x, params, l, fout, epoch, training);
+      } else if (config.kind == nn::ConvKind::appnp) {
         z = linear(x, w, b, fout);
       } else if (config.kind == nn::ConvKind::gin) {
         const double* eps = tensor(params, prefix + "eps");
@@ -126,8 +188,9 @@ struct ReferenceModel {
         }
       }
       if (l + 1 < config.layers) {
+        const bool elu = config.kind == nn::ConvKind::gat;
         for (auto& row : z)
-          for (double& value : row) value = std::max(value, 0.0);
+          for (double& value : row) value = elu ? (value > 0 ? value : std::expm1(value)) : std::max(value, 0.0);
         dropout(z, l + 1);
       }
       x = std::move(z);

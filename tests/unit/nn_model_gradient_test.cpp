@@ -26,6 +26,8 @@ struct Case {
   bool gin_learn_eps = false;
   int appnp_k = 10;
   float appnp_alpha = 0.1f;
+  int gat_heads = 1, gat_output_heads = 1;
+  float attention_dropout = 0.0f;
 };
 
 void check_gradients(const Case& c) {
@@ -47,6 +49,9 @@ void check_gradients(const Case& c) {
   config.gin_learn_eps = c.gin_learn_eps;
   config.appnp_k = c.appnp_k;
   config.appnp_alpha = c.appnp_alpha;
+  config.gat_heads = c.gat_heads;
+  config.gat_output_heads = c.gat_output_heads;
+  config.attention_dropout = c.attention_dropout;
   nn::Model model(config, comm, shard, Device::cpu);
   ASSERT_EQ(model.sparse_input_nonzeros() > 0, c.sparse_features);
   const int64_t train_count = model.split_sizes_local()[0];
@@ -155,6 +160,34 @@ TEST(ModelGradient, GinWeightedEdges) {
 }
 TEST(ModelGradient, AppnpWeightedEdges) {
   check_gradients({nn::ConvKind::appnp, 2, 8, 0.5f, false, true, false, 3, 0.2f});
+}
+
+// GAT: multi-head attention (hidden heads concatenated, then ELU + dropout; output heads averaged), attention
+// dropout (the engine's per-edge keys, which the reference draws itself), the isolated vertex (a self-loop only).
+// 5 heads: one full group of four dropout words and one partial group.
+TEST(ModelGradient, GatTwoLayersConcatThenMean) {
+  Case c{nn::ConvKind::gat, 2, 3, 0.5f};
+  c.gat_heads = 5;
+  c.gat_output_heads = 2;
+  c.attention_dropout = 0.4f;
+  check_gradients(c);
+}
+TEST(ModelGradient, GatNoDropoutOneOutputHead) {
+  Case c{nn::ConvKind::gat, 2, 4, 0.0f};
+  c.gat_heads = 2;
+  check_gradients(c);
+}
+TEST(ModelGradient, GatOneLayerAveragedHeads) {
+  Case c{nn::ConvKind::gat, 1, 0, 0.3f};
+  c.gat_output_heads = 3;
+  c.attention_dropout = 0.5f;
+  check_gradients(c);
+}
+TEST(ModelGradient, GatThreeLayersSparseInput) {
+  Case c{nn::ConvKind::gat, 3, 2, 0.5f, true};
+  c.gat_heads = 3;
+  c.attention_dropout = 0.3f;
+  check_gradients(c);
 }
 
 }  // namespace

@@ -1,0 +1,397 @@
+// GAT's ops on the CPU (kernels/ops.h, "GAT"): per-head scores, edge scores (SDDMM) and their backward, edge
+// softmax, attention dropout, the per-head weighted SpMM, its transpose and its weight gradient, ELU + dropout.
+// Every op is row-parallel over its CSR (OpenMP, static schedule): each output row is written by one thread,
+// so results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/cpu/checks.h"
+#include "kernels/cpu/ops.h"
+
+namespace halogen::kernels::cpu {
+namespace {
+
+void require_csr(const CsrView& a, const char* what) {
+  HALOGEN_ASSERT(a.device == Device::cpu, "%s is a %s CSR, the CPU kernel needs host memory", what,
+                 device_name(a.device));
+  HALOGEN_ASSERT(a.rows == 0 || a.indptr != nullptr, "%s has no row pointers", what);
+}
+
+// An edge matrix (nnz, K), contiguous.
+void require_edges(const Matrix<const float>& m, int64_t nnz, const char* what) {
+  detail::require_host(m, what);
+  HALOGEN_ASSERT(m.rows == nnz && (m.rows <= 1 || m.stride == m.cols), "%s is (%lld, %lld) stride %lld, expected "
+                 "(%lld, K) contiguous", what, (long long)m.rows, (long long)m.cols, (long long)m.stride,
+                 (long long)nnz);
+}
+
+float leaky(float z, float slope) { return z > 0.0f ? z : slope * z; }
+
+// The four words of rng::pair_bits(key, dst, src[i]) for i < count, bit for bit (the test checks), as one loop
+// over i that GCC vectorises (compiled for AVX2 and for baseline x86-64), like epilogue.cpp's uniform_block:
+// several times faster than one scalar Philox per edge. words[w * kPairChunk + i] is word w of edge i.
+constexpr int64_t kPairChunk = 64;
+__attribute__((target_clones("avx2", "default"))) void pair_words(uint64_t key, uint64_t dst,
+                                                                  const uint64_t* __restrict__ src, int64_t count,
+                                                                  uint32_t* __restrict__ words) {
+  const uint32_t key0 = static_cast<uint32_t>(key), key1 = static_cast<uint32_t>(key >> 32);
+  const uint32_t dst0 = static_cast<uint32_t>(dst), dst1 = static_cast<uint32_t>(dst >> 32);
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t c0 = dst0, c1 = dst1, c2 = static_cast<uint32_t>(src[i]), c3 = static_cast<uint32_t>(src[i] >> 32),
+             k0 = key0, k1 = key1;
+#pragma GCC unroll 10
+    for (int round = 0; round < 10; ++round) {
+      const uint64_t product0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+      const uint64_t product1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+      const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      const uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(product1);
+      c3 = static_cast<uint32_t>(product0);
+      c0 = next0;
+      c2 = next2;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    words[i] = c0;
+    words[kPairChunk + i] = c1;
+    words[2 * kPairChunk + i] = c2;
+    words[3 * kPairChunk + i] = c3;
+  }
+}
+
+}  // namespace
+
+void head_scores(Matrix<const float> h, Matrix<const float> att, Matrix<float> s, Stream) {
+  detail::require_host(h, "head_scores h");
+  detail::require_host(att, "head_scores att");
+  detail::require_host(s, "head_scores s");
+  const int64_t heads = att.rows, width = att.cols;
+  HALOGEN_ASSERT(h.cols == heads * width && s.cols == heads && s.rows == h.rows,
+                 "head_scores: h (%lld, %lld), att (%lld, %lld), s (%lld, %lld)", (long long)h.rows,
+                 (long long)h.cols, (long long)heads, (long long)width, (long long)s.rows, (long long)s.cols);
+  detail::parallel_for(h.rows, h.rows * h.cols, [&](int64_t i) {
+    const float* row = h.row(i);
+    for (int64_t k = 0; k < heads; ++k) {
+      const float* a = att.row(k);
+      const float* x = row + k * width;
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t f = 0; f < width; ++f) sum += x[f] * a[f];
+      s.row(i)[k] = sum;
+    }
+  });
+}
+
+void head_scores_backward(Matrix<const float> h, Matrix<const float> att, Matrix<const float> grad_s,
+                          Matrix<float> grad_h, Matrix<float> grad_att, Stream) {
+  detail::require_host(h, "head_scores_backward h");
+  detail::require_host(att, "head_scores_backward att");
+  detail::require_host(grad_s, "head_scores_backward grad_s");
+  detail::require_host(grad_h, "head_scores_backward grad_h");
+  detail::require_host(grad_att, "head_scores_backward grad_att");
+  const int64_t heads = att.rows, width = att.cols, n = h.rows;
+  detail::require_same_shape(grad_h, h, "head_scores_backward grad_h", "h");
+  detail::require_same_shape(grad_att, att, "head_scores_backward grad_att", "att");
+  HALOGEN_ASSERT(h.cols == heads * width && grad_s.rows == n && grad_s.cols == heads,
+                 "head_scores_backward: h (%lld, %lld), att (%lld, %lld), grad_s (%lld, %lld)", (long long)n,
+                 (long long)h.cols, (long long)heads, (long long)width, (long long)grad_s.rows,
+                 (long long)grad_s.cols);
+  if (n == 0) return;
+  detail::parallel_for(n, n * h.cols, [&](int64_t i) {
+    float* out = grad_h.row(i);
+    const float* g = grad_s.row(i);
+    for (int64_t k = 0; k < heads; ++k) {
+      const float* a = att.row(k);
+      const float gk = g[k];
+#pragma omp simd
+      for (int64_t f = 0; f < width; ++f) out[k * width + f] += gk * a[f];
+    }
+  });
+  // grad_att: fixed row blocks (in parallel), then the blocks in order.
+  const int64_t block_rows = detail::kReductionBlockRows, cols = h.cols;
+  const int64_t blocks = (n + block_rows - 1) / block_rows;
+  std::vector<double> block_sums(static_cast<size_t>(blocks * cols), 0.0);
+  detail::parallel_for(blocks, n * cols, [&](int64_t block) {
+    double* sums = block_sums.data() + block * cols;
+    const int64_t end = std::min(n, (block + 1) * block_rows);
+    for (int64_t i = block * block_rows; i < end; ++i) {
+      const float* x = h.row(i);
+      const float* g = grad_s.row(i);
+      for (int64_t c = 0; c < cols; ++c) sums[c] += static_cast<double>(g[c / width]) * x[c];
+    }
+  });
+  for (int64_t c = 0; c < cols; ++c) {
+    double total = 0.0;
+    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * cols + c];
+    grad_att.row(c / width)[c % width] += static_cast<float>(total);
+  }
+}
+
+void gat_edge_scores(const CsrView& a, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+                     Matrix<float> scores, Stream) {
+  require_csr(a, "gat_edge_scores a");
+  detail::require_host(s_dst, "gat_edge_scores s_dst");
+  detail::require_host(s_src, "gat_edge_scores s_src");
+  require_edges(scores, a.nnz, "gat_edge_scores scores");
+  const int64_t heads = scores.cols;
+  HALOGEN_ASSERT(s_dst.rows == a.rows && s_src.rows == a.cols && s_dst.cols == heads && s_src.cols == heads,
+                 "gat_edge_scores: s_dst (%lld, %lld), s_src (%lld, %lld) for A (%lld, %lld) and %lld heads",
+                 (long long)s_dst.rows, (long long)s_dst.cols, (long long)s_src.rows, (long long)s_src.cols,
+                 (long long)a.rows, (long long)a.cols, (long long)heads);
+  detail::parallel_for(a.rows, a.nnz * heads, [&](int64_t i) {
+    const float* d = s_dst.row(i);
+    for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+      const float* s = s_src.row(a.indices[e]);
+      float* out = scores.data + e * heads;
+      for (int64_t k = 0; k < heads; ++k) out[k] = leaky(d[k] + s[k], slope);
+    }
+  });
+}
+
+void gat_edge_scores_backward(const CsrView& a, const CsrView& a_t, Span<const int32_t> a_t_edge,
+                              Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+                              Matrix<float> grad_scores, Matrix<float> grad_s_dst, Matrix<float> grad_s_src,
+                              Stream) {
+  require_csr(a, "gat_edge_scores_backward a");
+  require_csr(a_t, "gat_edge_scores_backward a_t");
+  detail::require_host(a_t_edge, "gat_edge_scores_backward a_t_edge");
+  detail::require_host(s_dst, "gat_edge_scores_backward s_dst");
+  detail::require_host(s_src, "gat_edge_scores_backward s_src");
+  detail::require_host(grad_s_dst, "gat_edge_scores_backward grad_s_dst");
+  detail::require_host(grad_s_src, "gat_edge_scores_backward grad_s_src");
+  require_edges(grad_scores, a.nnz, "gat_edge_scores_backward grad_scores");
+  const int64_t heads = grad_scores.cols;
+  detail::require_same_shape(grad_s_dst, s_dst, "gat_edge_scores_backward grad_s_dst", "s_dst");
+  HALOGEN_ASSERT(s_dst.rows == a.rows && s_src.rows == a.cols && s_dst.cols == heads && s_src.cols == heads &&
+                     grad_s_src.rows == a_t.rows && grad_s_src.cols == heads,
+                 "gat_edge_scores_backward: shapes do not match A (%lld, %lld) with %lld heads", (long long)a.rows,
+                 (long long)a.cols, (long long)heads);
+  // Pass 1, by destination row: dLoss/dz in place, and its row sums.
+  detail::parallel_for(a.rows, a.nnz * heads, [&](int64_t i) {
+    const float* d = s_dst.row(i);
+    float* sum = grad_s_dst.row(i);
+    for (int64_t k = 0; k < heads; ++k) sum[k] = 0.0f;
+    for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+      const float* s = s_src.row(a.indices[e]);
+      float* g = grad_scores.data + e * heads;
+      for (int64_t k = 0; k < heads; ++k) {
+        g[k] = d[k] + s[k] > 0.0f ? g[k] : slope * g[k];
+        sum[k] += g[k];
+      }
+    }
+  });
+  // Pass 2, by source (a_t's rows): column sums.
+  detail::parallel_for(a_t.rows, a.nnz * heads, [&](int64_t r) {
+    float* sum = grad_s_src.row(r);
+    for (int64_t k = 0; k < heads; ++k) sum[k] = 0.0f;
+    for (int64_t p = a_t.indptr[r]; p < a_t.indptr[r + 1]; ++p) {
+      const float* g = grad_scores.data + static_cast<int64_t>(a_t_edge[p]) * heads;
+      for (int64_t k = 0; k < heads; ++k) sum[k] += g[k];
+    }
+  });
+}
+
+void edge_softmax(const CsrView& a, Matrix<float> scores, Stream) {
+  require_csr(a, "edge_softmax a");
+  require_edges(scores, a.nnz, "edge_softmax scores");
+  const int64_t heads = scores.cols;
+  detail::parallel_for(a.rows, a.nnz * heads, [&](int64_t i) {
+    const int64_t begin = a.indptr[i], end = a.indptr[i + 1];
+    for (int64_t k = 0; k < heads; ++k) {
+      float max = -INFINITY;
+      for (int64_t e = begin; e < end; ++e) max = std::max(max, scores.data[e * heads + k]);
+      float sum = 0.0f;
+      for (int64_t e = begin; e < end; ++e) {
+        float& x = scores.data[e * heads + k];
+        x = std::exp(x - max);
+        sum += x;
+      }
+      const float inverse = 1.0f / sum;
+      for (int64_t e = begin; e < end; ++e) scores.data[e * heads + k] *= inverse;
+    }
+  });
+}
+
+void edge_softmax_backward(const CsrView& a, Matrix<const float> alpha, Matrix<float> grad, Stream) {
+  require_csr(a, "edge_softmax_backward a");
+  require_edges(alpha, a.nnz, "edge_softmax_backward alpha");
+  require_edges(grad, a.nnz, "edge_softmax_backward grad");
+  HALOGEN_ASSERT(alpha.cols == grad.cols);
+  const int64_t heads = grad.cols;
+  detail::parallel_for(a.rows, a.nnz * heads, [&](int64_t i) {
+    const int64_t begin = a.indptr[i], end = a.indptr[i + 1];
+    for (int64_t k = 0; k < heads; ++k) {
+      float dot = 0.0f;
+      for (int64_t e = begin; e < end; ++e) dot += alpha.data[e * heads + k] * grad.data[e * heads + k];
+      for (int64_t e = begin; e < end; ++e) {
+        float& g = grad.data[e * heads + k];
+        g = alpha.data[e * heads + k] * (g - dot);
+      }
+    }
+  });
+}
+
+void edge_dropout(const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+                  const EpilogueParams& params, Matrix<const float> in, Matrix<float> out, Stream) {
+  require_csr(a, "edge_dropout a");
+  require_edges(in, a.nnz, "edge_dropout in");
+  require_edges(out, a.nnz, "edge_dropout out");
+  HALOGEN_ASSERT(in.cols == out.cols);
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", static_cast<double>(p));
+  const int64_t heads = in.cols;
+  if (p == 0.0f) {
+    if (out.data != in.data) std::copy(in.data, in.data + a.nnz * heads, out.data);
+    return;
+  }
+  detail::require_host(row_gid, "edge_dropout row_gid");
+  detail::require_host(col_gid, "edge_dropout col_gid");
+  HALOGEN_ASSERT(row_gid.size == a.rows && col_gid.size == a.cols, "edge_dropout: %lld row and %lld column ids "
+                 "for A (%lld, %lld)", (long long)row_gid.size, (long long)col_gid.size, (long long)a.rows,
+                 (long long)a.cols);
+  const float scale = 1.0f / (1.0f - p);
+  const int64_t groups = (heads + 3) / 4;
+  detail::parallel_for(a.rows, a.nnz * heads * 8, [&](int64_t i) {
+    const uint64_t dst = static_cast<uint64_t>(row_gid[i]);
+    uint64_t src[kPairChunk];
+    uint32_t words[4 * kPairChunk];
+    for (int64_t group = 0; group < groups; ++group) {
+      const uint64_t key = rng::uniform_u64(params.seed, params.rng_stream, static_cast<uint64_t>(group));
+      const int64_t first = group * 4, last = std::min(heads, first + 4);
+      for (int64_t begin = a.indptr[i]; begin < a.indptr[i + 1]; begin += kPairChunk) {
+        const int64_t count = std::min(kPairChunk, a.indptr[i + 1] - begin);
+        for (int64_t t = 0; t < count; ++t) src[t] = static_cast<uint64_t>(col_gid[a.indices[begin + t]]);
+        pair_words(key, dst, src, count, words);
+        for (int64_t t = 0; t < count; ++t) {
+          const int64_t e = begin + t;
+          for (int64_t k = first; k < last; ++k) {
+            const bool keep = rng::word_uniform(words[(k - first) * kPairChunk + t]) >= p;
+            out.data[e * heads + k] = keep ? in.data[e * heads + k] * scale : 0.0f;
+          }
+        }
+      }
+    }
+  });
+}
+
+void weighted_spmm(const CsrView& a, Matrix<const float> weights, Matrix<const float> x, Matrix<float> out,
+                   Stream) {
+  require_csr(a, "weighted_spmm a");
+  require_edges(weights, a.nnz, "weighted_spmm weights");
+  detail::require_host(x, "weighted_spmm x");
+  detail::require_host(out, "weighted_spmm out");
+  const int64_t heads = weights.cols;
+  HALOGEN_ASSERT(heads >= 1 && x.rows == a.cols && out.rows == a.rows && x.cols == out.cols && x.cols % heads == 0,
+                 "weighted_spmm: A (%lld, %lld), %lld heads, x (%lld, %lld), out (%lld, %lld)", (long long)a.rows,
+                 (long long)a.cols, (long long)heads, (long long)x.rows, (long long)x.cols, (long long)out.rows,
+                 (long long)out.cols);
+  const int64_t width = x.cols / heads, cols = x.cols;
+  detail::parallel_for(a.rows, (a.nnz + a.rows) * cols, [&](int64_t i) {
+    float* __restrict__ o = out.row(i);
+    std::fill(o, o + cols, 0.0f);
+    for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+      const float* __restrict__ src = x.row(a.indices[e]);
+      const float* w = weights.data + e * heads;
+      for (int64_t k = 0; k < heads; ++k) {
+        const float wk = w[k];
+        float* __restrict__ ok = o + k * width;
+        const float* __restrict__ sk = src + k * width;
+#pragma omp simd
+        for (int64_t f = 0; f < width; ++f) ok[f] += wk * sk[f];
+      }
+    }
+  });
+}
+
+void weighted_spmm_transpose(const CsrView& a_t, Span<const int32_t> a_t_edge, Matrix<const float> weights,
+                             Matrix<const float> g, Matrix<float> out, Stream) {
+  require_csr(a_t, "weighted_spmm_transpose a_t");
+  detail::require_host(a_t_edge, "weighted_spmm_transpose a_t_edge");
+  detail::require_host(weights, "weighted_spmm_transpose weights");
+  detail::require_host(g, "weighted_spmm_transpose g");
+  detail::require_host(out, "weighted_spmm_transpose out");
+  const int64_t heads = weights.cols;
+  HALOGEN_ASSERT(heads >= 1 && weights.stride == heads && g.rows == a_t.cols && out.rows == a_t.rows &&
+                     g.cols == out.cols && g.cols % heads == 0,
+                 "weighted_spmm_transpose: A^T (%lld, %lld), %lld heads, g (%lld, %lld), out (%lld, %lld)",
+                 (long long)a_t.rows, (long long)a_t.cols, (long long)heads, (long long)g.rows, (long long)g.cols,
+                 (long long)out.rows, (long long)out.cols);
+  const int64_t width = g.cols / heads, cols = g.cols;
+  detail::parallel_for(a_t.rows, (a_t.nnz + a_t.rows) * cols, [&](int64_t r) {
+    float* __restrict__ o = out.row(r);
+    std::fill(o, o + cols, 0.0f);
+    for (int64_t p = a_t.indptr[r]; p < a_t.indptr[r + 1]; ++p) {
+      const float* __restrict__ src = g.row(a_t.indices[p]);
+      const float* w = weights.data + static_cast<int64_t>(a_t_edge[p]) * heads;
+      for (int64_t k = 0; k < heads; ++k) {
+        const float wk = w[k];
+        float* __restrict__ ok = o + k * width;
+        const float* __restrict__ sk = src + k * width;
+#pragma omp simd
+        for (int64_t f = 0; f < width; ++f) ok[f] += wk * sk[f];
+      }
+    }
+  });
+}
+
+void edge_dot(const CsrView& a, Matrix<const float> g, Matrix<const float> x, Matrix<float> out, Stream) {
+  require_csr(a, "edge_dot a");
+  detail::require_host(g, "edge_dot g");
+  detail::require_host(x, "edge_dot x");
+  require_edges(out, a.nnz, "edge_dot out");
+  const int64_t heads = out.cols;
+  HALOGEN_ASSERT(heads >= 1 && g.rows == a.rows && x.rows == a.cols && g.cols == x.cols && x.cols % heads == 0,
+                 "edge_dot: A (%lld, %lld), %lld heads, g (%lld, %lld), x (%lld, %lld)", (long long)a.rows,
+                 (long long)a.cols, (long long)heads, (long long)g.rows, (long long)g.cols, (long long)x.rows,
+                 (long long)x.cols);
+  const int64_t width = x.cols / heads;
+  detail::parallel_for(a.rows, a.nnz * x.cols, [&](int64_t i) {
+    const float* __restrict__ gi = g.row(i);
+    for (int64_t e = a.indptr[i]; e < a.indptr[i + 1]; ++e) {
+      const float* __restrict__ xj = x.row(a.indices[e]);
+      for (int64_t k = 0; k < heads; ++k) {
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t f = 0; f < width; ++f) sum += gi[k * width + f] * xj[k * width + f];
+        out.data[e * heads + k] = sum;
+      }
+    }
+  });
+}
+
+void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask,
+                 Stream) {
+  detail::require_host(h, "elu_dropout h");
+  const bool with_mask = mask.rows > 0;
+  if (with_mask) {
+    detail::require_host(mask, "elu_dropout mask");
+    detail::require_same_shape(mask, h, "elu_dropout mask", "h");
+  }
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability %g is not in [0, 1)", static_cast<double>(p));
+  detail::require_host(row_gid, "elu_dropout row_gid");
+  HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "row_gid has %lld entries for %lld rows",
+                 (long long)row_gid.size, (long long)h.rows);
+  const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
+  const int64_t f = h.cols;
+  detail::parallel_for(h.rows, h.rows * f * 4, [&](int64_t r) {
+    float* x = h.row(r);
+    for (int64_t c = 0; c < f; ++c) {
+      float factor = 1.0f;
+      if (p > 0.0f) {
+        const uint64_t index = static_cast<uint64_t>(row_gid[r] * f + c);
+        factor = rng::uniform(params.seed, params.rng_stream, index) >= p ? scale : 0.0f;
+      }
+      const float value = x[c];
+      const float y = value > 0.0f ? value : std::expm1(value);
+      const float slope = value > 0.0f ? 1.0f : std::exp(value);
+      x[c] = y * factor;
+      if (with_mask) mask.row(r)[c] = factor * slope;
+    }
+  });
+}
+
+}  // namespace halogen::kernels::cpu

@@ -1,0 +1,182 @@
+#include "nn/gat_conv.h"
+
+#include "core/error.h"
+#include "kernels/ops.h"
+#include "nn/graph_conv.h"
+
+namespace halogen::nn {
+namespace {
+
+// Columns [begin, end) of m as a strided view.
+template <typename T>
+Matrix<T> columns(Matrix<T> m, int64_t begin, int64_t end) {
+  return Matrix<T>{m.data + begin, m.rows, end - begin, m.stride, m.device};
+}
+
+}  // namespace
+
+GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store)
+    : heads_(heads), head_width_(head_width), concat_(concat), layer_(layer), in_(in), store_(store) {
+  HALOGEN_ASSERT(heads >= 1 && head_width >= 1, "GAT layer %d: %lld heads of width %lld", layer, (long long)heads,
+                 (long long)head_width);
+  const std::string prefix = "layer" + std::to_string(layer) + ".";
+  weight_ = store.add(prefix + "weight", layer, in, heads * head_width, false);
+  att_src_ = store.add(prefix + "att_src", layer, heads, head_width, false);
+  att_dst_ = store.add(prefix + "att_dst", layer, heads, head_width, false);
+  bias_ = store.add(prefix + "bias", layer, 1, out(), true);
+  forward_range_ = "layer " + std::to_string(layer) + " forward";
+  backward_range_ = "layer " + std::to_string(layer) + " backward";
+}
+
+int64_t GatConv::scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t n, int64_t h,
+                               int64_t edges) {
+  const int64_t c = heads * head_width, row = c + heads;
+  const int64_t floats = 2 * (n + h) * row + 2 * n * heads + 2 * edges * heads + (concat ? 0 : n * c);
+  return floats * static_cast<int64_t>(sizeof(float));
+}
+
+void GatConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph& graph) {
+  adjacency_ = &adjacency;
+  graph_ = &graph;
+  num_owned_ = adjacency.num_owned();
+  num_halo_ = adjacency.num_halo();
+  HALOGEN_ASSERT(graph.num_owned() == num_owned_ && graph.num_halo() == num_halo_);
+  const int64_t n = num_owned_, rows = n + num_halo_, c = heads_ * head_width_, edges = graph.num_edges();
+  HALOGEN_ASSERT(exchange_width(heads_, head_width_) <= adjacency.max_width(),
+                 "GAT layer %d exchanges width %lld, the adjacency takes <= %lld", layer_,
+                 (long long)exchange_width(heads_, head_width_), (long long)adjacency.max_width());
+  const Device device = adjacency.device();
+  hs_ = Tensor(rows, c + heads_, device);
+  hs_.zero();
+  s_dst_ = Tensor(n, heads_, device);
+  alpha_ = Tensor(edges, heads_, device);
+  edge_work_ = Tensor(edges, heads_, device);
+  if (!concat_) heads_out_ = Tensor(n, c, device);
+  grad_hs_ = Tensor(rows, c + heads_, device);
+  grad_hs_.zero();
+  grad_s_dst_ = Tensor(n, heads_, device);
+}
+
+void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext& context) {
+  TraceRange range(forward_range_.c_str());
+  HALOGEN_ASSERT(graph_ != nullptr, "allocate() first");
+  const int64_t n = num_owned_, c = heads_ * head_width_;
+  HALOGEN_ASSERT(x.rows == n + num_halo_ && x.cols == in_ && z.rows >= n && z.cols == out());
+  const kernels::Stream stream = context.stream;
+  PhaseClock& clock = *context.clock;
+  attention_ = context.attention;
+  Matrix<float> hs = hs_.matrix();
+  Matrix<float> h_all = columns(hs, 0, c), s_src = columns(hs, c, c + heads_);
+  Matrix<float> h_own = h_all.slice_rows(0, n);
+  Matrix<float> z_own = z.slice_rows(0, n);
+  if (n > 0) {
+    PhaseScope timer(clock, Phase::gemm, stream);
+    kernels::gemm(x.slice_rows(0, n), false, store_.param(weight_), false, h_own, 1.0f, 0.0f, stream);
+  }
+  if (n > 0) {
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    kernels::head_scores(h_own, store_.param(att_src_), s_src.slice_rows(0, n), stream);
+  }
+  adjacency_->gather_halo(hs, [&] {
+    if (n == 0) return;
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    kernels::head_scores(h_own, store_.param(att_dst_), s_dst_.matrix(), stream);
+  });
+  if (n == 0) return;
+  const kernels::CsrView& a = graph_->a();
+  Matrix<float> alpha = alpha_.matrix(), weights = alpha;
+  {
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    kernels::gat_edge_scores(a, s_dst_.matrix(), s_src, kNegativeSlope, alpha, stream);
+    kernels::edge_softmax(a, alpha, stream);
+    if (attention_.dropout > 0.0f) {
+      weights = edge_work_.matrix();
+      kernels::edge_dropout(a, graph_->row_gid(), graph_->col_gid(), attention_, alpha, weights, stream);
+    }
+  }
+  Matrix<float> out = concat_ ? z_own : heads_out_.matrix();
+  {
+    PhaseScope timer(clock, Phase::spmm, stream);
+    kernels::weighted_spmm(a, weights, h_all, out, stream);
+  }
+  if (!concat_) {
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    const float scale = 1.0f / static_cast<float>(heads_);
+    for (int64_t k = 0; k < heads_; ++k)
+      kernels::scale_add(scale, columns<float>(out, k * head_width_, (k + 1) * head_width_), k == 0 ? 0.0f : 1.0f,
+                         z_own, stream);
+  }
+}
+
+void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+                       const LayerContext& context) {
+  TraceRange range(backward_range_.c_str());
+  const int64_t n = num_owned_, c = heads_ * head_width_;
+  HALOGEN_ASSERT(grad_z.rows == n && grad_z.cols == out());
+  HALOGEN_ASSERT(!want_grad_x || (grad_x.rows == n && grad_x.cols == in_));
+  const kernels::Stream stream = context.stream;
+  PhaseClock& clock = *context.clock;
+  const kernels::CsrView& a = graph_->a();
+  Matrix<float> hs = hs_.matrix(), grad_hs = grad_hs_.matrix();
+  Matrix<const float> h_all = columns<float>(hs, 0, c), s_src = columns<float>(hs, c, c + heads_);
+  Matrix<float> grad_h_all = columns(grad_hs, 0, c), grad_s_src = columns(grad_hs, c, c + heads_);
+  Matrix<float> alpha = alpha_.matrix(), edge_work = edge_work_.matrix();
+  Matrix<const float> weights = attention_.dropout > 0.0f ? edge_work : alpha;
+  Matrix<const float> g = grad_z;  // dLoss/d(per-head output) (n, C)
+  if (n > 0) {
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    Matrix<float> grad_bias = store_.grad(bias_);
+    kernels::bias_backward(grad_z, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, stream);
+    if (!concat_) {
+      Matrix<float> grad_heads = heads_out_.matrix();
+      const float scale = 1.0f / static_cast<float>(heads_);
+      for (int64_t k = 0; k < heads_; ++k)
+        kernels::scale_add(scale, grad_z, 0.0f, columns(grad_heads, k * head_width_, (k + 1) * head_width_),
+                           stream);
+      g = grad_heads;
+    }
+  }
+  if (n > 0) {
+    {  // dLoss/dH (source side, every row incl. halo) = A~^T g per head; dLoss/dalpha~ = <g_i, H_j> per head
+      PhaseScope timer(clock, Phase::spmm, stream);
+      kernels::weighted_spmm_transpose(graph_->a_t(), graph_->edge(), weights, g, grad_h_all, stream);
+      kernels::edge_dot(a, g, h_all, edge_work, stream);  // alpha~ is no longer needed
+    }
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    if (attention_.dropout > 0.0f)  // the forward's mask, drawn again
+      kernels::edge_dropout(a, graph_->row_gid(), graph_->col_gid(), attention_, edge_work, edge_work, stream);
+    kernels::edge_softmax_backward(a, alpha, edge_work, stream);
+    kernels::gat_edge_scores_backward(a, graph_->a_t(), graph_->edge(), s_dst_.matrix(), s_src, kNegativeSlope,
+                                      edge_work, grad_s_dst_.matrix(), grad_s_src, stream);
+  } else {
+    // No edges: this rank's halo rows (if any) get zero sums (the exchange still pairs up with the owners').
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    kernels::fill(Span<float>{grad_hs.data, grad_hs.rows * grad_hs.cols, grad_hs.device}, 0.0f, stream);
+  }
+  Matrix<float> grad_h_own = grad_h_all.slice_rows(0, n);
+  Matrix<const float> h_own = h_all.slice_rows(0, n);
+  auto destination_term = [&] {  // dLoss/dH += ds_dst a_dst, d a_dst += ...: owned rows only
+    if (n == 0) return;
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    Matrix<float> grad_att_dst = store_.grad(att_dst_);
+    kernels::head_scores_backward(h_own, store_.param(att_dst_), grad_s_dst_.matrix(), grad_h_own, grad_att_dst,
+                                  stream);
+  };
+  adjacency_->scatter_halo(grad_hs.slice_rows(n, n + num_halo_), grad_hs.slice_rows(0, n), destination_term);
+  if (n == 0) {
+    if (want_grad_x && grad_x.size() > 0)
+      kernels::fill(Span<float>{grad_x.data, grad_x.rows * grad_x.cols, grad_x.device}, 0.0f, stream);
+    return;
+  }
+  {
+    PhaseScope timer(clock, Phase::elementwise, stream);
+    Matrix<float> grad_att_src = store_.grad(att_src_);
+    kernels::head_scores_backward(h_own, store_.param(att_src_), grad_s_src.slice_rows(0, n), grad_h_own,
+                                  grad_att_src, stream);
+  }
+  PhaseScope timer(clock, Phase::gemm, stream);
+  kernels::gemm(x.slice_rows(0, n), true, grad_h_own, false, store_.grad(weight_), 1.0f, 1.0f, stream);
+  if (want_grad_x) kernels::gemm(grad_h_own, false, store_.param(weight_), true, grad_x, 1.0f, 0.0f, stream);
+}
+
+}  // namespace halogen::nn

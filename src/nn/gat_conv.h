@@ -1,0 +1,80 @@
+#pragma once
+// GatConv: one graph attention layer (Velickovic et al.; PyG GATConv with add_self_loops=True) on one rank of P.
+// K heads of width F, C = K * F:
+//   H = X W                                   (n + h, C)  W: "layer<l>.weight" (in, C)
+//   s_src[j, k] = a_src[k] . H[j, head k],  s_dst[i, k] = a_dst[k] . H[i, head k]
+//                                             a_src, a_dst: "layer<l>.att_src", "layer<l>.att_dst" (K, F)
+//   e_ij^k = leaky_relu(s_dst[i, k] + s_src[j, k], 0.2)    over the AttentionGraph's edges (self-loops included)
+//   alpha_ij^k = softmax_j(e_ij^k)  (per destination row i, stable)
+//   alpha~ = attention dropout of alpha (edge_dropout, keyed by the edge's global (dst, src) ids)
+//   out[i, head k] = sum_j alpha~_ij^k H[j, head k]
+//   concat: z = out (n, C);  mean (an output layer): z = (1/K) sum_k out[:, head k] (n, F)
+// The bias ("layer<l>.bias", (C) or (F)) is the model's (its epilogue adds it), as for GraphConv.
+//
+// Distributed: the halo rows of [H | s_src] (n + h, C + K) arrive in ONE forward exchange (the adjacency's
+// gather_halo; s_dst runs while it is in flight), so every edge's score and message is computed where its
+// destination is owned, exactly as on one rank. Backward: the halo rows of [dLoss/dH | dLoss/ds_src] (the
+// source-side sums of this rank's edges) go back to their owners in ONE reverse exchange (scatter_halo) and
+// are added there; the a_dst term runs while it is in flight.
+//
+// Shapes (n = n_own, h = n_halo): forward(x (n + h, in), z (>= n rows, out)): rows [0, n) of z "=" the layer's
+// output without bias; x's halo rows are not read. backward(x, grad_z (n, out), grad_x (n, in) "=", when
+// wanted): parameter gradients "+=". forward must precede backward with the same x; backward reuses the
+// forward's attention-dropout parameters (so the same mask). Collective, like GraphConv.
+#include <cstdint>
+#include <string>
+
+#include "nn/attention_graph.h"
+#include "nn/distributed_adjacency.h"
+#include "nn/parameters.h"
+#include "nn/profile.h"
+
+namespace halogen::nn {
+
+struct LayerContext;
+
+class GatConv {
+ public:
+  static constexpr float kNegativeSlope = 0.2f;
+
+  GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store);
+  // Scratch on adjacency.device(), after store.allocate(); `graph` and `adjacency` must outlive the layer.
+  void allocate(DistributedAdjacency& adjacency, const AttentionGraph& graph);
+
+  void forward(Matrix<const float> x, Matrix<float> z, const LayerContext& context);
+  void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+                const LayerContext& context);
+
+  int64_t out() const { return concat_ ? heads_ * head_width_ : head_width_; }
+  int bias_index() const { return bias_; }
+
+  // Floats per row of the exchange: [H | s_src].
+  static int64_t exchange_width(int64_t heads, int64_t head_width) { return heads * head_width + heads; }
+  static int64_t parameter_count(int64_t in, int64_t heads, int64_t head_width, bool concat) {
+    return in * heads * head_width + 2 * heads * head_width + (concat ? heads * head_width : head_width);
+  }
+  // Bytes allocate() takes.
+  static int64_t scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t num_owned, int64_t num_halo,
+                               int64_t edges);
+
+ private:
+  int64_t heads_, head_width_;
+  bool concat_;
+  int layer_;
+  int64_t in_;
+  ParameterStore& store_;
+  int weight_ = -1, att_src_ = -1, att_dst_ = -1, bias_ = -1;
+  DistributedAdjacency* adjacency_ = nullptr;
+  const AttentionGraph* graph_ = nullptr;
+  int64_t num_owned_ = 0, num_halo_ = 0;
+  kernels::EpilogueParams attention_;  // the last forward's attention dropout (the backward's mask)
+  std::string forward_range_, backward_range_;
+  // Scratch, allocated once:
+  //   hs_ (n + h, C + K): [H | s_src], halo rows received;  s_dst_ (n, K)
+  //   alpha_ (E, K): softmax;  edge_work_ (E, K): alpha~ in the forward, then dLoss/d(edge) in the backward
+  //   heads_out_ (n, C): mean layers' per-head output (and the per-head gradient in the backward)
+  //   grad_hs_ (n + h, C + K): [dLoss/dH | dLoss/ds_src], halo rows sent back;  grad_s_dst_ (n, K)
+  Tensor hs_, s_dst_, alpha_, edge_work_, heads_out_, grad_hs_, grad_s_dst_;
+};
+
+}  // namespace halogen::nn
