@@ -376,6 +376,7 @@ void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpiloguePar
   HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "row_gid has %lld entries for %lld rows",
                  (long long)row_gid.size, (long long)h.rows);
   const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
+  const uint32_t threshold = rng::dropout_threshold(p);
   const int64_t f = h.cols;
   detail::parallel_for(h.rows, h.rows * f * 4, [&](int64_t r) {
     float* x = h.row(r);
@@ -383,7 +384,7 @@ void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpiloguePar
       float factor = 1.0f;
       if (p > 0.0f) {
         const uint64_t index = static_cast<uint64_t>(row_gid[r] * f + c);
-        factor = rng::uniform(params.seed, params.rng_stream, index) >= p ? scale : 0.0f;
+        factor = rng::dropout_keep(params.seed, params.rng_stream, index, threshold) ? scale : 0.0f;
       }
       const float value = x[c];
       const float y = value > 0.0f ? value : std::expm1(value);

@@ -168,14 +168,15 @@ __global__ void edge_dot_kernel(const int64_t* indptr, const int32_t* indices, i
 }
 
 __global__ void elu_dropout_kernel(float* h, int64_t rows, int64_t cols, int64_t h_stride, const int64_t* row_gid,
-                                   float p, uint64_t seed, uint64_t rng_stream, float scale, float* mask,
+                                   float p, uint32_t threshold, uint64_t seed, uint64_t rng_stream, float scale,
+                                   float* mask,
                                    int64_t mask_stride) {
   for (int64_t t = grid_first(); t < rows * cols; t += grid_step()) {
     const int64_t r = t / cols, c = t % cols;
     float factor = 1.0f;
     if (p > 0.0f) {
       const uint64_t index = uint64_t(row_gid[r]) * uint64_t(cols) + uint64_t(c);
-      factor = rng::uniform(seed, rng_stream, index) >= p ? scale : 0.0f;
+      factor = rng::dropout_keep(seed, rng_stream, index, threshold) ? scale : 0.0f;
     }
     float* element = h + r * h_stride + c;
     const float value = *element;
@@ -387,7 +388,8 @@ void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpiloguePar
   HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "elu_dropout: row_gid");
   if (h.size() == 0) return;
   elu_dropout_kernel<<<blocks_for(h.rows * h.cols), kThreads, 0, to_cuda(stream)>>>(
-      h.data, h.rows, h.cols, detail::row_stride(h), row_gid.data, p, params.seed, params.rng_stream,
+      h.data, h.rows, h.cols, detail::row_stride(h), row_gid.data, p, rng::dropout_threshold(p), params.seed,
+      params.rng_stream,
       p > 0.0f ? 1.0f / (1.0f - p) : 1.0f, mask.rows > 0 ? mask.data : nullptr, detail::row_stride(mask));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }

@@ -2,7 +2,9 @@
 # APPNP and GIN on Cora (Planetoid split). APPNP with the paper's settings (MLP 64 hidden, K 10, alpha 0.1,
 # dropout 0.5, lr 0.01, weight decay 5e-3 on the first layer, 300 epochs, row-normalised features): mean
 # test_acc_at_best over seeds 0-2 >= 82% on 1 rank (the paper reports 83.3%), and the 2-rank run of seed 0 equals
-# the 1-rank run (losses and accuracies, 1e-4 relative: the sums are reassociated, nothing else differs). GIN
+# the 1-rank run (losses and accuracies, 1e-4 relative: the sums are reassociated, nothing else differs; an
+# accuracy may differ by one vertex of the 140 training vertices, 0.0072, since a vertex whose top two logits
+# are within rounding can flip: seen once, epoch 105, test 0.799 vs 0.8 with the losses within 3e-7). GIN
 # (the README's settings, seed 0: 79.3%; seeds 0-4 range 77.8-80.0%) must reach 76%, a bound below any seed
 # seen that a model ignoring the graph cannot meet (the MLP alone, --model appnp --appnp-k 0:
 # 61.9%). Skipped (77) without the shared data.
@@ -19,7 +21,7 @@ appnp() {  # np seed
 }
 for seed in 0 1 2; do appnp 1 $seed; done
 appnp 2 0
-compare "$WORK/appnp-np1-seed0.jsonl" "$WORK/appnp-np2-seed0.jsonl" --rel 1e-4 --final || fail "APPNP 2 ranks != 1 rank"
+compare "$WORK/appnp-np1-seed0.jsonl" "$WORK/appnp-np2-seed0.jsonl" --rel 1e-4 --acc-abs 0.0072 --final || fail "APPNP 2 ranks != 1 rank"
 timeout 600 "$HALOGEN_BIN" train "$WORK/cora.p1" --model gin --layers 2 --hidden 64 --gin-eps-learn --dropout 0.5 \
   --lr 0.01 --weight-decay 5e-3 --epochs 200 --row-normalize --seed 0 --quiet --metrics "$WORK/gin.jsonl" >/dev/null
 python3 - "$WORK" <<'PY'

@@ -282,7 +282,8 @@ TEST(CpuGat, EluDropoutMaskIsTheDerivativeTimesTheFactor) {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < f; ++c) {
       const float x = before(r, c);
-      const float factor = rng::uniform(params.seed, params.rng_stream, gid[r] * f + c) >= 0.5f ? 2.0f : 0.0f;
+      const bool keep = rng::dropout_keep(params.seed, params.rng_stream, gid[r] * f + c, rng::dropout_threshold(0.5f));
+      const float factor = keep ? 2.0f : 0.0f;
       const double y = x > 0 ? x : std::expm1(double(x)), slope = x > 0 ? 1.0 : std::exp(double(x));
       wrong += std::abs(h(r, c) - y * factor) > 1e-6 || std::abs(mask(r, c) - slope * factor) > 1e-6;
     }
