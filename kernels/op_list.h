@@ -42,6 +42,9 @@ HALOGEN_OP(void, dropout, out.device,
             Matrix<float> mask),
            (x, row_gid, params, out, mask))
 HALOGEN_OP(void, apply_mask, grad.device, (Matrix<float> grad, Matrix<const float> mask), (grad, mask))
+HALOGEN_OP(void, relu_dropout_backward, grad.device,
+           (Matrix<float> grad, Matrix<const float> out, float dropout, Span<float> grad_bias),
+           (grad, out, dropout, grad_bias))
 
 // ---- loss and metrics ----------------------------------------------------------------------------------------
 HALOGEN_OP(double, softmax_cross_entropy, logits.device,

@@ -70,6 +70,13 @@ struct EpilogueParams {
 };
 // dropout: dropout alone (no relu, no bias) on `x` (n, f) into `out` (n, f); mask as above. Used on input features.
 // apply_mask: grad[r, c] *= mask[r, c]   (backward of bias_relu_dropout / dropout, in place).   grad, mask: (n, f)
+// relu_dropout_backward: the backward of bias_relu_dropout (relu on) without its mask, read off its output:
+//   grad[r, c] *= (out[r, c] > 0 ? 1/(1-p) : 0), p = dropout, in place; then, when grad_bias is not empty,
+//   grad_bias[:] += the column sums of the new grad (bias_backward's summation order and result).
+// An element is positive after the epilogue exactly when it was kept and its pre-activation was positive
+// (1/(1-p) >= 1 cannot round a positive value to 0), which is when the recorded mask is 1/(1-p); so the result
+// is bit for bit apply_mask with that mask followed by bias_backward, with one pass instead of two and no
+// (n, f) mask written in the forward pass. grad, out: (n, f); grad_bias: (f) or empty
 
 // ---- loss and metrics -------------------------------------------------------------------------------------
 // softmax_cross_entropy: masked softmax cross-entropy over the rows listed in `rows` (local ids).

@@ -384,4 +384,45 @@ void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream) {
   }
 }
 
+void relu_dropout_backward(Matrix<float> grad, Matrix<const float> out, float dropout, Span<float> grad_bias,
+                           Stream) {
+  detail::require_host(grad, "relu_dropout_backward grad");
+  detail::require_host(out, "relu_dropout_backward out");
+  detail::require_host(grad_bias, "relu_dropout_backward grad_bias");
+  detail::require_same_shape(grad, out, "grad", "out");
+  HALOGEN_ASSERT(dropout >= 0.0f && dropout < 1.0f, "dropout probability %g is not in [0, 1)",
+                 static_cast<double>(dropout));
+  HALOGEN_ASSERT(grad_bias.size == 0 || grad_bias.size == grad.cols,
+                 "grad_bias has %lld entries, grad has %lld columns", (long long)grad_bias.size, (long long)grad.cols);
+  const int64_t width = grad.cols;
+  if (grad.rows == 0 || width == 0) return;
+  const float keep_scale = dropout > 0.0f ? 1.0f / (1.0f - dropout) : 1.0f;
+  const bool sum = grad_bias.size != 0;
+  // bias_backward's blocks: column sums of fixed row blocks in parallel, then the blocks in order.
+  const int64_t blocks = (grad.rows + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
+  std::vector<float> block_sums(sum ? static_cast<size_t>(blocks * width) : 0, 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int64_t block = 0; block < blocks; ++block) {
+    float* __restrict__ sums = sum ? block_sums.data() + block * width : nullptr;
+    const int64_t end = std::min(grad.rows, (block + 1) * detail::kReductionBlockRows);
+    for (int64_t r = block * detail::kReductionBlockRows; r < end; ++r) {
+      float* __restrict__ g = grad.row(r);
+      const float* __restrict__ o = out.row(r);
+      // g * factor, not a select of 0: the same product as apply_mask (NaN and -0 included).
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) g[c] *= o[c] > 0.0f ? keep_scale : 0.0f;
+      if (sum) {
+#pragma omp simd
+        for (int64_t c = 0; c < width; ++c) sums[c] += g[c];
+      }
+    }
+  }
+  if (!sum) return;
+  for (int64_t c = 0; c < width; ++c) {
+    double total = 0.0;
+    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * width + c];
+    grad_bias[c] += static_cast<float>(total);
+  }
+}
+
 }  // namespace halogen::kernels::cpu

@@ -74,6 +74,14 @@ __global__ void apply_mask_kernel(float* grad, int64_t rows, int64_t cols, int64
   }
 }
 
+__global__ void relu_dropout_backward_kernel(float* grad, int64_t rows, int64_t cols, int64_t grad_stride,
+                                             const float* out, int64_t out_stride, float keep_scale) {
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
+    grad[r * grad_stride + c] *= out[r * out_stride + c] > 0.0f ? keep_scale : 0.0f;
+  }
+}
+
 // grad_bias[c] += sum over rows of grad_out[r, c]. Block (32, 8): threadIdx.x picks a column of the block's
 // 32-column tile, the 8 y-threads of all blocks along y stride over the rows; per-thread partial sums are
 // reduced in shared memory and added with one atomic per (block, column).
@@ -179,6 +187,25 @@ void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream stream) {
   apply_mask_kernel<<<grid_for(grad.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
       grad.data, grad.rows, grad.cols, detail::row_stride(grad), mask.data, detail::row_stride(mask));
   HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void relu_dropout_backward(Matrix<float> grad, Matrix<const float> out, float dropout, Span<float> grad_bias,
+                           Stream stream) {
+  detail::require_device(grad, "relu_dropout_backward grad");
+  detail::require_device(out, "relu_dropout_backward out");
+  detail::require_device(grad_bias, "relu_dropout_backward grad_bias");
+  detail::require_same_shape(grad, out, "grad", "out");
+  HALOGEN_ASSERT(dropout >= 0.0f && dropout < 1.0f, "dropout probability %g is not in [0, 1)",
+                 static_cast<double>(dropout));
+  HALOGEN_ASSERT(grad_bias.size == 0 || grad_bias.size == grad.cols,
+                 "grad_bias has %lld entries, grad has %lld columns", (long long)grad_bias.size, (long long)grad.cols);
+  if (grad.size() == 0) return;
+  const float keep_scale = dropout > 0.0f ? 1.0f / (1.0f - dropout) : 1.0f;
+  relu_dropout_backward_kernel<<<grid_for(grad.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      grad.data, grad.rows, grad.cols, detail::row_stride(grad), out.data, detail::row_stride(out), keep_scale);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  // The column sums as bias_backward makes them (a second pass: on the GPU the sums are atomics anyway).
+  if (grad_bias.size != 0) bias_backward(grad, grad_bias, stream);
 }
 
 }  // namespace halogen::kernels::cuda

@@ -114,6 +114,11 @@ Span<const float> GraphConv::bias() const {
   return Span<const float>{b.data, b.cols, b.device};
 }
 
+Span<float> GraphConv::bias_gradient() {
+  Matrix<float> g = store_.grad(bias_);
+  return Span<float>{g.data, g.cols, g.device};
+}
+
 void GraphConv::sparse_product(const kernels::CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                                const LayerContext& context) {
   if (out.rows == 0 || out.cols == 0 || (accumulate && a.nnz == 0)) return;
@@ -213,10 +218,9 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
 
-  {
+  if (!context.bias_gradient_done && n > 0) {
     PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
-    Matrix<float> grad_bias = store_.grad(bias_);
-    if (n > 0) kernels::bias_backward(grad_z, Span<float>{grad_bias.data, grad_bias.cols, grad_bias.device}, context.stream);
+    kernels::bias_backward(grad_z, bias_gradient(), context.stream);
   }
   HALOGEN_ASSERT(!(sparse_input_ && want_grad_x), "a sparse input has no gradient");
   if (kind_ == ConvKind::appnp) {

@@ -54,6 +54,9 @@ struct LayerContext {
   kernels::Stream stream = nullptr;
   // gat: the attention dropout of this forward (dropout 0: off), keyed by (seed, rng_stream) (kernels::edge_dropout).
   kernels::EpilogueParams attention{false, 0.0f, 0, 0};
+  // backward: the caller has already added this layer's bias gradient (fused into the backward of the
+  // epilogue that added the bias: kernels::relu_dropout_backward), so the layer does not.
+  bool bias_gradient_done = false;
 };
 
 class GraphConv {
@@ -99,6 +102,7 @@ class GraphConv {
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
   Span<const float> bias() const;
+  Span<float> bias_gradient();  // the bias's slot in the store's gradients
   int layer() const { return layer_; }
 
  private:

@@ -266,8 +266,11 @@ void Model::allocate_activations() {
     activations_.emplace_back(n + h, widths_[l], device_);
     activations_.back().zero();
   }
-  masks_.emplace_back();  // the input dropout's mask is never read: X_0 has no gradient
-  for (int l = 1; l < num_layers(); ++l) masks_.emplace_back(n, widths_[l], device_);
+  // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
+  // the epilogue's output instead (kernels::relu_dropout_backward). The input dropout's mask is never read.
+  masks_.emplace_back();
+  for (int l = 1; l < num_layers(); ++l)
+    masks_.emplace_back(config_.kind == ConvKind::gat ? n : 0, widths_[l], device_);
   for (int l = 0; l < num_layers(); ++l) grads_.emplace_back(n, widths_[l + 1], device_);
   if (caches_input_aggregate(config_.kind, widths_)) input_aggregate_ = Tensor(n, widths_[0], device_);
   if (config_.kind == ConvKind::appnp && config_.appnp_k > 0) {
@@ -325,7 +328,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
       bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
     }
     bytes += (n + h) * widths[l + 1] * f + n * widths[l + 1] * f;  // activation, grad
-    if (l > 0) bytes += n * widths[l] * f;                            // dropout mask of the layer's input
+    if (l > 0 && gat) bytes += n * widths[l] * f;                     // ELU/dropout mask of the layer's input
   }
   if (caches_input_aggregate(config.kind, widths)) bytes += n * widths[0] * f;  // Â X_0 for evaluation
   if (config.kind == ConvKind::appnp && config.appnp_k > 0)  // propagation P_k and G_k, two of each
@@ -429,9 +432,9 @@ void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
                          training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);
     return;
   }
-  // Only training reads the mask (backward); evaluation does not write it.
+  // No mask: the backward reads the output (kernels::relu_dropout_backward).
   kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()},
-                             params, training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);
+                             params, Matrix<float>{}, stream);
 }
 
 void Model::first_layer_from_input_aggregate() {
@@ -508,15 +511,23 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
   const LayerContext ctx = context();
   if (logits_buffer_ >= 0) propagate_backward();
   if (reducer != nullptr) reducer->begin(stream);
+  const bool gat = config_.kind == ConvKind::gat;
   for (int l = last; l >= 0; --l) {
     const bool want_grad_x = l > 0;
     Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
-    layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, ctx);
+    LayerContext layer_ctx = ctx;
+    layer_ctx.bias_gradient_done = !gat && l < last;  // added below, with the epilogue's backward
+    layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, layer_ctx);
     if (reducer != nullptr) reducer->layer_ready(l);  // layer l's weight and bias gradients are final
-    if (want_grad_x) {
-      PhaseScope timer(*clock_, Phase::elementwise, stream);
+    if (!want_grad_x) continue;
+    // The backward of layer l-1's epilogue: grad_x becomes layer l-1's grad_z and, in the same pass, gives
+    // layer l-1's bias gradient (before layer l-1's backward, so before its layer_ready).
+    PhaseScope timer(*clock_, Phase::elementwise, stream);
+    if (gat)
       kernels::apply_mask(grad_x, masks_[l].matrix(), stream);
-    }
+    else
+      kernels::relu_dropout_backward(grad_x, activations_[l].matrix().slice_rows(0, n), config_.dropout,
+                                     layers_[l - 1]->bias_gradient(), stream);
   }
   return loss_sum;
 }

@@ -171,7 +171,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     }
     const double elements = nd * static_cast<double>(out);
     if (l + 1 < layers)
-      cost.elementwise(dropout ? elements : 0.0, 3 * kFloat * elements);  // bias, relu, dropout, mask
+      cost.elementwise(dropout ? elements : 0.0, 2 * kFloat * elements);  // bias, relu, dropout (no mask)
     else
       cost.elementwise(0.0, 2 * kFloat * elements);  // bias on the logits
   }
@@ -188,7 +188,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     if (l == layers - 2) hidden_by_backward_ms = -compute_ms();
     const int64_t in = widths[l], out = widths[l + 1];
     const bool transform_first = out<in, want_grad_x = l> 0;
-    cost.elementwise(0.0, kFloat * nd * static_cast<double>(out));  // bias gradient
+    if (l == layers - 1) cost.elementwise(0.0, kFloat * nd * static_cast<double>(out));  // bias gradient
     if (transform_first) {
       cost.distributed_product(out);  // S^T dZ
       if (l == 0 && sparse_nonzeros > 0)
@@ -203,7 +203,9 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
         cost.distributed_product(in);
       }
     }
-    if (want_grad_x) cost.elementwise(0.0, 3 * kFloat * nd * static_cast<double>(in));  // mask of the input
+    // The epilogue's backward on the input (reads the gradient and the epilogue's output, writes the gradient),
+    // with layer l-1's bias gradient in the same pass.
+    if (want_grad_x) cost.elementwise(0.0, 3 * kFloat * nd * static_cast<double>(in));
   }
 
   if (layers > 1) hidden_by_backward_ms += compute_ms();

@@ -113,6 +113,34 @@ TEST(GpuEpilogue, BiasBackwardMatchesCpuExactly) {
     }
 }
 
+TEST(GpuEpilogue, ReluDropoutBackwardMatchesCpuExactly) {
+  HALOGEN_REQUIRE_GPU();
+  // The output of a real epilogue (kept, dropped and dead units); dyadic gradients and p in {0, 0.5} (factor 1
+  // or 2) keep the products and the column sums exact in any order.
+  for (int64_t width : {1, 33, 128})
+    for (float p : {0.0f, 0.5f}) {
+      SCOPED_TRACE(::testing::Message() << "width " << width << " p " << p);
+      const int64_t rows = 3000;
+      HostMatrix out{rows, width, width, uniform_values(rows * width, 30 + width, -1.0f, 1.0f)};
+      std::vector<int64_t> gid = global_ids(rows);
+      kernels::EpilogueParams params;
+      params.dropout = p;
+      params.seed = 5;
+      params.rng_stream = rng::stream_id(rng::kDropout, 2, 1);
+      kernels::cpu::bias_relu_dropout(out.view(), Span<const float>{}, Span<const int64_t>{gid.data(), rows, Device::cpu},
+                                      params, Matrix<float>{});
+      HostMatrix grad = dyadic_matrix(rows, width, width + 3, 31);
+      std::vector<float> bias_grad = dyadic_values(width, 32);
+      DeviceMatrix out_device(out), grad_device(grad);
+      Buffer<float> bias_grad_device = to_device(bias_grad);
+      kernels::cpu::relu_dropout_backward(grad.view(), out.view(), p, Span<float>{bias_grad.data(), width, Device::cpu});
+      kernels::cuda::relu_dropout_backward(grad_device.view(), out_device.view(), p,
+                                           Span<float>{bias_grad_device.data(), width, Device::cuda});
+      EXPECT_EQ(grad_device.host(), grad.data);
+      EXPECT_EQ(to_host(bias_grad_device), bias_grad);
+    }
+}
+
 TEST(GpuLoss, SoftmaxCrossEntropyMatchesCpu) {
   HALOGEN_REQUIRE_GPU();
   for (int64_t classes : {1, 7, 47, 100}) {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/rng.h"
+#include "kernels/cpu/checks.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/ops.h"
 #include "kernels_test_util.h"
@@ -379,4 +380,42 @@ TEST(CpuEpilogue, ApplyMaskMultiplies) {
   for (int64_t r = 0; r < 17; ++r)
     for (int64_t c = 0; c < 11; ++c) ASSERT_EQ(grad(r, c), before(r, c) * mask(r, c));
   EXPECT_TRUE(grad.padding_intact());
+}
+
+// relu_dropout_backward reads the epilogue's output instead of a mask: bit for bit apply_mask with the mask
+// bias_relu_dropout records, then bias_backward (more than one reduction block of rows, padded views, exact
+// zeros before the relu, dropout on and off, any thread count; an empty grad_bias leaves the sums out).
+TEST(CpuEpilogue, ReluDropoutBackwardEqualsMaskThenBiasBackward) {
+  const int64_t rows = 2 * cpu::detail::kReductionBlockRows + 300, width = 37;
+  std::mt19937_64 gen(19);
+  std::vector<int64_t> gid(rows);
+  std::iota(gid.begin(), gid.end(), 5000);
+  for (float p : {0.0f, 0.3f, 0.5f}) {
+    HostMatrix out(rows, width, 3), mask(rows, width, 1), grad(rows, width, 2);
+    out.randomize(gen, -1.0f, 1.0f);
+    for (int64_t r = 0; r < rows; r += 7) out(r, r % width) = 0.0f;  // pre-activation exactly 0: relu'(0) = 0
+    grad.randomize(gen);
+    std::vector<float> bias(width);
+    for (float& b : bias) b = std::uniform_real_distribution<float>(-0.2f, 0.2f)(gen);
+    EpilogueParams params{true, p, 77, 123};
+    bias_relu_dropout(out.view(), Span<const float>{bias.data(), width}, Span<const int64_t>{gid.data(), rows},
+                      params, mask.view());
+    HostMatrix expected = grad;
+    std::vector<float> expected_bias(width, 0.5f);
+    apply_mask(expected.view(), mask.cview());
+    bias_backward(expected.cview(), Span<float>{expected_bias.data(), width});
+    for (int threads : {1, 3}) {
+      omp_set_num_threads(threads);
+      HostMatrix got = grad;
+      std::vector<float> got_bias(width, 0.5f);
+      relu_dropout_backward(got.view(), out.cview(), p, Span<float>{got_bias.data(), width});
+      EXPECT_EQ(got.data, expected.data) << "p " << p << ", " << threads << " threads";
+      EXPECT_EQ(got_bias, expected_bias) << "p " << p << ", " << threads << " threads";
+      EXPECT_TRUE(got.padding_intact());
+      HostMatrix no_sums = grad;
+      relu_dropout_backward(no_sums.view(), out.cview(), p, Span<float>{});
+      EXPECT_EQ(no_sums.data, expected.data);
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
 }
