@@ -5,40 +5,18 @@
 #include "core/log.h"
 #include "graph/build.h"
 #include "io/convert.h"
-#include "io/text_reader.h"
+#include "io/snap_scan.h"
 
 namespace halogen::io {
 
 graph::Graph convert_snap(const ConvertOptions& options) {
-  LineReader reader(options.input);
   graph::EdgeList edges;
-  std::vector<std::string_view> tokens;
-  std::string_view line;
-  log::Progress progress("convert: edges (bytes)", reader.file_size());
-  int64_t header_nodes = -1;  // SNAP's "# Nodes: 4039 Edges: 88234" header, when there is one
-  while (reader.next(&line)) {
-    split_tokens(line, ' ', &tokens);
-    if (!tokens.empty() && (tokens[0][0] == '#' || tokens[0][0] == '%')) {
-      for (size_t i = 0; i + 1 < tokens.size() && header_nodes < 0; ++i) {
-        const std::string_view token = tokens[i];
-        if (token.size() >= 6 && token.substr(token.size() - 6) == "Nodes:")
-          header_nodes = parse_int64(tokens[i + 1], reader, i + 1);
-      }
-      continue;
-    }
-    if (tokens.empty()) continue;
-    HALOGEN_USER_CHECK(tokens.size() == 2 || tokens.size() == 3,
-                       "%sexpected 2 columns (source target; a third is ignored), found %zu",
-                       reader.where().c_str(), tokens.size());
-    const int64_t src = parse_int64(tokens[0], reader, 0);
-    const int64_t dst = parse_int64(tokens[1], reader, 1);
-    HALOGEN_USER_CHECK(src >= 0 && dst >= 0, "%snegative node id %lld", reader.where().c_str(),
-                       static_cast<long long>(std::min(src, dst)));
+  int64_t max_id = -1, count = 0;
+  // SNAP's "# Nodes: 4039 Edges: 88234" header, when there is one (-1 otherwise)
+  const int64_t header_nodes = scan_snap(options.input, &max_id, &count, [&](int64_t src, int64_t dst) {
     edges.src.push_back(src);
     edges.dst.push_back(dst);
-    if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.bytes_read());
-  }
-  progress.finish();
+  });
   HALOGEN_USER_CHECK(!edges.src.empty(), "%s: no edges (an empty edge list would be a graph of 0 vertices)",
                      options.input.c_str());
 
@@ -51,9 +29,6 @@ graph::Graph convert_snap(const ConvertOptions& options) {
   g.directed = options.directed;
   graph::BuildOptions build;
   build.symmetrize = !options.directed;
-  int64_t max_id = -1;
-  for (int64_t id : edges.src) max_id = std::max(max_id, id);
-  for (int64_t id : edges.dst) max_id = std::max(max_id, id);
   if (header_nodes > 0 && max_id < header_nodes) {
     g.num_nodes = header_nodes;
     g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
