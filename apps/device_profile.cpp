@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/json_file.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "io/atomic_file.h"
@@ -29,19 +30,7 @@ double positive(const json& object, const char* key, const std::string& where) {
 }  // namespace
 
 train::DeviceProfile read_device_profile(const std::string& path) {
-  std::ifstream in(path);
-  HALOGEN_USER_CHECK(in.good(), "%s: cannot open the device profile", path.c_str());
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
-  }
-  HALOGEN_USER_CHECK(doc.is_object() && doc.value("format", "") == "halogen.device_profile",
-                     "%s: not a device profile (\"format\" must be \"halogen.device_profile\")",
-                     path.c_str());
+  const json doc = read_json_document(path, "device profile", "halogen.device_profile");
   train::DeviceProfile profile;
   profile.name = doc.value("name", path);
   profile.kind = doc.value("kind", "cpu");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "apps/info_memory.h"
+#include "apps/json_file.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "io/graph_file.h"
@@ -193,19 +194,7 @@ class GraphSource : public PlanSource {
 }  // namespace
 
 GraphCounts read_graph_stats(const std::string& path) {
-  std::ifstream in(path);
-  HALOGEN_USER_CHECK(in.good(), "%s: cannot open the statistics file", path.c_str());
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), e.what()));
-  }
-  HALOGEN_USER_CHECK(doc.is_object() && doc.value("format", "") == "halogen.graph_stats",
-                     "%s: not a graph statistics file (\"format\" must be \"halogen.graph_stats\")",
-                     path.c_str());
+  const json doc = read_json_document(path, "graph statistics file", "halogen.graph_stats");
   GraphCounts counts;
   counts.name = doc.value("name", path);
   counts.num_nodes = positive_count(doc, "num_nodes", path);

@@ -166,32 +166,14 @@ namespace {
 using ogb::read_single_count;
 
 graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges) {
-  LineReader reader(path);
   graph::EdgeList edges;
-  const auto reserved = static_cast<size_t>(reserve_hint(num_edges, reader.file_size()));
+  const auto reserved = static_cast<size_t>(reserve_hint(num_edges, LineReader(path).file_size()));
   edges.src.reserve(reserved);
   edges.dst.reserve(reserved);
-  std::vector<std::string_view> tokens;
-  std::string_view line;
-  log::Progress progress("convert: edges", num_edges);
-  while (reader.next(&line)) {
-    split_tokens(line, ',', &tokens);
-    HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu",
-                       reader.where().c_str(), tokens.size());
-    const int64_t src = parse_int64(tokens[0], reader, 0);
-    const int64_t dst = parse_int64(tokens[1], reader, 1);
-    for (const int64_t id : {src, dst}) {
-      HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld) (num-node-list)",
-                         reader.where().c_str(), static_cast<long long>(id),
-                         static_cast<long long>(num_nodes));
-    }
+  ogb::scan_edges(path, num_nodes, num_edges, [&](int64_t src, int64_t dst) {
     edges.src.push_back(src);
     edges.dst.push_back(dst);
-    if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.line_number());
-  }
-  progress.finish();
-  HALOGEN_USER_CHECK(edges.size() == num_edges, "%s: %lld edges, but num-edge-list says %lld", path.c_str(),
-                     static_cast<long long>(edges.size()), static_cast<long long>(num_edges));
+  });
   return edges;
 }
 

@@ -236,30 +236,8 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
     // Room for the per-node writers (2 MiB) beside the edge buffer.
     EntrySorter sorter(output, budget, budget.limit_bytes() - (int64_t{2} << 20), !options.directed);
     {
-      const std::string path = ogb::require_raw(dir, "edge");
-      LineReader reader(path);
-      std::vector<std::string_view> tokens;
-      std::string_view line;
-      log::Progress progress("convert: edges", num_edges);
-      int64_t count = 0;
-      while (reader.next(&line)) {
-        split_tokens(line, ',', &tokens);
-        HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu",
-                           reader.where().c_str(), tokens.size());
-        const int64_t src = parse_int64(tokens[0], reader, 0);
-        const int64_t dst = parse_int64(tokens[1], reader, 1);
-        for (const int64_t id : {src, dst}) {
-          HALOGEN_USER_CHECK(id >= 0 && id < num_nodes,
-                             "%snode id %lld out of range [0, %lld) (num-node-list)", reader.where().c_str(),
-                             static_cast<long long>(id), static_cast<long long>(num_nodes));
-        }
-        sorter.add_edge(src, dst);
-        ++count;
-        if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.line_number());
-      }
-      progress.finish();
-      HALOGEN_USER_CHECK(count == num_edges, "%s: %lld edges, but num-edge-list says %lld", path.c_str(),
-                         static_cast<long long>(count), static_cast<long long>(num_edges));
+      ogb::scan_edges(ogb::require_raw(dir, "edge"), num_nodes, num_edges,
+                      [&](int64_t src, int64_t dst) { sorter.add_edge(src, dst); });
     }
     sorter.finish_input();
     fault_point("convert-runs");  // tests: killed with the sorted runs on disk

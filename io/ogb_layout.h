@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "core/log.h"
 #include "graph/graph.h"
 #include "io/npz.h"
 #include "io/text_reader.h"
@@ -37,6 +39,34 @@ int32_t label_from_value(double value, const std::string& where);
 
 // num_classes = max label + 1.
 void set_num_classes(graph::Graph* g);
+
+// Reads an OGB edge file (raw/edge.csv(.gz)): lines "src,dst" with both ids in [0, num_nodes), exactly
+// num_edges of them (num-edge-list); calls edge(src, dst) for each, in file order. Errors name file and line.
+template <typename Edge>
+void scan_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, Edge&& edge) {
+  LineReader reader(path);
+  std::vector<std::string_view> tokens;
+  std::string_view line;
+  log::Progress progress("convert: edges", num_edges);
+  int64_t count = 0;
+  while (reader.next(&line)) {
+    split_tokens(line, ',', &tokens);
+    HALOGEN_USER_CHECK(tokens.size() == 2, "%sexpected 2 columns (src,dst), found %zu", reader.where().c_str(),
+                       tokens.size());
+    const int64_t src = parse_int64(tokens[0], reader, 0);
+    const int64_t dst = parse_int64(tokens[1], reader, 1);
+    for (const int64_t id : {src, dst}) {
+      HALOGEN_USER_CHECK(id >= 0 && id < num_nodes, "%snode id %lld out of range [0, %lld) (num-node-list)",
+                         reader.where().c_str(), static_cast<long long>(id), static_cast<long long>(num_nodes));
+    }
+    edge(src, dst);
+    ++count;
+    if ((reader.line_number() & 0xFFFF) == 0) progress.update(reader.line_number());
+  }
+  progress.finish();
+  HALOGEN_USER_CHECK(count == num_edges, "%s: %lld edges, but num-edge-list says %lld", path.c_str(),
+                     static_cast<long long>(count), static_cast<long long>(num_edges));
+}
 
 // Bounded-memory conversion (io/convert_chunked.h): the splits, read as read_splits reads them, written to
 // /split/{train,valid,test}; the sorted edge entries merged into /csr (and the num_edges attribute).
