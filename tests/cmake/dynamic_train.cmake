@@ -1,7 +1,11 @@
 # Temporal training end to end (tests/dynamic/train.sh): Chickenpox MSE below the naive forecasts for every
 # model, link-prediction MAP above random, bad input. Exits 77 (skipped) for the Chickenpox part without data.
+# asan_slow (.ci/run leaves it to the release run): 3 models x 160 epochs on 2 ranks take 180 s alone under
+# ASan on the 2-core CI machine and passed the 300 s timeout when sharing it with another test; the same
+# temporal code runs under ASan in dynamic.resume, dynamic.cli, mpi_dynamic_trainer_invariance_test and the
+# dynamic_*/nn unit tests.
 add_test(NAME dynamic.train COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dynamic/train.sh)
-set_tests_properties(dynamic.train PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
+set_tests_properties(dynamic.train PROPERTIES LABELS "unit;asan_slow" ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
                      SKIP_RETURN_CODE 77 PROCESSORS 2)
 # Temporal per-model defaults (tests/dynamic/defaults.sh): T-GCN with only --task regression and a seed beats
 # both naive forecasts on Chickenpox (1 rank, ~5 s); skipped (77) without ../shared/data.
