@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "io/part_file.h"
 #include "partition/graph_slice.h"
 #include "partition/halo_plan.h"
+#include "partition/rebalance.h"
 
 #ifdef HALOGEN_HAVE_PTSCOTCH
 #include <ptscotch.h>
@@ -251,6 +253,145 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
 #endif
 }
 
+// Broadcasts process 0's `words` (any length: int counts, so in blocks).
+void broadcast_words(MPI_Comm comm, std::vector<int64_t>& words) {
+  int64_t count = static_cast<int64_t>(words.size());
+  MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm));
+  words.resize(static_cast<size_t>(count));
+  constexpr int64_t kBlock = int64_t{1} << 26;
+  for (int64_t at = 0; at < count; at += kBlock)
+    MPI_CHECK(MPI_Bcast(words.data() + at, static_cast<int>(std::min(kBlock, count - at)), MPI_INT64_T, 0, comm));
+}
+
+// The default balance (vertices, stored edges and training vertices each within options.imbalance of their
+// target, partition/rebalance.h) on PT-Scotch's assignment, which balances only their sum: rebalance_loads's
+// rounds over the processes' slices. Every process proposes moves for its own rows, with the parts of their
+// remote neighbours asked from the owners; process 0 chooses among all proposals (RebalanceRound::choose,
+// rebalance_loads's order and checks) and broadcasts the moves made. So the moves are the ones the serial
+// rebalance makes from the same assignment, whatever K. Memory on process 0: 8 words per proposal of a round
+// (at most the vertices of the overloaded parts).
+RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& bounds,
+                                 const std::vector<int64_t>& train, int64_t num_edges, const AssignOptions& options,
+                                 std::vector<int32_t>& part_local) {
+  int rank = 0, size = 1;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int64_t n_local = slice.num_rows();
+  // balance_weights(graph, Balance::all) for the slice's rows.
+  std::vector<std::string> names{"vertices"};
+  if (num_edges > 0) names.push_back("edges");
+  if (!train.empty()) names.push_back("train");
+  const int32_t ncon = static_cast<int32_t>(names.size());
+  std::vector<int64_t> weight(static_cast<size_t>(n_local) * ncon, 0);
+  for (int64_t i = 0; i < n_local; ++i)
+    for (int32_t c = 0; c < ncon; ++c)
+      weight[i * ncon + c] = names[c] == "vertices" ? 1
+                             : names[c] == "edges"  ? slice.row_end(i) - slice.row_begin(i)
+                                                    : std::binary_search(train.begin(), train.end(), slice.begin + i);
+  // Parts of the remote neighbours, from the owners of their slices.
+  std::vector<int64_t> ghosts;
+  for (int64_t v : slice.indices)
+    if (v < slice.begin || v >= slice.end) ghosts.push_back(v);
+  std::sort(ghosts.begin(), ghosts.end());
+  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+  std::vector<int64_t> ghost_part;
+  {
+    std::vector<int64_t> ask_offsets(size + 1, 0), asked_offsets, reply_offsets;
+    for (int r = 0; r <= size; ++r)
+      ask_offsets[r] = std::lower_bound(ghosts.begin(), ghosts.end(), bounds[r]) - ghosts.begin();
+    const std::vector<int64_t> asked = exchange(comm, ghosts, ask_offsets, &asked_offsets);
+    std::vector<int64_t> answer(asked.size());
+    for (size_t k = 0; k < asked.size(); ++k) answer[k] = part_local[asked[k] - slice.begin];
+    ghost_part = exchange(comm, answer, asked_offsets, &reply_offsets);
+  }
+  auto part_of = [&](int64_t v) -> int32_t {
+    if (v >= slice.begin && v < slice.end) return part_local[v - slice.begin];
+    return static_cast<int32_t>(ghost_part[std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()]);
+  };
+  const std::vector<double> fractions = part_fractions(options);
+  const int32_t parts = options.num_parts;
+  auto global_table = [&] {
+    PartLoadTable table;
+    table.ncon = ncon;
+    table.load.assign(static_cast<size_t>(parts) * ncon, 0);
+    table.total.assign(static_cast<size_t>(ncon), 0);
+    for (int64_t i = 0; i < n_local; ++i)
+      for (int32_t c = 0; c < ncon; ++c) {
+        table.load[part_local[i] * ncon + c] += weight[i * ncon + c];
+        table.total[c] += weight[i * ncon + c];
+      }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.load.data(), static_cast<int>(table.load.size()), MPI_INT64_T,
+                            MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.total.data(), ncon, MPI_INT64_T, MPI_SUM, comm));
+    return table;
+  };
+  RebalanceReport report;
+  report.max_load_before = report.max_load_after = max_relative_load(global_table(), fractions);
+  if (parts <= 1 || report.max_load_before <= options.imbalance) return report;
+  constexpr int kWords = 5 + kMaxBalanceConstraints;  // vertex, from, to, gain, delta bits, weights
+  std::vector<RebalanceMove> proposals;
+  for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
+    RebalanceRound round(global_table(), fractions, options.imbalance);  // the same on every process
+    if (!round.any_overloaded()) break;
+    proposals.clear();
+    for (int64_t i = 0; i < n_local; ++i) {
+      const int64_t* w = &weight[i * ncon];
+      const int64_t v = slice.begin + i;
+      if (!round.gives(part_local[i], w)) continue;
+      for (int64_t e = slice.row_begin(i); e < slice.row_end(i); ++e)
+        if (slice.indices[e] != v) round.neighbour(part_of(slice.indices[e]));
+      round.propose(v, part_local[i], w, proposals);
+    }
+    std::vector<int64_t> send(proposals.size() * kWords);
+    for (size_t k = 0; k < proposals.size(); ++k) {
+      const RebalanceMove& m = proposals[k];
+      int64_t* out = &send[k * kWords];
+      out[0] = m.vertex, out[1] = m.from, out[2] = m.to, out[3] = m.gain;
+      std::memcpy(&out[4], &m.delta, sizeof(double));
+      std::copy(m.weight.begin(), m.weight.end(), out + 5);
+    }
+    std::vector<int64_t> send_offsets(size + 1, static_cast<int64_t>(send.size())), gathered_offsets;
+    send_offsets[0] = 0;
+    const std::vector<int64_t> gathered = exchange(comm, send, send_offsets, &gathered_offsets);  // all to 0
+    std::vector<int64_t> made;  // (vertex, to) of the moves made
+    if (rank == 0) {
+      std::vector<RebalanceMove> all(gathered.size() / kWords);
+      for (size_t k = 0; k < all.size(); ++k) {
+        const int64_t* in = &gathered[k * kWords];
+        RebalanceMove& m = all[k];
+        m.vertex = in[0], m.from = static_cast<int32_t>(in[1]), m.to = static_cast<int32_t>(in[2]), m.gain = in[3];
+        std::memcpy(&m.delta, &in[4], sizeof(double));
+        std::copy(in + 5, in + kWords, m.weight.begin());
+      }
+      for (const RebalanceMove& m : round.choose(std::move(all))) {
+        made.push_back(m.vertex);
+        made.push_back(m.to);
+      }
+    }
+    broadcast_words(comm, made);
+    for (size_t k = 0; k < made.size(); k += 2) {
+      const int64_t v = made[k];
+      const int32_t to = static_cast<int32_t>(made[k + 1]);
+      if (v >= slice.begin && v < slice.end) {
+        part_local[v - slice.begin] = to;
+      } else {
+        const auto at = std::lower_bound(ghosts.begin(), ghosts.end(), v);
+        if (at != ghosts.end() && *at == v) ghost_part[at - ghosts.begin()] = to;
+      }
+    }
+    report.moved += static_cast<int64_t>(made.size() / 2);
+    if (made.empty()) break;  // no move helps any more
+  }
+  report.max_load_after = max_relative_load(global_table(), fractions);
+  if (rank == 0 && report.moved > 0) {
+    std::string joined;
+    for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+    log::info(strformat("rebalance (%s): %lld moves, largest part load / target %.3f -> %.3f", joined.c_str(),
+                        static_cast<long long>(report.moved), report.max_load_before, report.max_load_after));
+  }
+  return report;
+}
+
 // Local ids within part p of the members of a sorted split it owns, ascending.
 std::vector<int64_t> owned_split(const std::vector<int64_t>& split, const std::vector<int64_t>& owned_gid) {
   std::vector<int64_t> local;
@@ -465,6 +606,8 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
     const int64_t base_weight = std::max<int64_t>(1, N > 0 ? std::llround(static_cast<double>(E) / N) : 1);
     std::vector<int32_t> part_local;
     collectively(comm, [&] { part_local = scotch_parts(comm, slice, degree, base_weight, options); });
+    if (options.balance == Balance::all)
+      rebalance_slices(comm, slice, bounds, header.train, E, options, part_local);
     phases.end();
     if (rank == 0)
       log::info(strformat("partition: ptscotch into %d parts on %d processes in %.2f s", P, size,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "core/error.h"
@@ -58,34 +59,20 @@ std::vector<double> part_fractions(const AssignOptions& options) {
   return fractions;
 }
 
-namespace {
-
 // Loads of every part per constraint, relative to the part's target, and the penalty rebalance minimises:
 // sum over constraints of max(0, relative load - bound)^2.
 class PartLoads {
  public:
-  PartLoads(const BalanceWeights& weights, const std::vector<double>& fractions,
-            const std::vector<int32_t>& part_of, double bound)
-      : parts_(static_cast<int32_t>(fractions.size())), ncon_(weights.ncon), bound_(bound) {
-    const int64_t n = static_cast<int64_t>(part_of.size());
-    HALOGEN_ASSERT(static_cast<int64_t>(weights.weight.size()) == n * ncon_,
-                   "weights hold %zu entries for %lld vertices x %d constraints", weights.weight.size(),
-                   static_cast<long long>(n), ncon_);
-    load_.assign(static_cast<size_t>(parts_) * ncon_, 0);
-    std::vector<int64_t> total(ncon_, 0);
-    for (int64_t v = 0; v < n; ++v) {
-      HALOGEN_ASSERT(part_of[v] >= 0 && part_of[v] < parts_, "vertex %lld in part %d of %d",
-                     static_cast<long long>(v), part_of[v], parts_);
-      for (int32_t c = 0; c < ncon_; ++c) {
-        load_[part_of[v] * ncon_ + c] += weights.weight[v * ncon_ + c];
-        total[c] += weights.weight[v * ncon_ + c];
-      }
-    }
+  PartLoads(const PartLoadTable& table, const std::vector<double>& fractions, double bound)
+      : parts_(static_cast<int32_t>(fractions.size())), ncon_(table.ncon), bound_(bound), load_(table.load) {
+    HALOGEN_ASSERT(static_cast<int64_t>(load_.size()) == int64_t{parts_} * ncon_ &&
+                       static_cast<int32_t>(table.total.size()) == ncon_,
+                   "load table of %zu entries for %d parts x %d constraints", load_.size(), parts_, ncon_);
     inverse_target_.assign(static_cast<size_t>(parts_) * ncon_, 0.0);  // 0: constraint with total 0, skipped
     for (int32_t p = 0; p < parts_; ++p)
       for (int32_t c = 0; c < ncon_; ++c)
-        if (total[c] > 0)
-          inverse_target_[p * ncon_ + c] = 1.0 / (fractions[p] * static_cast<double>(total[c]));
+        if (table.total[c] > 0)
+          inverse_target_[p * ncon_ + c] = 1.0 / (fractions[p] * static_cast<double>(table.total[c]));
   }
 
   double relative(int32_t p, int32_t c) const {
@@ -143,15 +130,12 @@ class PartLoads {
   std::vector<double> inverse_target_;  // (P, ncon) 1 / (fraction[p] * total[c])
 };
 
+namespace {
+
 // A move must lower the penalty by more than rounding noise (a 1-vertex move on 10^8 changes it by ~1e-9).
 constexpr double kMinDecrease = 1e-15;
 
-struct Move {
-  int64_t vertex;
-  int32_t to;
-  int64_t gain;  // cut entries removed (negative: added)
-  double delta;  // penalty change when chosen (< 0)
-};
+using Move = RebalanceMove;
 
 // Moves that remove cut first (most first), then by cut added per unit of penalty removed; ties by vertex id.
 bool move_before(const Move& a, const Move& b) {
@@ -165,9 +149,101 @@ bool move_before(const Move& a, const Move& b) {
 
 }  // namespace
 
+PartLoadTable part_load_table(const BalanceWeights& weights, const std::vector<int32_t>& part_of, int32_t parts) {
+  const int64_t n = static_cast<int64_t>(part_of.size());
+  const int32_t ncon = weights.ncon;
+  HALOGEN_ASSERT(static_cast<int64_t>(weights.weight.size()) == n * ncon,
+                 "weights hold %zu entries for %lld vertices x %d constraints", weights.weight.size(),
+                 static_cast<long long>(n), ncon);
+  PartLoadTable table;
+  table.ncon = ncon;
+  table.load.assign(static_cast<size_t>(parts) * ncon, 0);
+  table.total.assign(static_cast<size_t>(ncon), 0);
+  for (int64_t v = 0; v < n; ++v) {
+    HALOGEN_ASSERT(part_of[v] >= 0 && part_of[v] < parts, "vertex %lld in part %d of %d", static_cast<long long>(v),
+                   part_of[v], parts);
+    for (int32_t c = 0; c < ncon; ++c) {
+      table.load[part_of[v] * ncon + c] += weights.weight[v * ncon + c];
+      table.total[c] += weights.weight[v * ncon + c];
+    }
+  }
+  return table;
+}
+
+double max_relative_load(const PartLoadTable& table, const std::vector<double>& fractions) {
+  return PartLoads(table, fractions, 1.0).max_relative();
+}
+
 double max_relative_load(const BalanceWeights& weights, const std::vector<double>& fractions,
                          const std::vector<int32_t>& part_of) {
-  return PartLoads(weights, fractions, part_of, 1.0).max_relative();
+  return max_relative_load(part_load_table(weights, part_of, static_cast<int32_t>(fractions.size())), fractions);
+}
+
+RebalanceRound::RebalanceRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance)
+    : loads_(std::make_unique<PartLoads>(table, fractions, imbalance)), imbalance_(imbalance),
+      ncon_(table.ncon), overloaded_(fractions.size(), 0), connection_(fractions.size(), 0) {
+  HALOGEN_ASSERT(ncon_ <= kMaxBalanceConstraints, "%d balance constraints, at most %d", ncon_,
+                 kMaxBalanceConstraints);
+  const int32_t parts = static_cast<int32_t>(fractions.size());
+  // Every overloaded part gives; the least loaded part is every vertex's fallback destination.
+  for (int32_t p = 0; p < parts; ++p) {
+    overloaded_[p] = loads_->max_relative(p) > imbalance;
+    any_overloaded_ = any_overloaded_ || overloaded_[p];
+    if (loads_->max_relative(p) < loads_->max_relative(lightest_)) lightest_ = p;
+  }
+  // No destination may end above the largest relative load at the round's start, so the maximum never grows.
+  cap_ = loads_->max_relative();
+}
+
+RebalanceRound::~RebalanceRound() = default;
+
+double RebalanceRound::max_relative_load() const { return loads_->max_relative(); }
+
+bool RebalanceRound::gives(int32_t from, const int64_t* weight) const {
+  return overloaded_[from] && loads_->relieves(from, weight);
+}
+
+void RebalanceRound::neighbour(int32_t part) {
+  if (connection_[part] == 0) touched_.push_back(part);
+  ++connection_[part];
+}
+
+void RebalanceRound::propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out) {
+  Move best;
+  best.vertex = vertex;
+  best.from = from;
+  auto consider = [&](int32_t q) {
+    const double delta = loads_->move_delta(from, q, weight);
+    const int64_t gain = connection_[q] - connection_[from];
+    if (delta < -kMinDecrease && loads_->max_relative_with(q, weight) <= cap_ &&
+        (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta))) {
+      best.to = q;
+      best.gain = gain;
+      best.delta = delta;
+    }
+  };
+  for (int32_t q : touched_)
+    if (q != from) consider(q);
+  if (lightest_ != from && connection_[lightest_] == 0) consider(lightest_);
+  for (int32_t q : touched_) connection_[q] = 0;
+  touched_.clear();
+  if (best.to < 0) return;
+  std::copy(weight, weight + ncon_, best.weight.begin());
+  out.push_back(best);
+}
+
+std::vector<RebalanceMove> RebalanceRound::choose(std::vector<RebalanceMove> moves) {
+  std::sort(moves.begin(), moves.end(), move_before);
+  std::vector<RebalanceMove> applied;
+  for (const Move& m : moves) {
+    if (loads_->max_relative(m.from) <= imbalance_) continue;  // already relieved by earlier moves
+    const int64_t* w = m.weight.data();
+    // Loads changed since it was chosen: re-check both conditions.
+    if (loads_->move_delta(m.from, m.to, w) >= -kMinDecrease || loads_->max_relative_with(m.to, w) > cap_) continue;
+    loads_->move(m.from, m.to, w);
+    applied.push_back(m);
+  }
+  return applied;
 }
 
 RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
@@ -178,77 +254,38 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
   HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1,
                  "adjacency has %zu row offsets for %lld vertices", adjacency.indptr.size(),
                  static_cast<long long>(n));
-  PartLoads loads(weights, fractions, part_of, imbalance);
+  PartLoadTable table = part_load_table(weights, part_of, parts);
   RebalanceReport report;
-  report.max_load_before = report.max_load_after = loads.max_relative();
+  report.max_load_before = report.max_load_after = max_relative_load(table, fractions);
   if (parts <= 1 || report.max_load_before <= imbalance) return report;
 
-  std::vector<char> overloaded(parts, 0);
-  std::vector<int64_t> connection(parts, 0);
-  std::vector<int32_t> touched;
   std::vector<Move> moves;
   // A round usually brings every part within the bound; later rounds mend what stale gains and shared
-  // destinations left. 64 bounds the time on graphs where no assignment reaches the bound.
-  constexpr int32_t kMaxRounds = 64;
-  for (int32_t round = 0; round < kMaxRounds; ++round) {
-    // Every overloaded part gives; the least loaded part is every vertex's fallback destination.
-    int32_t lightest = 0, num_overloaded = 0;
-    for (int32_t p = 0; p < parts; ++p) {
-      overloaded[p] = loads.max_relative(p) > imbalance;
-      num_overloaded += overloaded[p];
-      if (loads.max_relative(p) < loads.max_relative(lightest)) lightest = p;
-    }
-    if (num_overloaded == 0) break;
-    // No destination may end above the largest relative load at the round's start, so the maximum never
-    // grows.
-    const double cap = loads.max_relative();
-
+  // destinations left. kMaxRebalanceRounds bounds the time on graphs where no assignment reaches the bound.
+  for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
+    RebalanceRound round(table, fractions, imbalance);
+    if (!round.any_overloaded()) break;
     moves.clear();
     for (int64_t v = 0; v < n; ++v) {
-      const int32_t from = part_of[v];
-      if (!overloaded[from]) continue;
       const int64_t* w = &weights.weight[v * ncon];
-      if (!loads.relieves(from, w)) continue;
-      touched.clear();
-      for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e) {
-        const int64_t x = adjacency.indices[e];
-        if (x == v) continue;
-        const int32_t q = part_of[x];
-        if (connection[q] == 0) touched.push_back(q);
-        ++connection[q];
-      }
-      Move best{v, -1, 0, 0};
-      auto consider = [&](int32_t q) {
-        const double delta = loads.move_delta(from, q, w);
-        const int64_t gain = connection[q] - connection[from];
-        if (delta < -kMinDecrease && loads.max_relative_with(q, w) <= cap &&
-            (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta)))
-          best = Move{v, q, gain, delta};
-      };
-      for (int32_t q : touched)
-        if (q != from) consider(q);
-      if (lightest != from && connection[lightest] == 0) consider(lightest);
-      for (int32_t q : touched) connection[q] = 0;
-      if (best.to >= 0) moves.push_back(best);
+      if (!round.gives(part_of[v], w)) continue;
+      for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e)
+        if (adjacency.indices[e] != v) round.neighbour(part_of[adjacency.indices[e]]);
+      round.propose(v, part_of[v], w, moves);
     }
-    std::sort(moves.begin(), moves.end(), move_before);
-
-    int64_t applied = 0;
-    for (const Move& m : moves) {
-      const int32_t from = part_of[m.vertex];
-      if (loads.max_relative(from) <= imbalance) continue;  // already relieved by earlier moves
-      const int64_t* w = &weights.weight[m.vertex * ncon];
-      // Loads changed since it was chosen: re-check both conditions.
-      if (loads.move_delta(from, m.to, w) >= -kMinDecrease || loads.max_relative_with(m.to, w) > cap)
-        continue;
-      loads.move(from, m.to, w);
+    const std::vector<Move> applied = round.choose(std::move(moves));
+    moves = {};
+    for (const Move& m : applied) {
       part_of[m.vertex] = m.to;
-      ++applied;
+      for (int32_t c = 0; c < ncon; ++c) {
+        table.load[m.from * ncon + c] -= m.weight[c];
+        table.load[m.to * ncon + c] += m.weight[c];
+      }
     }
-    report.moved += applied;
-    if (applied == 0) break;  // no move helps any more
+    report.moved += static_cast<int64_t>(applied.size());
+    if (applied.empty()) break;  // no move helps any more
   }
-  report.max_load_after = loads.max_relative();
+  report.max_load_after = max_relative_load(table, fractions);
   return report;
 }
 

@@ -6,7 +6,9 @@
 // split) can leave a part above its bound on power-law graphs, where hubs make one constraint lumpy;
 // rebalance() then moves vertices out of overloaded parts. It works on any assignment (any method), so every
 // method gets the same guarantee.
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,9 +61,60 @@ struct RebalanceReport {
 // On RMAT graphs (scale 12-22 at P = 2 and 4, 12-18 also at P = 8) METIS + rebalance is within 1.03
 // (docs/partition.md).
 // adjacency: the graph's CSR (N rows), used for cut gains only. part_of: (N), updated in place.
+// Built from RebalanceRound below, as the distributed rebalance of --method ptscotch is, so both make the same
+// moves from the same assignment.
 RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
                                 const std::vector<double>& fractions, double imbalance,
                                 std::vector<int32_t>& part_of);
+
+// ---- The pieces of rebalance_loads, for callers whose vertices are spread over processes -------------------
+
+constexpr int32_t kMaxBalanceConstraints = 3;  // balance_weights gives at most 3
+constexpr int32_t kMaxRebalanceRounds = 64;
+
+// Loads of every part per constraint and the constraint totals: (parts x ncon) and (ncon). A distributed
+// caller sums the tables of its processes (every entry is a plain sum).
+struct PartLoadTable {
+  int32_t ncon = 0;
+  std::vector<int64_t> load, total;
+};
+PartLoadTable part_load_table(const BalanceWeights& weights, const std::vector<int32_t>& part_of, int32_t parts);
+double max_relative_load(const PartLoadTable& table, const std::vector<double>& fractions);
+
+struct RebalanceMove {
+  int64_t vertex = 0;   // the caller's vertex id (global id in a distributed caller; ties are broken by it)
+  int32_t from = 0, to = -1;
+  int64_t gain = 0;     // cut entries removed (negative: added)
+  double delta = 0;     // penalty change when proposed (< 0)
+  std::array<int64_t, kMaxBalanceConstraints> weight{};  // the vertex's weights (ncon used)
+};
+
+class PartLoads;
+
+// One round of rebalance_loads. For every vertex v (any order, any process): if gives(part, w), call
+// neighbour(part of x) for each neighbour x != v, then propose(v, part, w, moves). Then choose(all proposals,
+// gathered in one place) applies them in a fixed order (independent of where they were proposed) with the
+// round's checks, and returns the moves made; the caller updates its parts and load table.
+class RebalanceRound {
+ public:
+  RebalanceRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance);
+  ~RebalanceRound();
+  bool any_overloaded() const { return any_overloaded_; }
+  double max_relative_load() const;
+  bool gives(int32_t from, const int64_t* weight) const;
+  void neighbour(int32_t part);
+  void propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out);
+  std::vector<RebalanceMove> choose(std::vector<RebalanceMove> moves);
+
+ private:
+  std::unique_ptr<PartLoads> loads_;
+  double imbalance_, cap_ = 1;
+  int32_t ncon_, lightest_ = 0;
+  bool any_overloaded_ = false;
+  std::vector<char> overloaded_;
+  std::vector<int64_t> connection_;
+  std::vector<int32_t> touched_;
+};
 
 // rebalance_loads with the weights of options.balance, options.part_weights and options.imbalance on the
 // graph's adjacency: what every method runs after its own assignment when options.balance is Balance::all.

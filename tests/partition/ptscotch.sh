@@ -3,7 +3,8 @@
 # processes (K != P too, and without mpirun), `info --check` passes on every result, the halo volume is at most
 # 1.25x single-process METIS's on the same graph and P, and training GCN on 2 ranks of a ptscotch partition
 # gives the losses of 1 rank (any valid partition does: tolerance as in tests/train/partition_invariance.sh,
-# 1e-5 relative, for reassociated float sums over 20 epochs). Bad uses are one line, exit 2.
+# 1e-5 relative, for reassociated float sums over 20 epochs); the default balance holds (every part's vertices,
+# stored edges and training vertices within 1.035x of the mean). Bad uses are one line, exit 2.
 # Skipped (77) when this build has no PT-Scotch; the Cora part is skipped without the shared data.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
@@ -14,6 +15,8 @@ mpirun=(mpirun --oversubscribe --bind-to none)
 export OMP_NUM_THREADS=1
 compare() { python3 "${HALOGEN_SOURCE_DIR:?}/tests/train/compare_metrics.py" "$@"; }
 halo_total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]+'/meta.json'))['statistics']['halo_rows_total'])" "$1"; }
+balance_of() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; print({k: round(v, 4) for k, v in s.items() if k.startswith('balance_')})" "$1"; }
+balanced() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; sys.exit(0 if max(v for k, v in s.items() if k.startswith('balance_')) <= 1.035 else 1)" "$1"; }
 # ptscotch's halo rows at most 1.25x METIS's (the issue's bound).
 within_bound() { python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if a <= 1.25*b else 1)" "$1" "$2"; }
 
@@ -40,6 +43,10 @@ for graph in r; do
     pt=$(halo_total "$work/${graph}_pt4_k$k") metis=$(halo_total "$work/${graph}_metis4")
     within_bound "$pt" "$metis" || fail "$graph P=4 K=$k: ptscotch halo rows $pt > 1.25 x METIS's $metis"
     echo "$graph P=4 K=$k: halo rows ptscotch $pt, METIS $metis"
+    # The default balance: PT-Scotch balances vertices + stored edges as one weight (this RMAT: up to 1.08x
+    # apart); the distributed rebalance brings each of vertices, stored edges and training vertices within
+    # --imbalance 1.03 (a rounding step over: 1.035).
+    balanced "$work/${graph}_pt4_k$k" || fail "$graph P=4 K=$k: a part is over 1.035x the mean: $(balance_of "$work/${graph}_pt4_k$k")"
   done
   partition "$work/$graph.h5" 3 2 "${graph}_pt3_k2"  # P not a multiple of K
 done
