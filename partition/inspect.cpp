@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "io/graph_file.h"
+#include "io/h5.h"
 #include "io/part_file.h"
 #include "partition/check.h"
 
@@ -65,6 +66,16 @@ void describe_partition_dir(const std::string& dir, bool check) {
               static_cast<long long>(meta.num_nodes), static_cast<long long>(meta.num_edges),
               meta.directed ? " (directed)" : "", static_cast<long long>(meta.num_features), meta.num_classes,
               static_cast<long long>(meta.num_train));
+  {
+    // Weights are all-or-none across a partition's shards (the graph file has /csr/weight or not): part 0 says.
+    std::error_code ec;
+    const std::string first = io::shard_path(dir, 0);
+    if (fs::exists(first, ec)) {
+      const bool weighted = h5::File(first, h5::Mode::read).exists("/csr/weight");
+      std::printf("weights   %s\n", weighted ? "yes (the shards carry /csr/weight: train --edge-weight uses them)"
+                                             : "none (unweighted: train --edge-weight needs a weighted graph)");
+    }
+  }
   std::printf("%6s %12s %12s %14s %12s\n", "part", "owned", "halo", "file MiB", "feat MiB");
   int64_t total_halo = 0, max_halo = 0;
   for (int32_t p = 0; p < meta.num_parts; ++p) {

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "io/atomic_file.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
@@ -304,9 +305,22 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
     for (size_t k = 0; k < asked.size(); ++k) answer[k] = part_local[asked[k] - slice.begin];
     ghost_part = exchange(comm, answer, asked_offsets, &reply_offsets);
   }
-  auto part_of = [&](int64_t v) -> int32_t {
-    if (v >= slice.begin && v < slice.end) return part_local[v - slice.begin];
-    return static_cast<int32_t>(ghost_part[std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()]);
+  // Where each entry's part is: the row's index in the slice (>= 0) or -1 - its index in `ghosts`; looked up
+  // once, not in every round (int32: a slice's rows and ghosts are counted in int32 below).
+  HALOGEN_USER_CHECK(n_local < (int64_t{1} << 31) && static_cast<int64_t>(ghosts.size()) < (int64_t{1} << 31),
+                     "ptscotch rebalance: a process holds %lld rows and %zu remote neighbours, more than 2^31; use "
+                     "more processes",
+                     static_cast<long long>(n_local), ghosts.size());
+  std::vector<int32_t> entry_at(slice.indices.size());
+  for (size_t e = 0; e < slice.indices.size(); ++e) {
+    const int64_t v = slice.indices[e];
+    entry_at[e] = v >= slice.begin && v < slice.end
+                      ? static_cast<int32_t>(v - slice.begin)
+                      : static_cast<int32_t>(-1 - (std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()));
+  }
+  auto entry_part = [&](size_t e) -> int32_t {
+    const int32_t at = entry_at[e];
+    return at >= 0 ? part_local[at] : static_cast<int32_t>(ghost_part[-1 - at]);
   };
   const std::vector<double> fractions = part_fractions(options);
   const int32_t parts = options.num_parts;
@@ -330,6 +344,8 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
   if (parts <= 1 || report.max_load_before <= options.imbalance) return report;
   constexpr int kWords = 5 + kMaxBalanceConstraints;  // vertex, from, to, gain, delta bits, weights
   std::vector<RebalanceMove> proposals;
+  int32_t rounds = 0;
+  Stopwatch watch;
   for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
     RebalanceRound round(global_table(), fractions, options.imbalance);  // the same on every process
     if (!round.any_overloaded()) break;
@@ -339,7 +355,7 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
       const int64_t v = slice.begin + i;
       if (!round.gives(part_local[i], w)) continue;
       for (int64_t e = slice.row_begin(i); e < slice.row_end(i); ++e)
-        if (slice.indices[e] != v) round.neighbour(part_of(slice.indices[e]));
+        if (slice.indices[e] != v) round.neighbour(entry_part(static_cast<size_t>(e)));
       round.propose(v, part_local[i], w, proposals);
     }
     std::vector<int64_t> send(proposals.size() * kWords);
@@ -380,14 +396,17 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
       }
     }
     report.moved += static_cast<int64_t>(made.size() / 2);
+    ++rounds;
     if (made.empty()) break;  // no move helps any more
   }
   report.max_load_after = max_relative_load(global_table(), fractions);
   if (rank == 0 && report.moved > 0) {
     std::string joined;
     for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
-    log::info(strformat("rebalance (%s): %lld moves, largest part load / target %.3f -> %.3f", joined.c_str(),
-                        static_cast<long long>(report.moved), report.max_load_before, report.max_load_after));
+    log::info(strformat("rebalance (%s, distributed): %lld moves in %d rounds, %.2f s, largest part load / target "
+                        "%.3f -> %.3f",
+                        joined.c_str(), static_cast<long long>(report.moved), rounds, watch.seconds(),
+                        report.max_load_before, report.max_load_after));
   }
   return report;
 }

@@ -30,8 +30,10 @@ for k in 1 2; do
   "$HALOGEN_BIN" partition "$WORK/weighted.h5" -k $k -o "$WORK/w$k" >/dev/null
   python3 -c "import h5py,sys; sys.exit(0 if 'weight' in h5py.File('$WORK/w$k/part-00000.h5','r')['csr'] else 1)" ||
     fail "the partition dropped /csr/weight"
+  "$HALOGEN_BIN" info "$WORK/w$k" | grep -q "^weights   yes" || fail "info on the partition does not report the weights"
 done
 "$HALOGEN_BIN" partition "$WORK/plain.h5" -k 1 -o "$WORK/plain1" >/dev/null
+"$HALOGEN_BIN" info "$WORK/plain1" | grep -q "^weights   none" || fail "info reports weights on an unweighted partition"
 run() {  # model np extra-flags... -> metrics file
   local model=$1 np=$2; shift 2
   local out="$WORK/$model-np$np$(echo "$@" | tr -d ' -').jsonl"
