@@ -254,6 +254,31 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
 #endif
 }
 
+// The remote columns of a slice: sorted, distinct.
+std::vector<int64_t> slice_ghosts(const GraphSlice& slice) {
+  std::vector<int64_t> ghosts;
+  for (int64_t v : slice.indices)
+    if (v < slice.begin || v >= slice.end) ghosts.push_back(v);
+  std::sort(ghosts.begin(), ghosts.end());
+  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+  return ghosts;
+}
+
+// One word per ghost (sorted, distinct), in the order of `ghosts`, answered by the owner of its slice
+// (`bounds`) as answer(row of its slice).
+std::vector<int64_t> ask_owners(MPI_Comm comm, const std::vector<int64_t>& ghosts, const std::vector<int64_t>& bounds,
+                                int64_t slice_begin, const std::function<int64_t(int64_t)>& answer) {
+  int size = 1;
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  std::vector<int64_t> ask_offsets(size + 1, 0), asked_offsets, reply_offsets;
+  for (int r = 0; r <= size; ++r)
+    ask_offsets[r] = std::lower_bound(ghosts.begin(), ghosts.end(), bounds[r]) - ghosts.begin();
+  const std::vector<int64_t> asked = exchange(comm, ghosts, ask_offsets, &asked_offsets);
+  std::vector<int64_t> answers(asked.size());
+  for (size_t k = 0; k < asked.size(); ++k) answers[k] = answer(asked[k] - slice_begin);
+  return exchange(comm, answers, asked_offsets, &reply_offsets);
+}
+
 // Broadcasts process 0's `words` (any length: int counts, so in blocks).
 void broadcast_words(MPI_Comm comm, std::vector<int64_t>& words) {
   int64_t count = static_cast<int64_t>(words.size());
@@ -290,21 +315,9 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
                              : names[c] == "edges"  ? slice.row_end(i) - slice.row_begin(i)
                                                     : std::binary_search(train.begin(), train.end(), slice.begin + i);
   // Parts of the remote neighbours, from the owners of their slices.
-  std::vector<int64_t> ghosts;
-  for (int64_t v : slice.indices)
-    if (v < slice.begin || v >= slice.end) ghosts.push_back(v);
-  std::sort(ghosts.begin(), ghosts.end());
-  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
-  std::vector<int64_t> ghost_part;
-  {
-    std::vector<int64_t> ask_offsets(size + 1, 0), asked_offsets, reply_offsets;
-    for (int r = 0; r <= size; ++r)
-      ask_offsets[r] = std::lower_bound(ghosts.begin(), ghosts.end(), bounds[r]) - ghosts.begin();
-    const std::vector<int64_t> asked = exchange(comm, ghosts, ask_offsets, &asked_offsets);
-    std::vector<int64_t> answer(asked.size());
-    for (size_t k = 0; k < asked.size(); ++k) answer[k] = part_local[asked[k] - slice.begin];
-    ghost_part = exchange(comm, answer, asked_offsets, &reply_offsets);
-  }
+  const std::vector<int64_t> ghosts = slice_ghosts(slice);
+  std::vector<int64_t> ghost_part =
+      ask_owners(comm, ghosts, bounds, slice.begin, [&](int64_t i) -> int64_t { return part_local[i]; });
   // Where each entry's part is: the row's index in the slice (>= 0) or -1 - its index in `ghosts`; looked up
   // once, not in every round (int32: a slice's rows and ghosts are counted in int32 below).
   HALOGEN_USER_CHECK(n_local < (int64_t{1} << 31) && static_cast<int64_t>(ghosts.size()) < (int64_t{1} << 31),
@@ -634,24 +647,10 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
 
     // 3. Part and degree of every remote column, from the owners of their slices.
     phases.begin("halo plan");
-    std::vector<int64_t> ghosts;
-    for (int64_t v : slice.indices)
-      if (v < slice.begin || v >= slice.end) ghosts.push_back(v);
-    std::sort(ghosts.begin(), ghosts.end());
-    ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
-    std::vector<int64_t> ghost_word;
-    {
-      std::vector<int64_t> ask_offsets(size + 1, 0), asked_offsets, reply_offsets;
-      for (int r = 0; r <= size; ++r)
-        ask_offsets[r] = std::lower_bound(ghosts.begin(), ghosts.end(), bounds[r]) - ghosts.begin();
-      const std::vector<int64_t> asked = exchange(comm, ghosts, ask_offsets, &asked_offsets);
-      std::vector<int64_t> answer(asked.size());
-      for (size_t k = 0; k < asked.size(); ++k) {
-        const int64_t i = asked[k] - slice.begin;
-        answer[k] = pack_part_degree(part_local[i], degree[i]);
-      }
-      ghost_word = exchange(comm, answer, asked_offsets, &reply_offsets);  // in the order of `ghosts`
-    }
+    std::vector<int64_t> ghosts = slice_ghosts(slice);
+    std::vector<int64_t> ghost_word = ask_owners(comm, ghosts, bounds, slice.begin, [&](int64_t i) {
+      return pack_part_degree(part_local[i], degree[i]);
+    });
     auto column_word = [&](int64_t v) {
       if (v >= slice.begin && v < slice.end) return pack_part_degree(part_local[v - slice.begin], degree[v - slice.begin]);
       return ghost_word[std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()];
