@@ -197,8 +197,6 @@ RebalanceRound::RebalanceRound(const PartLoadTable& table, const std::vector<dou
 
 RebalanceRound::~RebalanceRound() = default;
 
-double RebalanceRound::max_relative_load() const { return loads_->max_relative(); }
-
 bool RebalanceRound::gives(int32_t from, const int64_t* weight) const {
   return overloaded_[from] && loads_->relieves(from, weight);
 }

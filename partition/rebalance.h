@@ -100,7 +100,6 @@ class RebalanceRound {
   RebalanceRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance);
   ~RebalanceRound();
   bool any_overloaded() const { return any_overloaded_; }
-  double max_relative_load() const;
   bool gives(int32_t from, const int64_t* weight) const;
   void neighbour(int32_t part);
   void propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out);

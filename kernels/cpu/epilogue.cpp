@@ -15,6 +15,36 @@
 
 namespace halogen::kernels::cpu {
 
+namespace {
+
+// grad_bias[c] += the column sums of the rows row(r) gives (each row after whatever row() does to it first):
+// fixed blocks of rows summed in parallel, each block's rows in order, then the blocks in order, so the bits do
+// not depend on the thread count. grad_bias null: row() runs on every row and nothing is summed.
+template <typename Row>
+void block_column_sums(int64_t rows, int64_t width, float* grad_bias, Row row) {
+  const int64_t blocks = (rows + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
+  std::vector<float> block_sums(grad_bias != nullptr ? static_cast<size_t>(blocks * width) : 0, 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int64_t block = 0; block < blocks; ++block) {
+    float* __restrict__ sums = grad_bias != nullptr ? block_sums.data() + block * width : nullptr;
+    const int64_t end = std::min(rows, (block + 1) * detail::kReductionBlockRows);
+    for (int64_t r = block * detail::kReductionBlockRows; r < end; ++r) {
+      const float* __restrict__ x = row(r);
+      if (sums == nullptr) continue;
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) sums[c] += x[c];
+    }
+  }
+  if (grad_bias == nullptr) return;
+  for (int64_t c = 0; c < width; ++c) {
+    double total = 0.0;
+    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * width + c];
+    grad_bias[c] += static_cast<float>(total);
+  }
+}
+
+}  // namespace
+
 void add_bias(Matrix<float> out, Span<const float> bias, Stream) {
   detail::require_host(out, "add_bias out");
   detail::require_host(bias, "add_bias bias");
@@ -37,24 +67,7 @@ void bias_backward(Matrix<const float> grad_out, Span<float> grad_bias, Stream) 
                  (long long)grad_bias.size, (long long)grad_out.cols);
   const int64_t width = grad_out.cols;
   if (grad_out.rows == 0 || width == 0) return;
-  // Column sums of fixed row blocks (in parallel), then the blocks in order: independent of the thread count.
-  const int64_t blocks = (grad_out.rows + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
-  std::vector<float> block_sums(static_cast<size_t>(blocks * width), 0.0f);
-#pragma omp parallel for schedule(static)
-  for (int64_t block = 0; block < blocks; ++block) {
-    float* __restrict__ sums = block_sums.data() + block * width;
-    const int64_t end = std::min(grad_out.rows, (block + 1) * detail::kReductionBlockRows);
-    for (int64_t r = block * detail::kReductionBlockRows; r < end; ++r) {
-      const float* __restrict__ row = grad_out.row(r);
-#pragma omp simd
-      for (int64_t c = 0; c < width; ++c) sums[c] += row[c];
-    }
-  }
-  for (int64_t c = 0; c < width; ++c) {
-    double total = 0.0;
-    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * width + c];
-    grad_bias[c] += static_cast<float>(total);
-  }
+  block_column_sums(grad_out.rows, width, grad_bias.data, [&](int64_t r) { return grad_out.row(r); });
 }
 
 namespace {
@@ -397,32 +410,15 @@ void relu_dropout_backward(Matrix<float> grad, Matrix<const float> out, float dr
   const int64_t width = grad.cols;
   if (grad.rows == 0 || width == 0) return;
   const float keep_scale = dropout > 0.0f ? 1.0f / (1.0f - dropout) : 1.0f;
-  const bool sum = grad_bias.size != 0;
-  // bias_backward's blocks: column sums of fixed row blocks in parallel, then the blocks in order.
-  const int64_t blocks = (grad.rows + detail::kReductionBlockRows - 1) / detail::kReductionBlockRows;
-  std::vector<float> block_sums(sum ? static_cast<size_t>(blocks * width) : 0, 0.0f);
-#pragma omp parallel for schedule(static)
-  for (int64_t block = 0; block < blocks; ++block) {
-    float* __restrict__ sums = sum ? block_sums.data() + block * width : nullptr;
-    const int64_t end = std::min(grad.rows, (block + 1) * detail::kReductionBlockRows);
-    for (int64_t r = block * detail::kReductionBlockRows; r < end; ++r) {
-      float* __restrict__ g = grad.row(r);
-      const float* __restrict__ o = out.row(r);
-      // g * factor, not a select of 0: the same product as apply_mask (NaN and -0 included).
+  // bias_backward's column sums, each row scaled first (while it is in cache).
+  block_column_sums(grad.rows, width, grad_bias.size != 0 ? grad_bias.data : nullptr, [&](int64_t r) {
+    float* __restrict__ g = grad.row(r);
+    const float* __restrict__ o = out.row(r);
+    // g * factor, not a select of 0: the same product as apply_mask (NaN and -0 included).
 #pragma omp simd
-      for (int64_t c = 0; c < width; ++c) g[c] *= o[c] > 0.0f ? keep_scale : 0.0f;
-      if (sum) {
-#pragma omp simd
-        for (int64_t c = 0; c < width; ++c) sums[c] += g[c];
-      }
-    }
-  }
-  if (!sum) return;
-  for (int64_t c = 0; c < width; ++c) {
-    double total = 0.0;
-    for (int64_t block = 0; block < blocks; ++block) total += block_sums[block * width + c];
-    grad_bias[c] += static_cast<float>(total);
-  }
+    for (int64_t c = 0; c < width; ++c) g[c] *= o[c] > 0.0f ? keep_scale : 0.0f;
+    return static_cast<const float*>(g);
+  });
 }
 
 }  // namespace halogen::kernels::cpu
