@@ -1,7 +1,9 @@
 // `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads
 // (apps/device_profile.h), measured on this machine with the code of the other benchmarks: bench spmm's GB/s
-// on a uniform random CSR at widths 8..128 (gathers that hit a last-level cache of sysfs's size not counted,
-// as train::estimate_epoch counts bytes) and its STREAM triad, bench gemm's three GCN-layer products, the
+// on uniform random CSRs of --rows / 4 and --rows rows at widths 8..128 (rates per size of the dense operand:
+// what the caches give is in the rates, and the profile's cache_bytes is 0 -- on a shared or virtualised CPU
+// a power-law CSR's hubs gain nothing measurable from the nominal last-level cache: bench spmm --graph rmat
+// runs at the uniform CSR's time per entry, while a smaller operand runs faster) and its STREAM triad, bench gemm's three GCN-layer products, the
 // dropout epilogue (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads
 // (default 1 and all cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth
 // at 64 MiB and its time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates
@@ -13,7 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -84,43 +85,39 @@ std::vector<int> thread_counts(const std::string& text) {
   return counts;
 }
 
-// The last-level cache of this machine (sysfs), 0 when unknown.
-int64_t last_level_cache_bytes() {
-  for (int index = 4; index >= 0; --index) {
-    std::ifstream in(strformat("/sys/devices/system/cpu/cpu0/cache/index%d/size", index));
-    std::string text;
-    if (!(in >> text) || text.empty()) continue;
-    int64_t value = std::atoll(text.c_str());
-    const char unit = text.back();
-    if (unit == 'K') value <<= 10;
-    if (unit == 'M') value <<= 20;
-    if (value > 0) return value;
-  }
-  return 0;
+std::vector<train::SpmmSample> spmm_samples(const std::string& graph, int64_t rows, const ProfileOptions& options) {
+  const SpmmTiming timing = spmm_timing(graph, rows, options.avg_degree, options.widths, options.iterations, 1);
+  std::vector<train::SpmmSample> samples;
+  for (size_t i = 0; i < options.widths.size(); ++i)
+    samples.push_back({timing.rows, timing.nnz, options.widths[i], timing.top_column_entries, timing.seconds[i]});
+  return samples;
 }
 
-train::ComputeRates measure_rates(const ProfileOptions& options, int threads, int64_t cache_bytes) {
+// One thread count's rates: bench spmm's uniform random CSR at a quarter of --rows and at --rows (two sizes
+// of the dense operand X: at 2^17 rows and width 128 X is 64 MiB, at 2^19 256 MiB).
+train::ComputeRates measure_rates(const ProfileOptions& options, int threads) {
   omp_set_num_threads(threads);
   train::ComputeRates rates;
   rates.threads = threads;
   rates.stream_gbs = stream_triad_gbs(options.triad_mib);
   rates.spmm_widths = options.widths;
-  rates.spmm_gbs = spmm_gbs_sweep(options.rows, options.avg_degree, options.widths, options.iterations, 1);
-  // The byte count of train::estimate_epoch: gathers that hit the cache are not counted. Uniform random
-  // columns hit it for the share of X's rows it holds.
-  for (size_t i = 0; i < rates.spmm_widths.size(); ++i) {
-    const double rows = static_cast<double>(options.rows), entries = rows * options.avg_degree;
-    const double width = static_cast<double>(rates.spmm_widths[i]);
-    const double hit = std::min(1.0, static_cast<double>(cache_bytes) / (4.0 * width * rows));
-    const double fixed = 8.0 * (rows + 1) + 8.0 * entries + 4.0 * rows * width;
-    rates.spmm_gbs[i] *= (fixed + 4.0 * entries * width * (1.0 - hit)) / (fixed + 4.0 * entries * width);
+  const std::vector<int64_t> sizes =
+      options.rows >= 4 ? std::vector<int64_t>{options.rows / 4, options.rows} : std::vector<int64_t>{options.rows};
+  for (int64_t rows : sizes) {
+    rates.spmm_rows.push_back(rows);
+    for (const train::SpmmSample& sample : spmm_samples("uniform", rows, options))
+      rates.spmm_gbs.push_back(train::spmm_sample_gbs(sample, 0.0));
   }
   rates.gemm_gflops = gemm_layer_gflops(options.rows, 128, 128, options.iterations);
   rates.dropout_gelems = dropout_gelems(options.rows);
-  std::printf("# threads %d: triad %.1f GB/s, spmm", threads, rates.stream_gbs);
-  for (size_t i = 0; i < rates.spmm_widths.size(); ++i)
-    std::printf(" w%lld %.1f", static_cast<long long>(rates.spmm_widths[i]), rates.spmm_gbs[i]);
-  std::printf(" GB/s, gemm %.1f GFLOP/s, dropout %.3f G/s\n", rates.gemm_gflops, rates.dropout_gelems);
+  std::printf("# threads %d: triad %.1f GB/s, spmm GB/s", threads, rates.stream_gbs);
+  for (size_t j = 0; j < rates.spmm_rows.size(); ++j) {
+    std::printf(" (%lld rows)", static_cast<long long>(rates.spmm_rows[j]));
+    for (size_t i = 0; i < rates.spmm_widths.size(); ++i)
+      std::printf(" w%lld %.1f", static_cast<long long>(rates.spmm_widths[i]),
+                  rates.spmm_gbs[j * rates.spmm_widths.size() + i]);
+  }
+  std::printf(", gemm %.1f GFLOP/s, dropout %.3f G/s\n", rates.gemm_gflops, rates.dropout_gelems);
   std::fflush(stdout);
   return rates;
 }
@@ -148,13 +145,12 @@ void run_profile(const ProfileOptions& options) {
   profile.kind = "cpu";
   profile.calibrated = true;
   profile.memory_bytes = available_memory_bytes();
-  profile.cache_bytes = last_level_cache_bytes();
   profile.cache_shared = true;
   if (comm.rank() == 0) {
     std::printf(
         "# halogen bench profile: %s, %d rank(s); spmm on a uniform random CSR of %lld rows, degree %g\n",
         profile.name.c_str(), comm.size(), static_cast<long long>(options.rows), options.avg_degree);
-    for (int t : threads) profile.rates.push_back(measure_rates(options, t, profile.cache_bytes));
+    for (int t : threads) profile.rates.push_back(measure_rates(options, t));
   }
   sleeping_barrier();
   omp_set_num_threads(1);

@@ -36,6 +36,7 @@
 #include "kernels/cpu/ops.h"
 #include "kernels/device.h"
 #include "kernels/ops.h"
+#include "train/epoch_estimate.h"
 
 namespace halogen::app {
 namespace {
@@ -341,12 +342,18 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 
 double stream_triad_gbs(int64_t mib) { return triad_gbs(mib, /*cpu_clock=*/false); }
 
-std::vector<double> spmm_gbs_sweep(int64_t rows, double avg_degree, const std::vector<int64_t>& widths,
-                                   int iterations, uint64_t seed) {
-  const HostCsr a = uniform_csr(rows, avg_degree, seed);
+SpmmTiming spmm_timing(const std::string& graph, int64_t rows, double avg_degree,
+                       const std::vector<int64_t>& widths, int iterations, uint64_t seed) {
+  HALOGEN_USER_CHECK(graph == "uniform" || graph == "rmat", "bench: unknown SpMM graph \"%s\"", graph.c_str());
+  const HostCsr a = graph == "rmat" ? rmat_csr(rows, avg_degree, seed) : uniform_csr(rows, avg_degree, seed);
   const kernels::CsrView view{a.rows, a.rows, a.nnz(), a.indptr.data(), a.indices.data(), a.values.data(),
                               Device::cpu};
-  std::vector<double> rates;
+  SpmmTiming timing;
+  timing.rows = a.rows;
+  timing.nnz = a.nnz();
+  std::vector<int64_t> column_counts(static_cast<size_t>(a.rows), 0);
+  for (int64_t k = 0; k < a.nnz(); ++k) ++column_counts[static_cast<size_t>(a.indices[k])];
+  timing.top_column_entries = train::top_column_curve(std::move(column_counts));
   for (int64_t width : widths) {
     Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
     float* x_data = x.data();
@@ -358,10 +365,9 @@ std::vector<double> spmm_gbs_sweep(int64_t rows, double avg_degree, const std::v
       kernels::spmm(view, x.matrix(), out.matrix(), false);
       if (i > 0) best = std::min(best, wall_seconds() - start);
     }
-    const double bytes = 8.0 * (a.rows + 1) + 8.0 * a.nnz() + 4.0 * a.rows * width + 4.0 * a.nnz() * width;
-    rates.push_back(bytes / best / 1e9);
+    timing.seconds.push_back(best);
   }
-  return rates;
+  return timing;
 }
 
 void add_bench_spmm(CLI::App& bench) {

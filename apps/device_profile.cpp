@@ -69,16 +69,39 @@ train::DeviceProfile read_device_profile(const std::string& path) {
     const json& spmm = member(rates[i], "spmm", where);
     const json& widths = member(spmm, "widths", where + ": spmm");
     const json& gbs = member(spmm, "gbs", where + ": spmm");
-    HALOGEN_USER_CHECK(widths.is_array() && gbs.is_array() && !widths.empty() && widths.size() == gbs.size(),
-                       "%s: spmm: \"widths\" and \"gbs\" must be arrays of the same non-zero length",
+    HALOGEN_USER_CHECK(widths.is_array() && !widths.empty(), "%s: spmm: \"widths\" must be a non-empty array",
                        where.c_str());
     for (size_t k = 0; k < widths.size(); ++k) {
-      HALOGEN_USER_CHECK(
-          widths[k].is_number_integer() && widths[k].get<int64_t>() > 0 && gbs[k].is_number() &&
-              gbs[k].get<double>() > 0 && (k == 0 || widths[k].get<int64_t>() > r.spmm_widths.back()),
-          "%s: spmm: widths must be ascending positive integers and gbs positive", where.c_str());
+      HALOGEN_USER_CHECK(widths[k].is_number_integer() && widths[k].get<int64_t>() > 0 &&
+                             (k == 0 || widths[k].get<int64_t>() > r.spmm_widths.back()),
+                         "%s: spmm: widths must be ascending positive integers", where.c_str());
       r.spmm_widths.push_back(widths[k].get<int64_t>());
-      r.spmm_gbs.push_back(gbs[k].get<double>());
+    }
+    // One row of rates per width, or with "rows" (ascending sizes of the dense operand) one row per size.
+    std::vector<const json*> rows_of_gbs{&gbs};
+    if (spmm.contains("rows")) {
+      const json& rows = spmm["rows"];
+      HALOGEN_USER_CHECK(rows.is_array() && !rows.empty() && gbs.is_array() && gbs.size() == rows.size(),
+                         "%s: spmm: \"rows\" must be a non-empty array with one array of \"gbs\" per entry",
+                         where.c_str());
+      rows_of_gbs.clear();
+      for (size_t j = 0; j < rows.size(); ++j) {
+        HALOGEN_USER_CHECK(rows[j].is_number_integer() && rows[j].get<int64_t>() > 0 &&
+                               (j == 0 || rows[j].get<int64_t>() > r.spmm_rows.back()),
+                           "%s: spmm: rows must be ascending positive integers", where.c_str());
+        r.spmm_rows.push_back(rows[j].get<int64_t>());
+        rows_of_gbs.push_back(&gbs[j]);
+      }
+    }
+    for (const json* row : rows_of_gbs) {
+      HALOGEN_USER_CHECK(row->is_array() && row->size() == widths.size(),
+                         "%s: spmm: \"gbs\" must have one rate per width%s", where.c_str(),
+                         r.spmm_rows.empty() ? "" : " for each of \"rows\"");
+      for (const json& value : *row) {
+        HALOGEN_USER_CHECK(value.is_number() && value.get<double>() > 0, "%s: spmm: gbs must be positive",
+                           where.c_str());
+        r.spmm_gbs.push_back(value.get<double>());
+      }
     }
     HALOGEN_USER_CHECK(profile.rates.empty() || r.threads > profile.rates.back().threads,
                        "%s: rates must be in ascending \"threads\"", where.c_str());
@@ -114,12 +137,21 @@ void write_device_profile(const train::DeviceProfile& profile, const std::string
                               {"latency_us", profile.inter_link_latency_us},
                               {"ranks_per_node", profile.ranks_per_node}};
   json rates = json::array();
-  for (const train::ComputeRates& r : profile.rates)
+  for (const train::ComputeRates& r : profile.rates) {
+    json spmm = {{"widths", r.spmm_widths}, {"gbs", r.spmm_gbs}};
+    if (!r.spmm_rows.empty()) {
+      json per_size = json::array();
+      for (size_t j = 0; j < r.spmm_rows.size(); ++j)
+        per_size.push_back(std::vector<double>(r.spmm_gbs.begin() + j * r.spmm_widths.size(),
+                                               r.spmm_gbs.begin() + (j + 1) * r.spmm_widths.size()));
+      spmm = {{"widths", r.spmm_widths}, {"rows", r.spmm_rows}, {"gbs", per_size}};
+    }
     rates.push_back({{"threads", r.threads},
                      {"stream_gbs", r.stream_gbs},
                      {"gemm_gflops", r.gemm_gflops},
                      {"dropout_gelems", r.dropout_gelems},
-                     {"spmm", {{"widths", r.spmm_widths}, {"gbs", r.spmm_gbs}}}});
+                     {"spmm", spmm}});
+  }
   doc["rates"] = rates;
   io::write_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary);

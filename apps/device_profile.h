@@ -9,6 +9,8 @@
 //    "inter_node_link": {"gbs": 40, "latency_us": 5, "ranks_per_node": 8},     (optional)
 //    "rates": [{"threads": 1, "stream_gbs": 9.5, "gemm_gflops": 60, "dropout_gelems": 0.2,
 //               "spmm": {"widths": [8, 16, 32, 64, 128], "gbs": [...]}}, ...]}
+//   "spmm" may also give rates per size of the dense operand (rows of X, ascending; bench profile writes
+//   these): {"widths": [...], "rows": [131072, 524288], "gbs": [[... per width], [... per width]]}.
 #include <string>
 
 #include "train/epoch_estimate.h"

@@ -17,26 +17,63 @@ const ComputeRates& DeviceProfile::rates_for(int threads) const {
   return *best;
 }
 
-double spmm_rate_at(const ComputeRates& rates, int64_t width) {
-  HALOGEN_ASSERT(!rates.spmm_widths.empty() && rates.spmm_widths.size() == rates.spmm_gbs.size());
-  const std::vector<int64_t>& w = rates.spmm_widths;
-  if (width <= w.front()) return rates.spmm_gbs.front();
-  if (width >= w.back()) return rates.spmm_gbs.back();
+namespace {
+
+// Linear interpolation of y over log2(x) at `at`, clamped at the ends; `x` ascending, y[i * stride].
+double log2_interpolate(const std::vector<int64_t>& x, const double* y, size_t stride, int64_t at) {
+  if (x.size() == 1 || at <= x.front()) return y[0];
+  if (at >= x.back()) return y[(x.size() - 1) * stride];
   size_t i = 1;
-  while (w[i] < width) ++i;
-  const double x0 = std::log2(static_cast<double>(w[i - 1])), x1 = std::log2(static_cast<double>(w[i]));
-  const double t = (std::log2(static_cast<double>(width)) - x0) / (x1 - x0);
-  return rates.spmm_gbs[i - 1] + t * (rates.spmm_gbs[i] - rates.spmm_gbs[i - 1]);
+  while (x[i] < at) ++i;
+  const double x0 = std::log2(static_cast<double>(x[i - 1])), x1 = std::log2(static_cast<double>(x[i]));
+  const double t = (std::log2(static_cast<double>(at)) - x0) / (x1 - x0);
+  return y[(i - 1) * stride] + t * (y[i * stride] - y[(i - 1) * stride]);
+}
+
+}  // namespace
+
+double spmm_rate_at(const ComputeRates& rates, int64_t width, int64_t x_rows) {
+  const size_t widths = rates.spmm_widths.size(), sizes = std::max<size_t>(1, rates.spmm_rows.size());
+  HALOGEN_ASSERT(widths > 0 && rates.spmm_gbs.size() == widths * sizes);
+  if (sizes == 1) return log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data(), 1, width);
+  std::vector<double> at_width(sizes);
+  for (size_t j = 0; j < sizes; ++j)
+    at_width[j] = log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data() + j * widths, 1, width);
+  return log2_interpolate(rates.spmm_rows, at_width.data(), 1, x_rows);
 }
 
 double cached_entry_share(const std::vector<int64_t>& top, double cached_rows) {
   if (top.empty() || top.back() <= 0 || cached_rows < 1) return 0.0;
-  const double position = std::log2(cached_rows);
-  const size_t i = static_cast<size_t>(position);
-  if (i + 1 >= top.size()) return 1.0;
-  const double t = position - static_cast<double>(i);
-  const double covered = static_cast<double>(top[i]) + t * static_cast<double>(top[i + 1] - top[i]);
-  return std::min(1.0, covered / static_cast<double>(top.back()));
+  // Buckets of the curve: [0] the most used column, [i] the 2^(i-1) next ones, each used (top[i] -
+  // top[i-1]) / 2^(i-1) times (the last bucket's column count is taken as 2^(i-1) too).
+  const double total = static_cast<double>(top.back());
+  std::vector<double> columns(top.size()), probability(top.size());
+  double all_columns = 0;
+  for (size_t i = 0; i < top.size(); ++i) {
+    columns[i] = i == 0 ? 1.0 : std::ldexp(1.0, static_cast<int>(i) - 1);
+    const double entries = static_cast<double>(top[i] - (i == 0 ? 0 : top[i - 1]));
+    probability[i] = entries / columns[i] / total;
+    all_columns += columns[i];
+  }
+  if (cached_rows >= all_columns) return 1.0;
+  // Che's approximation of an LRU cache under independent references: a row used with probability q per
+  // reference is in the cache with probability 1 - exp(-q T), T (in references) such that the expected
+  // occupancy is the cache's rows; the hit share weights that by q.
+  auto occupancy = [&](double t) {
+    double rows = 0;
+    for (size_t i = 0; i < top.size(); ++i) rows += columns[i] * -std::expm1(-probability[i] * t);
+    return rows;
+  };
+  double low = 0, high = 1;
+  while (occupancy(high) < cached_rows) high *= 2;
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const double mid = 0.5 * (low + high);
+    (occupancy(mid) < cached_rows ? low : high) = mid;
+  }
+  double share = 0;
+  for (size_t i = 0; i < top.size(); ++i)
+    share += columns[i] * probability[i] * -std::expm1(-probability[i] * high);
+  return std::min(1.0, share);
 }
 
 std::vector<int64_t> top_column_curve(std::vector<int64_t> counts) {
@@ -54,6 +91,24 @@ std::vector<int64_t> top_column_curve(std::vector<int64_t> counts) {
   if (!counts.empty() && curve.size() < 64 && (curve.empty() || curve.back() != covered))
     curve.push_back(covered);
   return curve;
+}
+
+double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit) {
+  return 8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
+         4.0 * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + static_cast<double>(rows));
+}
+
+namespace {
+
+double sample_hit(const SpmmSample& sample, double cache_bytes) {
+  return cached_entry_share(sample.top_column_entries, cache_bytes / (4.0 * static_cast<double>(sample.width)));
+}
+
+}  // namespace
+
+double spmm_sample_gbs(const SpmmSample& sample, double cache_bytes) {
+  return spmm_model_bytes(sample.rows, sample.entries, sample.width, sample_hit(sample, cache_bytes)) /
+         sample.seconds / 1e9;
 }
 
 namespace {
@@ -74,15 +129,13 @@ class EpochCost {
 
   // CSR (rows, entries) times a dense matrix of `width` columns; `cached`: whether the rank's column-use
   // curve applies (the adjacency), else every gathered row comes from memory.
-  double spmm(int64_t rows, int64_t entries, int64_t width, bool cached = true) {
+  double spmm(int64_t rows, int64_t entries, int64_t width, int64_t x_rows, bool cached = true) {
     const double hit = cached ? cached_entry_share(traffic_.top_column_entries,
                                                    cache_bytes_ / (kFloat * static_cast<double>(width)))
                               : 0.0;
-    const double bytes =
-        8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
-        kFloat * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + rows);
+    const double bytes = spmm_model_bytes(rows, entries, width, hit);
     estimate.spmm_bytes += static_cast<int64_t>(bytes);
-    const double ms = bytes / (spmm_rate_at(rates_, width) * 1e6);
+    const double ms = bytes / (spmm_rate_at(rates_, width, x_rows) * 1e6);
     estimate.spmm_ms += ms;
     return ms;
   }
@@ -103,9 +156,10 @@ class EpochCost {
 
   // One distributed product S x (or S^T g) of `width` columns: the owned part hides the exchange.
   void distributed_product(int64_t width) {
-    const double own_ms = spmm(shape_.num_owned, own_entries_, width);
+    const int64_t x_rows = shape_.num_owned + shape_.num_halo;
+    const double own_ms = spmm(shape_.num_owned, own_entries_, width, x_rows);
     if (shape_.num_halo == 0 && shape_.num_send == 0) return;
-    spmm(shape_.num_owned, halo_entries_, width);
+    spmm(shape_.num_owned, halo_entries_, width, x_rows);
     const double rows = static_cast<double>(std::max(shape_.num_send, shape_.num_halo));
     const double wire = kFloat * static_cast<double>(width) * rows;
     const double pack =
@@ -161,7 +215,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     const bool transform_first = out < in;
     if (transform_first) {
       if (l == 0 && sparse_nonzeros > 0)
-        cost.spmm(n, sparse_nonzeros, out, false);  // the sparse input times W
+        cost.spmm(n, sparse_nonzeros, out, /*x_rows=*/widths[0], false);  // the sparse input times W
       else
         cost.gemm(n, in, out);
       cost.distributed_product(out);
@@ -192,7 +246,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
     if (transform_first) {
       cost.distributed_product(out);  // S^T dZ
       if (l == 0 && sparse_nonzeros > 0)
-        cost.spmm(in, sparse_nonzeros, out, false);
+        cost.spmm(in, sparse_nonzeros, out, /*x_rows=*/n, false);
       else
         cost.gemm(in, n, out);  // dW
       if (want_grad_x) cost.gemm(n, out, in);

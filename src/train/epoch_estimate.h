@@ -40,7 +40,13 @@ struct ComputeRates {
   int threads = 1;                   // CPU: OpenMP threads per rank these were measured with (GPU: 1)
   double stream_gbs = 0;             // STREAM triad (CPU) / device copy (GPU) bandwidth, GB/s
   std::vector<int64_t> spmm_widths;  // ascending widths at which spmm_gbs was measured
-  std::vector<double> spmm_gbs;      // per width: bytes as estimate_epoch counts them (cache hits excluded) / s
+  // Rows of the dense operand X at which the SpMM rates were measured (ascending); empty: one set of rates
+  // for every size. A CPU's rate depends on how much of X its caches and TLB hold, which a rate per size
+  // measures directly (bench profile: uniform random CSRs of 2^17 and 2^19 rows).
+  std::vector<int64_t> spmm_rows;
+  // Row-major [size][width] (one row of widths when spmm_rows is empty): bytes as estimate_epoch counts
+  // them (cache hits excluded) / s.
+  std::vector<double> spmm_gbs;
   double gemm_gflops = 0;            // sgemm rate on the shapes of a GCN layer
   double dropout_gelems = 0;         // dropout decisions per second (counter-based RNG), 1e9 / s
 };
@@ -66,9 +72,9 @@ struct DeviceProfile {
   const ComputeRates& rates_for(int threads) const;
 };
 
-// Interpolated SpMM rate (GB/s) at `width`: linear in log2(width) between measured widths, clamped at the
-// ends.
-double spmm_rate_at(const ComputeRates& rates, int64_t width);
+// Interpolated SpMM rate (GB/s) at `width` with a dense operand of `x_rows` rows: linear in log2(width)
+// between measured widths and in log2(rows) between measured sizes, clamped at the ends.
+double spmm_rate_at(const ComputeRates& rates, int64_t width, int64_t x_rows);
 
 // What one rank's shape needs beyond nn::RankShape for time: the entries of its CSR in halo columns (the
 // A_halo part, which cannot overlap the exchange) and the parts it exchanges with.
@@ -86,6 +92,21 @@ double cached_entry_share(const std::vector<int64_t>& top_column_entries, double
 
 // top_column_entries from per-column entry counts (any order; consumed).
 std::vector<int64_t> top_column_curve(std::vector<int64_t> column_counts);
+
+// SpMM bytes as estimate_epoch counts them: 8 (rows + 1) + 8 entries + 4 width (entries (1 - hit) + rows),
+// hit = share of entries whose row of X is served by the cache.
+double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit);
+
+// One timed SpMM of `halogen bench profile`: the matrix's shape and column-use curve, the dense width and
+// the best time.
+struct SpmmSample {
+  int64_t rows = 0, entries = 0, width = 0;
+  std::vector<int64_t> top_column_entries;
+  double seconds = 0;
+};
+
+// The sample's GB/s as the model counts bytes, when a cache of `cache_bytes` holds rows of X.
+double spmm_sample_gbs(const SpmmSample& sample, double cache_bytes);
 
 // Milliseconds per phase of one training epoch on one rank; names as train's metrics.
 struct EpochEstimate {

@@ -56,6 +56,16 @@ profile.pop("link", None)
 json.dump(profile, open(sys.argv[2], "w"))
 PY
 refused "no link bandwidth" "$bin" plan "$work/g.p2" "${model[@]}" --profile "$work/nolink.json"
+# bench profile writes SpMM rates per size of the dense operand; a size without its rates is named.
+python3 - "$work/cpu.json" "$work/badrows.json" <<'PY'
+import json, sys
+profile = json.load(open(sys.argv[1]))
+spmm = profile["rates"][0]["spmm"]
+assert len(spmm["rows"]) == 2 and len(spmm["gbs"]) == 2, spmm
+spmm["gbs"].pop()
+json.dump(profile, open(sys.argv[2], "w"))
+PY
+refused 'badrows.json: rates\[0\]: spmm: "rows"' "$bin" plan "$work/g.p2" "${model[@]}" --profile "$work/badrows.json"
 
 python3 - "$work" <<'PY'
 import json, sys

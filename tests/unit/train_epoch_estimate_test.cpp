@@ -2,6 +2,9 @@
 // schedule, and its cache model and overlap behave as documented in train/epoch_estimate.h.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "train/epoch_estimate.h"
 
 namespace halogen::train {
@@ -68,13 +71,65 @@ TEST(EpochEstimate, CachedColumnsRemoveGathers) {
   EXPECT_EQ(uncached.spmm_bytes - cached.spmm_bytes, 4 * 11000 * (16 + 2 * 4));
 }
 
-TEST(EpochEstimate, TopColumnCurveAndShare) {
+TEST(EpochEstimate, TopColumnCurve) {
   const std::vector<int64_t> curve = top_column_curve({1, 5, 2, 8});  // sorted: 8 5 2 1
   ASSERT_EQ(curve, (std::vector<int64_t>{8, 13, 16}));                // top 1, top 2, top 4 (= all)
-  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 1), 0.5);
-  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 2), 13.0 / 16.0);
-  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 1 << 20), 1.0);
-  EXPECT_DOUBLE_EQ(cached_entry_share({}, 100), 0.0);  // unknown: no hits
+  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 1 << 20), 1.0);         // every column fits
+  EXPECT_DOUBLE_EQ(cached_entry_share({}, 100), 0.0);                 // unknown: no hits
+  EXPECT_DOUBLE_EQ(cached_entry_share(curve, 0.5), 0.0);              // not even one row
+}
+
+TEST(EpochEstimate, LruShareOfUniformColumnsIsTheCachedFraction) {
+  // Che's approximation: with N equally used columns and C cached rows, a reference hits with probability C/N.
+  const std::vector<int64_t> uniform = top_column_curve(std::vector<int64_t>(1 << 12, 16));
+  for (double rows : {64.0, 512.0, 3000.0})
+    EXPECT_NEAR(cached_entry_share(uniform, rows), rows / 4096.0, 1e-9) << rows;
+}
+
+TEST(EpochEstimate, LruShareOfSkewedColumnsLiesBetweenUniformAndOracle) {
+  // Zipf-like use (column k used ~ 4096 / (k + 1) times): an LRU cache gains from the hubs (more than C/N)
+  // but less than a cache that always holds the C most used rows (the curve itself), and more rows never
+  // hit less.
+  std::vector<int64_t> counts;
+  for (int k = 0; k < (1 << 12); ++k) counts.push_back(4096 / (k + 1) + 1);
+  const std::vector<int64_t> curve = top_column_curve(counts);
+  double previous = 0;
+  for (int log_rows = 2; log_rows < 12; ++log_rows) {
+    const double rows = std::ldexp(1.0, log_rows);
+    const double share = cached_entry_share(curve, rows);
+    const double oracle = static_cast<double>(curve[log_rows]) / static_cast<double>(curve.back());
+    EXPECT_GT(share, rows / 4096.0) << rows;
+    EXPECT_LT(share, oracle) << rows;
+    EXPECT_GT(share, previous) << rows;
+    previous = share;
+  }
+}
+
+TEST(EpochEstimate, SpmmRateIsInterpolatedInWidthAndOperandSize) {
+  ComputeRates rates;
+  rates.spmm_widths = {8, 32};
+  rates.spmm_gbs = {2, 4};
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 16, 1), 3.0);  // halfway in log2(width); no sizes: any size
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 4, 1 << 30), 2.0);
+  rates.spmm_rows = {1 << 10, 1 << 14};
+  rates.spmm_gbs = {20, 40, 2, 4};  // [size][width]: the small operand runs 10x faster
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 8, 1 << 10), 20.0);
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 32, 1 << 14), 4.0);
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 16, 1 << 12), (30.0 + 3.0) / 2);  // halfway in both
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 8, 1 << 20), 2.0);                // clamped at the largest size
+  EXPECT_DOUBLE_EQ(spmm_rate_at(rates, 64, 16), 40.0);                   // and at the smallest, widest
+}
+
+TEST(EpochEstimate, SmallerOperandUsesTheFasterRate) {
+  // The same shape planned with a profile that is 10x faster at 1000 rows of X than at 10^6: the SpMM time
+  // follows the rate measured nearest the rank's X (its owned + halo rows).
+  DeviceProfile profile = unit_profile();
+  profile.rates[0].spmm_rows = {1000, 1000000};
+  profile.rates[0].spmm_gbs = {10, 10, 1, 1};
+  const EpochEstimate fast = estimate_epoch(gcn(2, 32), one_rank_shape(), RankTraffic{}, 1, profile, 1);
+  const EpochEstimate slow = estimate_epoch(gcn(2, 32), one_rank_shape(), RankTraffic{}, 1, unit_profile(), 1);
+  EXPECT_EQ(fast.spmm_bytes, slow.spmm_bytes);
+  EXPECT_NEAR(fast.spmm_ms * 10, slow.spmm_ms, 1e-9);
 }
 
 TEST(EpochEstimate, OverlapHidesAnExchangeShorterThanTheOwnedProduct) {
