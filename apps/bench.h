@@ -21,11 +21,10 @@ void add_bench_profile(CLI::App& bench);    // a device profile for `halogen pla
 double stream_triad_gbs(int64_t mib);
 // bench spmm's kernel on a generated square CSR: `graph` "uniform" (random columns) or "rmat" (power law,
 // bench spmm --graph rmat), `rows` rows of mean degree `avg_degree`: the best of `iterations` calls (after
-// one warm-up) per width, in seconds, and the matrix's column-use curve (train::top_column_curve).
+// one warm-up) per width, in seconds.
 struct SpmmTiming {
   int64_t rows = 0, nnz = 0;
-  std::vector<double> seconds;                // per width
-  std::vector<int64_t> top_column_entries;  // entries in the 2^i most used columns
+  std::vector<double> seconds;  // per width
 };
 SpmmTiming spmm_timing(const std::string& graph, int64_t rows, double avg_degree,
                        const std::vector<int64_t>& widths, int iterations, uint64_t seed);

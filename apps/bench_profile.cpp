@@ -89,7 +89,7 @@ std::vector<train::SpmmSample> spmm_samples(const std::string& graph, int64_t ro
   const SpmmTiming timing = spmm_timing(graph, rows, options.avg_degree, options.widths, options.iterations, 1);
   std::vector<train::SpmmSample> samples;
   for (size_t i = 0; i < options.widths.size(); ++i)
-    samples.push_back({timing.rows, timing.nnz, options.widths[i], timing.top_column_entries, timing.seconds[i]});
+    samples.push_back({timing.rows, timing.nnz, options.widths[i], timing.seconds[i]});
   return samples;
 }
 
@@ -106,7 +106,7 @@ train::ComputeRates measure_rates(const ProfileOptions& options, int threads) {
   for (int64_t rows : sizes) {
     rates.spmm_rows.push_back(rows);
     for (const train::SpmmSample& sample : spmm_samples("uniform", rows, options))
-      rates.spmm_gbs.push_back(train::spmm_sample_gbs(sample, 0.0));
+      rates.spmm_gbs.push_back(train::spmm_sample_gbs(sample));
   }
   rates.gemm_gflops = gemm_layer_gflops(options.rows, 128, 128, options.iterations);
   rates.dropout_gelems = dropout_gelems(options.rows);

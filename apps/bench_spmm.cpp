@@ -36,7 +36,6 @@
 #include "kernels/cpu/ops.h"
 #include "kernels/device.h"
 #include "kernels/ops.h"
-#include "train/epoch_estimate.h"
 
 namespace halogen::app {
 namespace {
@@ -351,9 +350,6 @@ SpmmTiming spmm_timing(const std::string& graph, int64_t rows, double avg_degree
   SpmmTiming timing;
   timing.rows = a.rows;
   timing.nnz = a.nnz();
-  std::vector<int64_t> column_counts(static_cast<size_t>(a.rows), 0);
-  for (int64_t k = 0; k < a.nnz(); ++k) ++column_counts[static_cast<size_t>(a.indices[k])];
-  timing.top_column_entries = train::top_column_curve(std::move(column_counts));
   for (int64_t width : widths) {
     Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
     float* x_data = x.data();

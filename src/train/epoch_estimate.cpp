@@ -98,17 +98,8 @@ double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit
          4.0 * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + static_cast<double>(rows));
 }
 
-namespace {
-
-double sample_hit(const SpmmSample& sample, double cache_bytes) {
-  return cached_entry_share(sample.top_column_entries, cache_bytes / (4.0 * static_cast<double>(sample.width)));
-}
-
-}  // namespace
-
-double spmm_sample_gbs(const SpmmSample& sample, double cache_bytes) {
-  return spmm_model_bytes(sample.rows, sample.entries, sample.width, sample_hit(sample, cache_bytes)) /
-         sample.seconds / 1e9;
+double spmm_sample_gbs(const SpmmSample& sample) {
+  return spmm_model_bytes(sample.rows, sample.entries, sample.width, 0.0) / sample.seconds / 1e9;
 }
 
 namespace {

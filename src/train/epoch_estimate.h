@@ -8,12 +8,14 @@
 //   else aggregate first (exchange of width in, S X, then GEMM); backward: the weight gradient GEMM, the
 //   input gradient GEMM and S^T (reverse exchange) except for layer 0, whose input has no gradient
 //   (an aggregate-first layer 0 then runs no backward SpMM at all).
-//   SpMM time   = bytes / spmm_gbs(width), bytes = 8 (rows + 1) + 8 entries + 4 entries width (1 - hit)
-//                 + 4 rows width (indices and values, X rows gathered per entry unless cached, Y written),
-//                 entries = nnz + n (GCN's self-loops). hit: the cache holds the most used rows of X, as many
-//                 as fit in cache_bytes (divided among the ranks of a node when the cache is shared); hit =
-//                 the share of entries in those columns (RankTraffic::top_column_entries; 0 when unknown).
-//                 The profile's spmm_gbs counts bytes the same way on a uniform random matrix.
+//   SpMM time   = bytes / spmm_gbs(width, rows of X), bytes = 8 (rows + 1) + 8 entries + 4 entries width
+//                 (1 - hit) + 4 rows width (indices and values, X rows gathered per entry unless cached, Y
+//                 written), entries = nnz + n (GCN's self-loops). The rate is measured per width and per size
+//                 of X (owned + halo rows) on uniform random matrices, so what a CPU's caches and TLB give a
+//                 smaller X is in the rate (bench profile; profile cache_bytes 0). hit (profiles that state a
+//                 cache_bytes only): an LRU cache of cache_bytes (divided among the ranks of a node when
+//                 shared) under Che's approximation, from the rank's column-use curve
+//                 (RankTraffic::top_column_entries; 0 when unknown).
 //   GEMM time   = max(2 m n k / gemm_gflops, 4 (m k + k n + m n) / stream_gbs)  (tall-skinny GEMMs of small
 //                 widths are bandwidth-bound).
 //   halo time   = peers x latency + 4 width max(send rows, halo rows) / link_gbs per exchange, plus packing
@@ -86,8 +88,10 @@ struct RankTraffic {
   std::vector<int64_t> top_column_entries;
 };
 
-// Share of a CSR's entries whose column is among the `cached_rows` most used (interpolated linearly in
-// log2 of the rank between powers of two); 0 for an empty curve.
+// Share of a CSR's gathers an LRU cache of `cached_rows` rows of X serves (Che's approximation: a row used
+// with probability q per reference is cached with probability 1 - exp(-q T), T such that the expected
+// occupancy is the cache; within each power-of-two bucket of the curve the columns are taken as equally
+// used); 1 when every column fits, 0 for an empty curve.
 double cached_entry_share(const std::vector<int64_t>& top_column_entries, double cached_rows);
 
 // top_column_entries from per-column entry counts (any order; consumed).
@@ -97,16 +101,14 @@ std::vector<int64_t> top_column_curve(std::vector<int64_t> column_counts);
 // hit = share of entries whose row of X is served by the cache.
 double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit);
 
-// One timed SpMM of `halogen bench profile`: the matrix's shape and column-use curve, the dense width and
-// the best time.
+// One timed SpMM of `halogen bench profile`: the matrix's shape, the dense width and the best time.
 struct SpmmSample {
   int64_t rows = 0, entries = 0, width = 0;
-  std::vector<int64_t> top_column_entries;
   double seconds = 0;
 };
 
-// The sample's GB/s as the model counts bytes, when a cache of `cache_bytes` holds rows of X.
-double spmm_sample_gbs(const SpmmSample& sample, double cache_bytes);
+// The sample's GB/s as the model counts bytes (every gather from memory: hit 0).
+double spmm_sample_gbs(const SpmmSample& sample);
 
 // Milliseconds per phase of one training epoch on one rank; names as train's metrics.
 struct EpochEstimate {
