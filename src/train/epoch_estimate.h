@@ -23,7 +23,8 @@
 //   overlap     = DistributedAdjacency: the owned product A_own runs while the exchange is in flight, so an
 //                 exchange is exposed for max(0, halo time - A_own time) (all of it when overlap is off or
 //                 the profile says communication does not progress during compute).
-//   elementwise = dropout elements / dropout_gelems + bias, relu, masks, loss and scatter bytes / stream_gbs.
+//   elementwise = dropout epilogue elements / dropout_gelems (the fused epilogue's measured rate, its memory
+//                 traffic included) + bias, relu backward, loss and scatter bytes / stream_gbs.
 //   allreduce   = ring over the gradient buffer: 2 (P-1)/P bytes / link_gbs + 2 (P-1) latency; it overlaps
 //                 the backward of the layers below the last (nn/gradient_reducer.h), so the exposed part is
 //                 max(ring of layer 0's gradients, ring - that backward work).
@@ -50,7 +51,7 @@ struct ComputeRates {
   // them (cache hits excluded) / s.
   std::vector<double> spmm_gbs;
   double gemm_gflops = 0;            // sgemm rate on the shapes of a GCN layer
-  double dropout_gelems = 0;         // dropout decisions per second (counter-based RNG), 1e9 / s
+  double dropout_gelems = 0;         // elements per second of the fused bias/relu/dropout epilogue, 1e9 / s
 };
 
 struct DeviceProfile {
