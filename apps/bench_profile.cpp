@@ -1,18 +1,23 @@
 // `halogen bench profile -o FILE`: the device profile `halogen plan --device cpu` reads
-// (apps/device_profile.h), measured on this machine with the code of the other benchmarks: bench spmm's GB/s
-// on uniform random CSRs of --rows / 4 and --rows rows at widths 8..128 (rates per size of the dense operand:
-// what the caches give is in the rates, and the profile's cache_bytes is 0 -- on a shared or virtualised CPU
-// a power-law CSR's hubs gain nothing measurable from the nominal last-level cache: bench spmm --graph rmat
-// runs at the uniform CSR's time per entry, while a smaller operand runs faster) and its STREAM triad, bench gemm's three GCN-layer products, the
-// dropout epilogue (kernels::bias_relu_dropout, decisions per second), for each thread count of --threads
-// (default 1 and all cores); under mpirun with 2 or more ranks also the link: bench allreduce's bus bandwidth
-// at 64 MiB and its time at 8 bytes (latency per message = time / 2(n-1)). Rank 0 measures the compute rates
-// alone while the other ranks sleep, then all ranks time the allreduce; rank 0 writes FILE.
+// (apps/device_profile.h), measured on this machine with the code of the other benchmarks:
+//   - bench spmm's GB/s on uniform random CSRs of --rows / 4 and --rows rows at widths 8..128: rates per size
+//     of the dense operand, so what the caches give is in the rates and the profile's cache_bytes is 0 (on a
+//     shared or virtualised CPU a power-law CSR's hubs gain nothing measurable from the nominal last-level
+//     cache: bench spmm --graph rmat runs at the uniform CSR's time per entry, while a smaller operand runs
+//     faster);
+//   - its STREAM triad, bench gemm's three GCN-layer products, and the trainer's hidden-layer epilogue
+//     (kernels::bias_relu_dropout, no mask; elements per second);
+// for each thread count of --threads (default 1 and all cores). Under mpirun with 2 or more ranks also the
+// link: bench allreduce's bus bandwidth at 64 MiB and its time at 8 bytes (latency per message = time /
+// 2(n-1)), and the halo exchange's point-to-point bandwidth and the share of it that local work hides
+// (measure_exchange). Rank 0 measures the compute rates alone while the other ranks sleep, then all ranks time
+// the link; rank 0 writes FILE.
 //   mpirun -np 2 halogen bench profile -o profiles/cpu-$(hostname).json
 #include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -54,13 +59,14 @@ double dropout_gelems(int64_t rows) {
   constexpr int64_t kWidth = 64;
   Tensor h(rows, kWidth, Device::cpu), bias(kWidth, Device::cpu);
   float* values = h.data();
-  for (int64_t i = 0; i < rows * kWidth; ++i) values[i] = (i % 3 == 0) ? -1.0f : 1.0f;  // relu keeps 2 in 3
   bias.zero();
   Buffer<int64_t> gid(rows);
   for (int64_t r = 0; r < rows; ++r) gid[r] = r;
   const kernels::EpilogueParams params{true, 0.5f, 1, 1};
   double best = 1e30;
   for (int i = 0; i < 4; ++i) {
+    // Fresh values each call (the epilogue works in place): relu keeps 2 in 3.
+    for (int64_t k = 0; k < rows * kWidth; ++k) values[k] = (k % 3 == 0) ? -1.0f : 1.0f;
     const double start = wall_seconds();
     kernels::bias_relu_dropout(h.matrix(), Span<const float>{bias.data(), kWidth, Device::cpu},
                                Span<const int64_t>{gid.data(), rows, Device::cpu}, params, Matrix<float>{});
@@ -136,6 +142,72 @@ void sleeping_barrier() {
   }
 }
 
+// The halo exchange's point-to-point bandwidth and the share of it that local work hides here, as
+// DistributedAdjacency overlaps them: ranks 2k and
+// 2k+1 swap `bytes` (MPI_Irecv + MPI_Isend of floats, then MPI_Waitall) while each runs one thread of
+// memory-bound work (triad passes) lasting about twice the exchange. share = 1 - (time of exchange + work -
+// time of the work alone) / time of the exchange alone, clamped to [0, 1]; each time the best of 3; rank 0's
+// pair's figure on every rank. With MPI over shared memory the copies run on the ranks' own cores inside MPI
+// calls, so this is well below 1.
+struct ExchangeFigures {
+  double share = 0, gbs = 0;  // share hidden; bytes exchanged alone per second per rank, GB/s
+};
+ExchangeFigures measure_exchange(int64_t bytes) {
+  int rank = 0, size = 1;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  const int peer = (rank ^ 1) < size ? (rank ^ 1) : -1;
+  const int count = static_cast<int>(bytes / 4);
+  std::vector<float> send(static_cast<size_t>(count), 1.0f), receive(static_cast<size_t>(count), 0.0f);
+  const size_t work_elements = size_t{4} << 20;  // 3 x 32 MiB of doubles: beyond the caches
+  std::vector<double> a(work_elements, 0.0), b(work_elements, 1.0), c(work_elements, 2.0);
+  auto work = [&](int passes) {
+    for (int pass = 0; pass < passes; ++pass) {
+      double* __restrict__ x = a.data();
+      const double* __restrict__ y = b.data();
+      const double* __restrict__ z = c.data();
+      for (size_t i = 0; i < work_elements; ++i) x[i] = y[i] + 0.5 * z[i];
+    }
+  };
+  auto exchange = [&](int passes) {
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (peer >= 0) {
+      MPI_CHECK(MPI_Irecv(receive.data(), count, MPI_FLOAT, peer, 7, MPI_COMM_WORLD, &requests[0]));
+      MPI_CHECK(MPI_Isend(send.data(), count, MPI_FLOAT, peer, 7, MPI_COMM_WORLD, &requests[1]));
+    }
+    work(passes);
+    MPI_CHECK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+  };
+  auto best_of_3 = [&](const auto& step) {
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      const double start = wall_seconds();
+      step();
+      best = std::min(best, wall_seconds() - start);
+    }
+    return best;
+  };
+  exchange(0);  // connections and registrations
+  const double alone = best_of_3([&] { exchange(0); });
+  const double pass = best_of_3([&] { work(1); });
+  // Rank 0's pass count on every rank, so that the pairs work alike.
+  int passes = static_cast<int>(std::ceil(2.0 * alone / std::max(pass, 1e-6)));
+  passes = std::max(1, std::min(passes, 200));
+  MPI_CHECK(MPI_Bcast(&passes, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  const double work_alone = best_of_3([&] { work(passes); });
+  const double together = best_of_3([&] { exchange(passes); });
+  double figures[2] = {std::clamp(1.0 - (together - work_alone) / alone, 0.0, 1.0),
+                       static_cast<double>(bytes) / alone / 1e9};
+  MPI_CHECK(MPI_Bcast(figures, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+  if (rank == 0)
+    std::printf("# exchange: %.0f MiB each way alone %.1f ms (%.2f GB/s); work alone %.1f ms, with the exchange "
+                "%.1f ms: share hidden %.2f\n",
+                static_cast<double>(bytes) / (1 << 20), alone * 1e3, figures[1], work_alone * 1e3,
+                together * 1e3, figures[0]);
+  return {figures[0], figures[1]};
+}
+
 void run_profile(const ProfileOptions& options) {
   HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31) && options.iterations > 0,
                      "bench profile: --rows must be in [1, 2^31) and --iters > 0");
@@ -167,6 +239,9 @@ void run_profile(const ProfileOptions& options) {
     profile.link_gbs = large.busbw_gbs;
     profile.link_latency_us = small.time_us / (2.0 * (comm.size() - 1));
     profile.overlap = true;
+    const ExchangeFigures exchange = measure_exchange(int64_t{32} << 20);
+    profile.overlap_share = exchange.share;
+    profile.exchange_gbs = exchange.gbs;
   }
   profile.source =
       strformat("halogen bench profile on %s, %d rank(s)%s", host_name().c_str(), comm.size(),

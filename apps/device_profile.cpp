@@ -48,6 +48,11 @@ train::DeviceProfile read_device_profile(const std::string& path) {
     profile.link_gbs = positive(link, "gbs", where);
     profile.link_latency_us = member(link, "latency_us", where).get<double>();
     profile.overlap = link.value("overlap", true);
+    if (link.contains("exchange_gbs")) profile.exchange_gbs = positive(link, "exchange_gbs", where);
+    const json share = link.value("overlap_share", json(1.0));
+    HALOGEN_USER_CHECK(share.is_number() && share.get<double>() >= 0.0 && share.get<double>() <= 1.0,
+                       "%s: field \"overlap_share\" must be a number in [0, 1]", where.c_str());
+    profile.overlap_share = share.get<double>();
   }
   if (doc.contains("inter_node_link")) {
     const json& link = doc.at("inter_node_link");
@@ -114,6 +119,7 @@ train::DeviceProfile profile_for_ranks(const train::DeviceProfile& profile, int 
   train::DeviceProfile result = profile;
   if (profile.ranks_per_node > 0 && num_ranks > profile.ranks_per_node) {
     result.link_gbs = profile.inter_link_gbs;
+    result.exchange_gbs = 0;  // the node's exchange figure does not hold between nodes
     result.link_latency_us = profile.inter_link_latency_us;
   }
   return result;
@@ -131,7 +137,9 @@ void write_device_profile(const train::DeviceProfile& profile, const std::string
               {"cache_shared", profile.cache_shared}};
   if (profile.link_gbs > 0)
     doc["link"] = {
-        {"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap}};
+        {"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap},
+        {"overlap_share", profile.overlap_share}};
+  if (profile.exchange_gbs > 0) doc["link"]["exchange_gbs"] = profile.exchange_gbs;
   if (profile.inter_link_gbs > 0)
     doc["inter_node_link"] = {{"gbs", profile.inter_link_gbs},
                               {"latency_us", profile.inter_link_latency_us},

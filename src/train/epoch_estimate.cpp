@@ -157,15 +157,18 @@ class EpochCost {
         2.0 * kFloat * static_cast<double>(width) *
         static_cast<double>(shape_.num_send + shape_.num_halo);  // pack / unpack, read + write
     const double exchange_ms = static_cast<double>(traffic_.peers) * profile_.link_latency_us * 1e-3 +
-                               wire / (profile_.link_gbs * 1e6) + pack / (rates_.stream_gbs * 1e6);
+                               wire / (exchange_gbs() * 1e6) + pack / (rates_.stream_gbs * 1e6);
     estimate.halo_bytes += static_cast<int64_t>(wire);
     estimate.halo_ms += exchange_ms;
-    estimate.halo_exposed_ms += profile_.overlap ? std::max(0.0, exchange_ms - own_ms) : exchange_ms;
+    estimate.halo_exposed_ms +=
+        profile_.overlap ? exchange_ms - std::min(profile_.overlap_share * exchange_ms, own_ms) : exchange_ms;
   }
 
   EpochEstimate estimate;
 
  private:
+  double exchange_gbs() const { return profile_.exchange_gbs > 0 ? profile_.exchange_gbs : profile_.link_gbs; }
+
   const nn::RankShape& shape_;
   const RankTraffic& traffic_;
   const DeviceProfile& profile_;

@@ -18,10 +18,12 @@
 //                 (RankTraffic::top_column_entries; 0 when unknown).
 //   GEMM time   = max(2 m n k / gemm_gflops, 4 (m k + k n + m n) / stream_gbs)  (tall-skinny GEMMs of small
 //                 widths are bandwidth-bound).
-//   halo time   = peers x latency + 4 width max(send rows, halo rows) / link_gbs per exchange, plus packing
+//   halo time   = peers x latency + 4 width max(send rows, halo rows) / exchange_gbs (else link_gbs) per
+//                 exchange, plus packing
 //                 (8 bytes per float sent) at stream bandwidth.
 //   overlap     = DistributedAdjacency: the owned product A_own runs while the exchange is in flight, so an
-//                 exchange is exposed for max(0, halo time - A_own time) (all of it when overlap is off or
+//                 exchange is exposed for halo time - min(overlap_share x halo time, A_own time) (all of it
+//                 when overlap is off or
 //                 the profile says communication does not progress during compute).
 //   elementwise = dropout epilogue elements / dropout_gelems (the fused epilogue's measured rate, its memory
 //                 traffic included) + bias, relu backward, loss and scatter bytes / stream_gbs.
@@ -61,8 +63,12 @@ struct DeviceProfile {
   std::string source;               // how the figures were obtained (free text, printed by plan)
   std::vector<ComputeRates> rates;  // ascending threads (one entry for a GPU)
   double link_gbs = 0;         // bytes per second one rank moves to its peers (allreduce bus bandwidth), GB/s
+  double exchange_gbs = 0;     // point-to-point exchange bandwidth for the halo, GB/s (0: link_gbs)
   double link_latency_us = 0;  // per message
   bool overlap = true;         // whether an exchange progresses while the owned product runs
+  // Share of an exchange's time that the owned product can hide when it is long enough (bench profile measures
+  // it: MPI over shared memory copies on the ranks' own cores, inside MPI calls, so little is hidden there).
+  double overlap_share = 1.0;
   int64_t cache_bytes = 0;     // last-level cache of one device/socket (0: none modelled)
   bool cache_shared = false;   // CPU: the ranks of a node share it (each gets cache_bytes / ranks)
   // Between nodes (a job of more than ranks_per_node ranks; 0: no such figures, `link` serves every size).

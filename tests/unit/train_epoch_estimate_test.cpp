@@ -149,6 +149,32 @@ TEST(EpochEstimate, OverlapHidesAnExchangeShorterThanTheOwnedProduct) {
   EXPECT_GT(serial.epoch_ms, overlapped.epoch_ms);
 }
 
+TEST(EpochEstimate, OverlapShareAndExchangeBandwidthPriceTheHalo) {
+  // A 10-row exchange against a 1000-row owned product: with overlap_share 1 all of it hides, with 0.25 three
+  // quarters stay exposed, with 0 all of it; exchange_gbs (not link_gbs) moves the halo.
+  nn::RankShape shape = one_rank_shape();
+  shape.num_halo = 10;
+  shape.num_send = 10;
+  RankTraffic traffic;
+  traffic.halo_entries = 10;
+  traffic.peers = 1;
+  DeviceProfile profile = unit_profile();
+  const EpochEstimate full = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_DOUBLE_EQ(full.halo_exposed_ms, 0.0);
+  profile.overlap_share = 0.25;
+  const EpochEstimate quarter = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_NEAR(quarter.halo_exposed_ms, 0.75 * quarter.halo_ms, 1e-12);
+  profile.overlap_share = 0.0;
+  const EpochEstimate none = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_DOUBLE_EQ(none.halo_exposed_ms, none.halo_ms);
+  profile.exchange_gbs = 2;  // twice the link: the wire time halves, packing and latency stay
+  const EpochEstimate faster = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
+  EXPECT_EQ(faster.halo_bytes, none.halo_bytes);
+  const double wire_ms = static_cast<double>(none.halo_bytes) / 1e6;  // at 1 GB/s
+  EXPECT_NEAR(none.halo_ms - faster.halo_ms, wire_ms / 2, 1e-9);
+  EXPECT_DOUBLE_EQ(faster.allreduce_ms, none.allreduce_ms);  // the allreduce keeps link_gbs
+}
+
 TEST(EpochEstimate, OnlyGcnIsModelled) {
   nn::ModelConfig config = gcn(2, 32);
   config.kind = nn::ConvKind::sage;
