@@ -15,6 +15,7 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
+#include "core/buffer.h"
 #include "core/log.h"
 #include "train/collective_error.h"
 #include "train/load.h"
@@ -49,6 +50,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
   int argc = 0;
   char** argv = nullptr;
   check_device_flags_before_mpi(o.device, o.comm);
+  set_host_prefault(true);  // as halogen train (core/buffer.h)
   comm::MpiSession session(&argc, &argv);
   set_rank_threads(o.threads, session);
   Device device = Device::cpu;

@@ -15,6 +15,7 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
+#include "core/buffer.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
@@ -296,6 +297,7 @@ void check_edge_weights(comm::Communicator& comm, const graph::Shard& shard, con
 
 void run_train(const TrainFlags& flags) {
   check_device_flags_before_mpi(flags.device, flags.comm);
+  set_host_prefault(true);  // the trainer's buffers are resident before epoch 1 (core/buffer.h)
   // Checks of the flags alone, before MPI: every rank meets them alike, and main prints them once (rank 0).
   HALOGEN_USER_CHECK(is_temporal(flags.model) || flags.task == "node" || flags.task == "regression",
                      "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());

@@ -9,12 +9,13 @@ namespace {
 DeviceMemoryOps g_device_ops;
 std::atomic<int64_t> g_in_use[2];
 std::atomic<int64_t> g_peak[2];
+std::atomic<bool> g_host_prefault{false};
 
 int device_index(Device device) { return device == Device::cpu ? 0 : 1; }
 
 // 64-byte alignment keeps rows vector-aligned.
 constexpr size_t kHostAlign = 64;
-// Host buffers of at least this size are touched page by page at allocation (below).
+// With set_host_prefault on, host buffers of at least this size are touched page by page at allocation.
 constexpr size_t kPrefaultBytes = size_t{1} << 20, kPageBytes = 4096;
 
 void account(Device device, int64_t delta) {
@@ -30,6 +31,7 @@ const char* device_name(Device device) { return device == Device::cpu ? "cpu" : 
 
 void set_device_memory_ops(const DeviceMemoryOps& ops) { g_device_ops = ops; }
 bool device_memory_available() { return g_device_ops.allocate != nullptr; }
+void set_host_prefault(bool on) { g_host_prefault.store(on); }
 
 namespace detail {
 
@@ -42,11 +44,9 @@ void* allocate_bytes(size_t bytes, Device device) {
     const size_t rounded = (bytes + kHostAlign - 1) / kHostAlign * kHostAlign;
     pointer = std::aligned_alloc(kHostAlign, rounded);
     if (!pointer) throw std::bad_alloc();
-    // Large buffers are made resident now (one write per page), not at their first use: the trainer sizes
-    // its memory before epoch 1, and without this epoch 1 paid the page faults and the kernel's zeroing of
-    // every buffer (GCN on a 200k-vertex SBM: epoch 1 took 1.7x the later epochs, its GEMMs 2.3x), and a
-    // run that does not fit failed inside the epoch instead of before it.
-    if (rounded >= kPrefaultBytes) {
+    // set_host_prefault: GCN on a 200k-vertex SBM, epoch 1 took 1.7x the later epochs without it (its GEMMs
+    // 2.3x: the page faults and the kernel's zeroing of every buffer's first touch).
+    if (rounded >= kPrefaultBytes && g_host_prefault.load(std::memory_order_relaxed)) {
       volatile char* page = static_cast<char*>(pointer);
       for (size_t offset = 0; offset < rounded; offset += kPageBytes) page[offset] = 0;
     }

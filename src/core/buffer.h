@@ -25,6 +25,11 @@ struct DeviceMemoryOps {
 };
 void set_device_memory_ops(const DeviceMemoryOps& ops);
 bool device_memory_available();
+// When on, host buffers of 1 MiB or more are made resident at allocation (one write per page) instead of at
+// their first use. `halogen train` and `bench epoch` turn it on: the trainer sizes its memory before epoch 1,
+// and without this epoch 1 pays every buffer's page faults (and a run that does not fit fails inside it).
+// Off by default: readers and converters (and the fuzzers) allocate from declared sizes they may not fill.
+void set_host_prefault(bool on);
 
 namespace detail {
 void* allocate_bytes(size_t bytes, Device device);
