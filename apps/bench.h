@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace halogen::app {
@@ -19,15 +18,14 @@ void add_bench_profile(CLI::App& bench);    // a device profile for `halogen pla
 // Measurements shared with `bench profile`, at the current OpenMP thread count:
 // STREAM triad GB/s (3 arrays of `mib` MiB, best of 10; bench spmm's reference).
 double stream_triad_gbs(int64_t mib);
-// bench spmm's kernel on a generated square CSR: `graph` "uniform" (random columns) or "rmat" (power law,
-// bench spmm --graph rmat), `rows` rows of mean degree `avg_degree`: the best of `iterations` calls (after
-// one warm-up) per width, in seconds.
+// bench spmm's kernel on a uniform random square CSR (`rows`, `avg_degree`): the best of `iterations` calls
+// (after one warm-up) per width, in seconds.
 struct SpmmTiming {
   int64_t rows = 0, nnz = 0;
   std::vector<double> seconds;  // per width
 };
-SpmmTiming spmm_timing(const std::string& graph, int64_t rows, double avg_degree,
-                       const std::vector<int64_t>& widths, int iterations, uint64_t seed);
+SpmmTiming spmm_timing(int64_t rows, double avg_degree, const std::vector<int64_t>& widths, int iterations,
+                       uint64_t seed);
 // bench gemm's three products of a GCN layer (forward, grad_w, grad_h) of `rows` x f_in x f_out: their
 // GFLOP/s together (medians of `iterations` calls).
 double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iterations);

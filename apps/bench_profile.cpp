@@ -93,8 +93,9 @@ std::vector<int> thread_counts(const std::string& text) {
   return counts;
 }
 
-std::vector<train::SpmmSample> spmm_samples(const std::string& graph, int64_t rows, const ProfileOptions& options) {
-  const SpmmTiming timing = spmm_timing(graph, rows, options.avg_degree, options.widths, options.iterations, 1);
+// bench spmm's timings on a uniform random CSR of `rows` rows, one sample per width.
+std::vector<train::SpmmSample> spmm_samples(int64_t rows, const ProfileOptions& options) {
+  const SpmmTiming timing = spmm_timing(rows, options.avg_degree, options.widths, options.iterations, 1);
   std::vector<train::SpmmSample> samples;
   for (size_t i = 0; i < options.widths.size(); ++i)
     samples.push_back({timing.rows, timing.nnz, options.widths[i], timing.seconds[i]});
@@ -113,7 +114,7 @@ train::ComputeRates measure_rates(const ProfileOptions& options, int threads) {
       options.rows >= 4 ? std::vector<int64_t>{options.rows / 4, options.rows} : std::vector<int64_t>{options.rows};
   for (int64_t rows : sizes) {
     rates.spmm_rows.push_back(rows);
-    for (const train::SpmmSample& sample : spmm_samples("uniform", rows, options))
+    for (const train::SpmmSample& sample : spmm_samples(rows, options))
       rates.spmm_gbs.push_back(train::spmm_sample_gbs(sample));
   }
   rates.gemm_gflops = gemm_layer_gflops(options.rows, 128, 128, options.iterations);
@@ -143,9 +144,8 @@ void sleeping_barrier() {
 }
 
 // The halo exchange's point-to-point bandwidth and the share of it that local work hides here, as
-// DistributedAdjacency overlaps them: ranks 2k and
-// 2k+1 swap `bytes` (MPI_Irecv + MPI_Isend of floats, then MPI_Waitall) while each runs one thread of
-// memory-bound work (triad passes) lasting about twice the exchange. share = 1 - (time of exchange + work -
+// DistributedAdjacency overlaps them: ranks 2k and 2k+1 swap `bytes` (MPI_Irecv + MPI_Isend of floats, then
+// MPI_Waitall) while each runs one thread of memory-bound work (triad passes) lasting about twice the exchange. share = 1 - (time of exchange + work -
 // time of the work alone) / time of the exchange alone, clamped to [0, 1]; each time the best of 3; rank 0's
 // pair's figure on every rank. With MPI over shared memory the copies run on the ranks' own cores inside MPI
 // calls, so this is well below 1.

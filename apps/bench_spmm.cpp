@@ -341,10 +341,9 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 
 double stream_triad_gbs(int64_t mib) { return triad_gbs(mib, /*cpu_clock=*/false); }
 
-SpmmTiming spmm_timing(const std::string& graph, int64_t rows, double avg_degree,
-                       const std::vector<int64_t>& widths, int iterations, uint64_t seed) {
-  HALOGEN_USER_CHECK(graph == "uniform" || graph == "rmat", "bench: unknown SpMM graph \"%s\"", graph.c_str());
-  const HostCsr a = graph == "rmat" ? rmat_csr(rows, avg_degree, seed) : uniform_csr(rows, avg_degree, seed);
+SpmmTiming spmm_timing(int64_t rows, double avg_degree, const std::vector<int64_t>& widths, int iterations,
+                       uint64_t seed) {
+  const HostCsr a = uniform_csr(rows, avg_degree, seed);
   const kernels::CsrView view{a.rows, a.rows, a.nnz(), a.indptr.data(), a.indices.data(), a.values.data(),
                               Device::cpu};
   SpmmTiming timing;

@@ -410,16 +410,14 @@ void relu_dropout_backward(Matrix<float> grad, Matrix<const float> out, float dr
   const int64_t width = grad.cols;
   if (grad.rows == 0 || width == 0) return;
   const float keep_scale = dropout > 0.0f ? 1.0f / (1.0f - dropout) : 1.0f;
-  // bias_backward's column sums, each row scaled first (while it is in cache).
-  // The factor without a branch (keep_scale x 1 or x 0: exactly keep_scale or 0); vectorised with
-  // -fno-trapping-math (kernels/CMakeLists.txt), else GCC branches on every comparison.
+  // bias_backward's column sums, each row scaled first (while it is in cache). g * factor, not a select of 0:
+  // the same product as apply_mask (NaN and -0 included). The factor is keep_scale x 1 or x 0 (exactly
+  // keep_scale or 0), without a branch; it vectorises with -fno-trapping-math (kernels/CMakeLists.txt).
   block_column_sums(grad.rows, width, grad_bias.size != 0 ? grad_bias.data : nullptr, [&](int64_t r) {
     float* __restrict__ g = grad.row(r);
     const float* __restrict__ o = out.row(r);
-    const float scale = keep_scale;
-    // g * factor, not a select of 0: the same product as apply_mask (NaN and -0 included).
 #pragma omp simd
-    for (int64_t c = 0; c < width; ++c) g[c] *= scale * static_cast<float>(o[c] > 0.0f);
+    for (int64_t c = 0; c < width; ++c) g[c] *= keep_scale * static_cast<float>(o[c] > 0.0f);
     return static_cast<const float*>(g);
   });
 }

@@ -19,15 +19,15 @@ const ComputeRates& DeviceProfile::rates_for(int threads) const {
 
 namespace {
 
-// Linear interpolation of y over log2(x) at `at`, clamped at the ends; `x` ascending, y[i * stride].
-double log2_interpolate(const std::vector<int64_t>& x, const double* y, size_t stride, int64_t at) {
+// Linear interpolation of y over log2(x) at `at`, clamped at the ends; `x` ascending, y[i] at x[i].
+double log2_interpolate(const std::vector<int64_t>& x, const double* y, int64_t at) {
   if (x.size() == 1 || at <= x.front()) return y[0];
-  if (at >= x.back()) return y[(x.size() - 1) * stride];
+  if (at >= x.back()) return y[x.size() - 1];
   size_t i = 1;
   while (x[i] < at) ++i;
   const double x0 = std::log2(static_cast<double>(x[i - 1])), x1 = std::log2(static_cast<double>(x[i]));
   const double t = (std::log2(static_cast<double>(at)) - x0) / (x1 - x0);
-  return y[(i - 1) * stride] + t * (y[i * stride] - y[(i - 1) * stride]);
+  return y[i - 1] + t * (y[i] - y[i - 1]);
 }
 
 }  // namespace
@@ -35,11 +35,11 @@ double log2_interpolate(const std::vector<int64_t>& x, const double* y, size_t s
 double spmm_rate_at(const ComputeRates& rates, int64_t width, int64_t x_rows) {
   const size_t widths = rates.spmm_widths.size(), sizes = std::max<size_t>(1, rates.spmm_rows.size());
   HALOGEN_ASSERT(widths > 0 && rates.spmm_gbs.size() == widths * sizes);
-  if (sizes == 1) return log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data(), 1, width);
+  if (sizes == 1) return log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data(), width);
   std::vector<double> at_width(sizes);
   for (size_t j = 0; j < sizes; ++j)
-    at_width[j] = log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data() + j * widths, 1, width);
-  return log2_interpolate(rates.spmm_rows, at_width.data(), 1, x_rows);
+    at_width[j] = log2_interpolate(rates.spmm_widths, rates.spmm_gbs.data() + j * widths, width);
+  return log2_interpolate(rates.spmm_rows, at_width.data(), x_rows);
 }
 
 double cached_entry_share(const std::vector<int64_t>& top, double cached_rows) {

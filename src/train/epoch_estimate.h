@@ -19,12 +19,10 @@
 //   GEMM time   = max(2 m n k / gemm_gflops, 4 (m k + k n + m n) / stream_gbs)  (tall-skinny GEMMs of small
 //                 widths are bandwidth-bound).
 //   halo time   = peers x latency + 4 width max(send rows, halo rows) / exchange_gbs (else link_gbs) per
-//                 exchange, plus packing
-//                 (8 bytes per float sent) at stream bandwidth.
+//                 exchange, plus packing (8 bytes per float sent) at stream bandwidth.
 //   overlap     = DistributedAdjacency: the owned product A_own runs while the exchange is in flight, so an
 //                 exchange is exposed for halo time - min(overlap_share x halo time, A_own time) (all of it
-//                 when overlap is off or
-//                 the profile says communication does not progress during compute).
+//                 when overlap is off or the profile says communication does not progress during compute).
 //   elementwise = dropout epilogue elements / dropout_gelems (the fused epilogue's measured rate, its memory
 //                 traffic included) + bias, relu backward, loss and scatter bytes / stream_gbs.
 //   allreduce   = ring over the gradient buffer: 2 (P-1)/P bytes / link_gbs + 2 (P-1) latency; it overlaps

@@ -43,6 +43,20 @@ nn::RankShape one_rank_shape() {
   return shape;
 }
 
+// one_rank_shape with a 10-row exchange with one peer (10 halo entries): far shorter than the owned product.
+nn::RankShape small_halo_shape() {
+  nn::RankShape shape = one_rank_shape();
+  shape.num_halo = 10;
+  shape.num_send = 10;
+  return shape;
+}
+RankTraffic small_halo_traffic() {
+  RankTraffic traffic;
+  traffic.halo_entries = 10;
+  traffic.peers = 1;
+  return traffic;
+}
+
 TEST(EpochEstimate, SpmmBytesFollowTheLayerOrder) {
   // 2 layers 16 -> 32 -> 4: layer 0 aggregates first (width 16, no backward SpMM: its input has no
   // gradient), layer 1 transforms first (width 4, forward and backward). Entries = nnz + n self-loops.
@@ -133,12 +147,8 @@ TEST(EpochEstimate, SmallerOperandUsesTheFasterRate) {
 }
 
 TEST(EpochEstimate, OverlapHidesAnExchangeShorterThanTheOwnedProduct) {
-  nn::RankShape shape = one_rank_shape();
-  shape.num_halo = 10;
-  shape.num_send = 10;
-  RankTraffic traffic;
-  traffic.halo_entries = 10;
-  traffic.peers = 1;
+  const nn::RankShape shape = small_halo_shape();
+  const RankTraffic traffic = small_halo_traffic();
   DeviceProfile profile = unit_profile();
   const EpochEstimate overlapped = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
   EXPECT_GT(overlapped.halo_ms, 0.0);
@@ -152,12 +162,8 @@ TEST(EpochEstimate, OverlapHidesAnExchangeShorterThanTheOwnedProduct) {
 TEST(EpochEstimate, OverlapShareAndExchangeBandwidthPriceTheHalo) {
   // A 10-row exchange against a 1000-row owned product: with overlap_share 1 all of it hides, with 0.25 three
   // quarters stay exposed, with 0 all of it; exchange_gbs (not link_gbs) moves the halo.
-  nn::RankShape shape = one_rank_shape();
-  shape.num_halo = 10;
-  shape.num_send = 10;
-  RankTraffic traffic;
-  traffic.halo_entries = 10;
-  traffic.peers = 1;
+  const nn::RankShape shape = small_halo_shape();
+  const RankTraffic traffic = small_halo_traffic();
   DeviceProfile profile = unit_profile();
   const EpochEstimate full = estimate_epoch(gcn(2, 32), shape, traffic, 2, profile, 1);
   EXPECT_DOUBLE_EQ(full.halo_exposed_ms, 0.0);
