@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # --method ptscotch end to end (issue 18): Cora and a small RMAT partitioned by PT-Scotch on K = 1 and 2
-# processes (K != P too, and without mpirun), `info --check` passes on every result, the halo volume is at most
-# 1.25x single-process METIS's on the same graph and P, and training GCN on 2 ranks of a ptscotch partition
-# gives the losses of 1 rank (any valid partition does: tolerance as in tests/train/partition_invariance.sh,
-# 1e-5 relative, for reassociated float sums over 20 epochs); the default balance holds (every part's vertices,
-# stored edges and training vertices within 1.035x of the mean). Bad uses are one line, exit 2.
+# processes (K != P too, and without mpirun), the same run twice gives the same partition, `info --check` passes
+# on every result, the halo volume is at most 1.25x single-process METIS's on the same graph and P, and training
+# GCN on 2 ranks of a ptscotch partition gives the losses of 1 rank (any valid partition does: tolerance as in
+# tests/train/partition_invariance.sh, 1e-5 relative, for reassociated float sums over 20 epochs); the default
+# balance holds (every part's vertices, stored edges and training vertices within 1.035x of the mean). Bad uses
+# are one line, exit 2.
 # Skipped (77) when this build has no PT-Scotch; the Cora part is skipped without the shared data.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
@@ -16,6 +17,7 @@ export OMP_NUM_THREADS=1
 compare() { python3 "${HALOGEN_SOURCE_DIR:?}/tests/train/compare_metrics.py" "$@"; }
 halo_total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]+'/meta.json'))['statistics']['halo_rows_total'])" "$1"; }
 balance_of() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; print({k: round(v, 4) for k, v in s.items() if k.startswith('balance_')})" "$1"; }
+stats_of() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; print(sorted(s.items()))" "$1"; }
 balanced() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; sys.exit(0 if max(v for k, v in s.items() if k.startswith('balance_')) <= 1.035 else 1)" "$1"; }
 # ptscotch's halo rows at most 1.25x METIS's (the issue's bound).
 within_bound() { python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if a <= 1.25*b else 1)" "$1" "$2"; }
@@ -59,6 +61,11 @@ if [[ -d "$CORA" ]]; then
   "$bin" partition "$work/cora.h5" --parts 1 -o "$work/cora_metis1" >/dev/null || fail "metis P=1 exited $?"
   "$bin" partition "$work/cora.h5" --parts 2 -o "$work/cora_metis2" >/dev/null || fail "metis P=2 exited $?"
   for k in 1 2; do partition "$work/cora.h5" 2 $k "cora_pt2_k$k"; done
+  # Reproducible: the same graph, K and seed give the same partition (PT-Scotch runs one thread per process;
+  # with its default thread per core the halo rows varied from run to run, 249-354 here).
+  partition "$work/cora.h5" 2 2 cora_pt2_k2_again
+  [[ "$(stats_of "$work/cora_pt2_k2")" == "$(stats_of "$work/cora_pt2_k2_again")" ]] ||
+    fail "ptscotch K=2 twice on Cora gave two partitions: $(stats_of "$work/cora_pt2_k2") vs $(stats_of "$work/cora_pt2_k2_again")"
   pt=$(halo_total "$work/cora_pt2_k2") metis=$(halo_total "$work/cora_metis2")
   within_bound "$pt" "$metis" || fail "Cora P=2: ptscotch halo rows $pt > 1.25 x METIS's $metis"
   echo "cora P=2 K=2: halo rows ptscotch $pt, METIS $metis"
