@@ -242,17 +242,15 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
   // the same input, K and --seed give the same partition.
   SCOTCH_Context context;
   SCOTCH_Dgraph bound;
+  SCOTCH_randomSeed(static_cast<SCOTCH_Num>(options.seed % static_cast<uint64_t>(SCOTCH_NUMMAX)));
+  SCOTCH_randomReset();
   if (status == 0) status = SCOTCH_contextInit(&context);
   const bool have_context = status == 0;
   if (status == 0) status = SCOTCH_contextThreadSpawn(&context, 1, nullptr);
   if (status == 0) status = SCOTCH_dgraphInit(&bound, comm);
   const bool have_bound = status == 0;
   if (status == 0) status = SCOTCH_contextBindDgraph(&context, &graph, &bound);
-  if (status == 0) {
-    SCOTCH_randomSeed(static_cast<SCOTCH_Num>(options.seed % static_cast<uint64_t>(SCOTCH_NUMMAX)));
-    SCOTCH_randomReset();
-    status = SCOTCH_dgraphPart(&bound, options.num_parts, &strategy, scotch_part.data());
-  }
+  if (status == 0) status = SCOTCH_dgraphPart(&bound, options.num_parts, &strategy, scotch_part.data());
   if (have_bound) SCOTCH_dgraphExit(&bound);
   if (have_context) SCOTCH_contextExit(&context);
   SCOTCH_stratExit(&strategy);
