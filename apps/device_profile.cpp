@@ -133,8 +133,10 @@ void write_device_profile(const train::DeviceProfile& profile, const std::string
               {"calibrated", profile.calibrated},
               {"source", profile.source},
               {"memory_bytes", profile.memory_bytes},
-              {"cache_bytes", profile.cache_bytes},
-              {"cache_shared", profile.cache_shared}};
+              {"cache_bytes", profile.cache_bytes}};
+  // Only meaningful with a cache term: a measured profile (cache_bytes 0) would otherwise read as if one were
+  // modelled.
+  if (profile.cache_bytes > 0) doc["cache_shared"] = profile.cache_shared;
   if (profile.link_gbs > 0)
     doc["link"] = {
         {"gbs", profile.link_gbs}, {"latency_us", profile.link_latency_us}, {"overlap", profile.overlap},

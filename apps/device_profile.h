@@ -4,7 +4,8 @@
 //
 //   {"format": "halogen.device_profile", "version": 1, "name": "cpu-vm", "kind": "cpu",
 //    "calibrated": true, "source": "...", "memory_bytes": 25769803776, "cache_bytes": 33554432,
-//    "cache_shared": true (the ranks of a node share the cache; default true for cpu),
+//    "cache_shared": true (the ranks of a node share the cache; default true for cpu; written only with a
+//    cache_bytes > 0),
 //    "link": {"gbs": 3.1, "latency_us": 2.0, "overlap": true, "overlap_share": 0.4 (optional, default 1),
 //             "exchange_gbs": 4.5 (optional: point-to-point bandwidth of the halo exchange; default gbs)},
 //    "inter_node_link": {"gbs": 40, "latency_us": 5, "ranks_per_node": 8},     (optional)
