@@ -19,6 +19,9 @@ Two more, on a Halogen graph file (h5py) with Planetoid-style splits, for the ac
     # the same model in PyG loaded with a Halogen checkpoint's parameters (a run with --dropout 0
     # --attention-dropout 0 --lr 1e-20 --epochs 1 --checkpoint ck): loss and accuracies to compare with its metrics
     python3 scripts/bench/pyg_gat.py check-forward cora.h5 ck/last.h5 --heads 8 --output-heads 2
+    # ... and trained on from there without dropout, one loss per epoch, to compare with a Halogen run of the same
+    # seed with --dropout 0 --attention-dropout 0 (python/tests/test_cora.py does this for 30 epochs)
+    python3 scripts/bench/pyg_gat.py check-forward cora.h5 ck/last.h5 --train-epochs 100 --lr 0.005
 
 train: the model mirrors Halogen's GAT (and PyG's examples/gat.py): X0 = dropout(X); hidden layers
 GATConv(heads=H, concat=True, dropout=attention dropout) then dropout(elu(.)); the output layer
@@ -178,6 +181,18 @@ def check_forward(args):
             conv.att_src.data = tensor("att_src").reshape(1, heads, width)
             conv.att_dst.data = tensor("att_dst").reshape(1, heads, width)
             conv.bias.data = tensor("bias")
+    if args.train_epochs > 0:
+        # Training from the checkpoint's parameters without dropout (deterministic): one JSON line per epoch with
+        # the training loss before the step, as Halogen's --metrics "loss" of a run with --dropout 0
+        # --attention-dropout 0 and the same seed (whose initial parameters the checkpoint holds).
+        optimizer = torch.optim.Adam(convs.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+        for epoch in range(1, args.train_epochs + 1):
+            optimizer.zero_grad()
+            out = gat_forward(convs, x, edge_index, 0.0, True)
+            loss = F.cross_entropy(out[splits["train"]], y[splits["train"]])
+            loss.backward()
+            optimizer.step()
+            print(json.dumps({"epoch": epoch, "loss": float(loss)}), flush=True)
     with torch.no_grad():
         out = gat_forward(convs, x, edge_index, 0.0, False)
     pred = out.argmax(1)
@@ -224,6 +239,11 @@ def main():
     check.add_argument("--hidden", type=int, default=8)
     check.add_argument("--heads", type=int, default=8)
     check.add_argument("--output-heads", type=int, default=1)
+    check.add_argument("--train-epochs", type=int, default=0,
+                       help="first train this many epochs without dropout (Adam, --lr, --weight-decay), printing "
+                            "each epoch's loss")
+    check.add_argument("--lr", type=float, default=0.005)
+    check.add_argument("--weight-decay", type=float, default=5e-4)
     args = parser.parse_args()
     {"make-graph": make_graph, "train": train, "accuracy": accuracy, "check-forward": check_forward}[args.command](args)
 
