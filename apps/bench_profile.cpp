@@ -145,9 +145,9 @@ void sleeping_barrier() {
 
 // The halo exchange's point-to-point bandwidth and the share of it that local work hides here, as
 // DistributedAdjacency overlaps them: ranks 2k and 2k+1 swap `bytes` (MPI_Irecv + MPI_Isend of floats, then
-// MPI_Waitall) while each runs one thread of memory-bound work (triad passes) lasting about twice the exchange. share = 1 - (time of exchange + work -
-// time of the work alone) / time of the exchange alone, clamped to [0, 1]; each time the best of 3; rank 0's
-// pair's figure on every rank. With MPI over shared memory the copies run on the ranks' own cores inside MPI
+// MPI_Waitall) while each runs one thread of memory-bound work (triad passes) lasting about twice the exchange.
+// share = 1 - (time of exchange + work - time of the work alone) / time of the exchange alone, clamped to
+// [0, 1]; each time the best of 3; rank 0's pair's figure on every rank. With MPI over shared memory the copies run on the ranks' own cores inside MPI
 // calls, so this is well below 1.
 struct ExchangeFigures {
   double share = 0, gbs = 0;  // share hidden; bytes exchanged alone per second per rank, GB/s

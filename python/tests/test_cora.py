@@ -2,15 +2,17 @@
 read_metrics, and (once `halogen predict` and `--save-best` exist) the checkpoint back in a PyG GCN and the
 predictions of `halogen predict`, with the accuracy Halogen reported. Skipped without the binary, mpirun or
 ../shared/data; the PyG parts without torch_geometric."""
+import json
 import os
 import subprocess
+import sys
 
 import h5py
 import numpy as np
 import pytest
 
 import halogen
-from conftest import run, torch_geometric_or_skip
+from conftest import REPO, run, torch_geometric_or_skip
 
 EPOCHS = 100  # Kipf & Welling's 200 halved for CI time; the best validation epoch comes before 100 (87 for seed 1)
 # Kipf & Welling's settings otherwise, as tests/train/cora_accuracy.sh uses them.
@@ -138,12 +140,12 @@ def test_halogen_predict_on_1_and_2_ranks_matches_pyg(cora, halogen_bin, mpirun)
 
 def test_gat_training_without_dropout_equals_pyg_gatconv(cora, halogen_bin, mpirun):
     """Halogen's GAT (8 heads x 8, the Cora settings but no dropout, so both sides are deterministic) trained on
-    2 ranks for 30 epochs against PyG's GATConv trained from the same initial parameters with torch.optim.Adam:
-    the per-epoch training losses agree to float32 summation order. This covers the forward, every backward,
-    the weight decay of all parameters and Adam over many steps, which the first loss alone does not; what is
-    left between the two is how dropout draws its masks."""
-    torch, pyg = torch_geometric_or_skip()
-    import torch.nn.functional as F
+    2 ranks for 30 epochs against PyG's GATConv trained from the same initial parameters with torch.optim.Adam
+    (scripts/bench/pyg_gat.py check-forward --train-epochs): the per-epoch training losses agree to float32
+    summation order. This covers the forward, every backward, the weight decay of all parameters and Adam over
+    many steps, which the first loss alone does not; what is left between the two is how dropout draws its
+    masks."""
+    torch_geometric_or_skip()
     work = cora["work"]
     common = ["--model", "gat", "--layers", "2", "--hidden", "8", "--heads", "8", "--dropout", "0",
               "--attention-dropout", "0", "--weight-decay", "5e-4", "--weight-decay-all-layers", "--row-normalize",
@@ -154,28 +156,11 @@ def test_gat_training_without_dropout_equals_pyg_gatconv(cora, halogen_bin, mpir
     run(mpirun + ["-np", "2", halogen_bin, "train", str(work / "cora.p2")] + common +
         ["--lr", "0.005", "--epochs", "30", "--metrics", str(work / "gat.jsonl")])
     ours = [r["loss"] for r in halogen.read_metrics(str(work / "gat.jsonl"), as_dataframe=False)]
-    data = cora["data"]
-    x = data.x / data.x.sum(1, keepdim=True).clamp(min=1)  # --row-normalize
-    classes = int(data.y.max()) + 1
-    convs = torch.nn.ModuleList([pyg.nn.GATConv(x.shape[1], 8, heads=8),
-                                 pyg.nn.GATConv(64, classes, heads=1, concat=False)])
-    with h5py.File(str(work / "gat_init" / "last.h5"), "r") as ck:
-        for layer, conv in enumerate(convs):
-            tensor = lambda name: torch.tensor(ck[f"layers/{layer}/{name}"][()]).reshape(-1)
-            heads, width = conv.heads, conv.out_channels
-            conv.lin_src.weight.data = tensor("weight").reshape(-1, heads * width).t().contiguous()
-            conv.att_src.data = tensor("att_src").reshape(1, heads, width)
-            conv.att_dst.data = tensor("att_dst").reshape(1, heads, width)
-            conv.bias.data = tensor("bias")
-    optimizer = torch.optim.Adam(convs.parameters(), lr=0.005, weight_decay=5e-4)
-    theirs = []
-    for _ in range(30):
-        optimizer.zero_grad()
-        out = convs[1](F.elu(convs[0](x, data.edge_index)), data.edge_index)
-        loss = F.cross_entropy(out[data.train_mask], data.y[data.train_mask])
-        loss.backward()
-        optimizer.step()
-        theirs.append(float(loss))
+    pyg = run([sys.executable, os.path.join(REPO, "scripts", "bench", "pyg_gat.py"), "check-forward", cora["path"],
+               str(work / "gat_init" / "last.h5"), "--heads", "8", "--hidden", "8", "--output-heads", "1",
+               "--train-epochs", "30", "--lr", "0.005", "--weight-decay", "5e-4"])
+    theirs = [record["loss"] for record in map(json.loads, pyg.stdout.splitlines()) if "epoch" in record]
     # Measured: within 5.9e-7 relative over 100 epochs on 1 rank. A missing weight decay term, a wrong Adam
     # step or a wrong gradient of any parameter moves the losses by 1e-3 or more within a few epochs.
-    assert len(ours) == 30 and np.allclose(ours, theirs, rtol=1e-5, atol=0), np.abs(np.subtract(ours, theirs)).max()
+    assert len(ours) == 30 and len(theirs) == 30, (len(ours), len(theirs))
+    assert np.allclose(ours, theirs, rtol=1e-5, atol=0), np.abs(np.subtract(ours, theirs)).max()
