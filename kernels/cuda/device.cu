@@ -17,6 +17,7 @@ void* device_allocate(size_t bytes) {
   void* pointer = nullptr;
   const cudaError_t status = cudaMalloc(&pointer, bytes);
   if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clear the sticky-until-read error, or the next launch check would report it
     throw UserError(strformat("out of GPU memory allocating %.1f MiB", bytes / 1048576.0));
   }
   CUDA_CHECK(status);

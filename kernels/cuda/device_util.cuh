@@ -36,6 +36,7 @@ __device__ T block_sum(T value) {
   __syncthreads();
   const int warps = blockDim.x / 32;
   value = (threadIdx.x < warps) ? partial[lane] : T(0);
+  __syncthreads();  // every read of `partial` is done before a second block_sum<T> of this kernel writes it
   if (warp == 0) value = warp_sum(value);
   return value;
 }

@@ -1,7 +1,8 @@
 // GAT's ops on the GPU (kernels/ops.h, "GAT"). One thread per output element (row-parallel over the CSR, as on
 // the CPU; no atomics), and the same float operations in the same order per element as kernels/cpu/gat.cpp,
 // except head_scores_backward's grad_att (one block per column, double sums in the block's order) and
-// expf/expm1f (the device's, within a few ulp of the host's).
+// expf/expm1f (the device's, within a few ulp of the host's). Products summed into an accumulator are __fmul_rn:
+// nvcc would otherwise contract a * b + c into one FMA, which rounds once where the CPU build (no FMA) rounds twice.
 #include "core/rng.h"
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
@@ -35,7 +36,7 @@ __global__ void head_scores_grad_h_kernel(const float* att, int64_t att_stride, 
                                           int64_t n, int64_t width, int64_t cols) {
   for (int64_t t = grid_first(); t < n * cols; t += grid_step()) {
     const int64_t i = t / cols, c = t % cols, k = c / width;
-    grad_h[i * grad_h_stride + c] += grad_s[i * grad_s_stride + k] * att[k * att_stride + c % width];
+    grad_h[i * grad_h_stride + c] += __fmul_rn(grad_s[i * grad_s_stride + k], att[k * att_stride + c % width]);
   }
 }
 
@@ -111,7 +112,7 @@ __global__ void edge_softmax_backward_kernel(const int64_t* indptr, int64_t rows
   for (int64_t t = grid_first(); t < rows * heads; t += grid_step()) {
     const int64_t i = t / heads, k = t % heads, begin = indptr[i], end = indptr[i + 1];
     float dot = 0.0f;
-    for (int64_t e = begin; e < end; ++e) dot += alpha[e * heads + k] * grad[e * heads + k];
+    for (int64_t e = begin; e < end; ++e) dot += __fmul_rn(alpha[e * heads + k], grad[e * heads + k]);
     for (int64_t e = begin; e < end; ++e) grad[e * heads + k] = alpha[e * heads + k] * (grad[e * heads + k] - dot);
   }
 }
@@ -146,7 +147,7 @@ __global__ void weighted_spmm_kernel(const int64_t* indptr, const int32_t* indic
     float sum = 0.0f;
     for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
       const int64_t edge = edge_of ? int64_t(edge_of[e]) : e;
-      sum += weights[edge * heads + k] * x[int64_t(indices[e]) * x_stride + c];
+      sum += __fmul_rn(weights[edge * heads + k], x[int64_t(indices[e]) * x_stride + c]);
     }
     out[i * out_stride + c] = sum;
   }
@@ -386,6 +387,7 @@ void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpiloguePar
   HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability %g is not in [0, 1)", double(p));
   HALOGEN_ASSERT(mask.rows == 0 || (mask.rows == h.rows && mask.cols == h.cols), "elu_dropout: mask shape");
   HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "elu_dropout: row_gid");
+  if (p > 0.0f) detail::require_device(row_gid, "elu_dropout row_gid");
   if (h.size() == 0) return;
   elu_dropout_kernel<<<blocks_for(h.rows * h.cols), kThreads, 0, to_cuda(stream)>>>(
       h.data, h.rows, h.cols, detail::row_stride(h), row_gid.data, p, rng::dropout_threshold(p), params.seed,

@@ -17,7 +17,7 @@ __global__ void one_plus_eps_add_kernel(const float* x, int64_t x_stride, const 
   const int64_t count = rows * cols;
   for (int64_t i = grid_first(); i < count; i += grid_step()) {
     const int64_t r = i / cols, c = i % cols;
-    out[r * out_stride + c] += scale * x[r * x_stride + c];
+    out[r * out_stride + c] += __fmul_rn(scale, x[r * x_stride + c]);
   }
 }
 

@@ -3,13 +3,15 @@
 // Index types. cuSPARSE's CSR descriptor takes one index type for row offsets and column ids, while our CSR
 // has int64 row pointers and int32 column ids. The cache therefore keeps, per matrix, a device int32 copy of
 // the row pointers (4 (rows + 1) bytes; exact since nnz < 2^31) and uses CUSPARSE_INDEX_32I. A matrix with
-// 2^31 or more non-zeros instead gets an int64 copy of its column ids and CUSPARSE_INDEX_64I. Pattern
+// 2^31 - 2^12 or more non-zeros instead gets an int64 copy of its column ids and CUSPARSE_INDEX_64I. Pattern
 // matrices (values == nullptr) get a cached array of ones, since cuSPARSE needs values.
 //
 // Cache. Entry per matrix, keyed by (device, indptr, indices, values, rows, cols, nnz): the int32 row
-// pointers, the sparse descriptor. Sub-entry per (width, x stride, out stride, accumulate): the two dense
-// descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and the
-// result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
+// pointers (or int64 column ids, or ones). Sub-entry per (width, x stride, out stride, accumulate): its own
+// sparse descriptor over those arrays (cuSPARSE keeps one active preprocessed buffer per sparse descriptor: a
+// second cusparseSpMM_preprocess on a shared one would leave the first product without its analysis), the two
+// dense descriptors (their data pointers are updated each call with cusparseDnMatSetValues), the workspace and
+// the result of cusparseSpMM_preprocess. After the first call for a shape, a call allocates and creates nothing.
 // The cache is process-wide, guarded by a mutex, and heap-allocated and never destroyed (no CUDA call from a
 // static destructor after the runtime shut down); release_sparse_cache() empties it. Freeing a matrix's indptr,
 // indices or values array through core's Buffer also drops its entry (the device-memory release hook calls
@@ -102,6 +104,7 @@ struct DenseEntry {
   int64_t width = 0, x_stride = 0, out_stride = 0;
   bool accumulate = false;
   cusparseSpMMAlg_t algorithm = CUSPARSE_SPMM_ALG_DEFAULT;
+  cusparseConstSpMatDescr_t a = nullptr;  // this product's own handle of A (see the file comment)
   cusparseDnMatDescr_t x = nullptr, out = nullptr;
   Buffer<char> workspace;
   // The workspace of an algorithm that refused the product after allocating it: kept until the entry dies,
@@ -114,6 +117,7 @@ struct DenseEntry {
   ~DenseEntry() {
     destroy_descriptor(x);
     destroy_descriptor(out);
+    destroy_descriptor(a);
   }
 };
 
@@ -126,16 +130,12 @@ struct SparseEntry {
   Buffer<int32_t> indptr32;   // (rows + 1) when nnz < 2^31
   Buffer<int64_t> indices64;  // (nnz) otherwise
   Buffer<float> ones;         // (nnz) for pattern matrices
-  cusparseConstSpMatDescr_t descriptor = nullptr;
   std::vector<std::unique_ptr<DenseEntry>> dense;
 
   SparseEntry() = default;
   SparseEntry(const SparseEntry&) = delete;
   SparseEntry& operator=(const SparseEntry&) = delete;
-  ~SparseEntry() {  // dense entries first (they were made from the sparse descriptor), then the descriptor
-    dense.clear();
-    destroy_descriptor(descriptor);
-  }
+  ~SparseEntry() { dense.clear(); }  // dense entries first: their descriptors point into this entry's arrays
 
   bool matches(int dev, const CsrView& a) const {
     return device == dev && indptr == a.indptr && indices == a.indices && values == a.values && rows == a.rows &&
@@ -171,28 +171,36 @@ void build_sparse_entry(SparseEntry& entry, int device, const CsrView& a, cudaSt
   entry.rows = a.rows;
   entry.cols = a.cols;
   entry.nnz = a.nnz;
-  const float* values = a.values;
-  if (values == nullptr) {
+  if (a.values == nullptr) {
     entry.ones = Buffer<float>(a.nnz, Device::cuda);
     fill(entry.ones.span(), 1.0f, stream);
-    values = entry.ones.data();
   }
-  constexpr int64_t kInt32Max = 2147483647;
-  if (a.nnz <= kInt32Max && a.rows < kInt32Max && a.cols <= kInt32Max) {
+  // 32-bit indices below 2^31 - 2^12 non-zeros: cusparseSpMM was reported to fail (CUSPARSE_STATUS_INTERNAL_ERROR)
+  // with 32-bit indices just under 2^31 non-zeros (JuliaGPU/CUDA.jl#2555); 64-bit ids cost 4 bytes per nnz more.
+  constexpr int64_t kInt32Max = 2147483647, kInt32Margin = 4096;
+  if (a.nnz < kInt32Max - kInt32Margin && a.rows < kInt32Max && a.cols <= kInt32Max) {
     entry.indptr32 = Buffer<int32_t>(a.rows + 1, Device::cuda);
     convert_kernel<<<grid_for(a.rows + 1, kThreads), kThreads, 0, stream>>>(a.indptr, entry.indptr32.data(),
                                                                              a.rows + 1);
     HALOGEN_CUDA_CHECK_LAUNCH();
-    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry.descriptor, a.rows, a.cols, a.nnz, entry.indptr32.data(),
-                                          a.indices, values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   } else {
     entry.indices64 = Buffer<int64_t>(a.nnz, Device::cuda);
     convert_kernel<<<grid_for(a.nnz, kThreads), kThreads, 0, stream>>>(a.indices, entry.indices64.data(), a.nnz);
     HALOGEN_CUDA_CHECK_LAUNCH();
-    CUSPARSE_CHECK(cusparseCreateConstCsr(&entry.descriptor, a.rows, a.cols, a.nnz, a.indptr,
-                                          entry.indices64.data(), values, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
-                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  }
+}
+
+// A new cuSPARSE handle of the entry's matrix (32-bit row pointers and ids, or int64 both).
+void create_sparse_descriptor(const SparseEntry& s, cusparseConstSpMatDescr_t* descriptor) {
+  const float* values = s.values != nullptr ? s.values : s.ones.data();
+  if (s.indices64.size() == 0) {
+    CUSPARSE_CHECK(cusparseCreateConstCsr(descriptor, s.rows, s.cols, s.nnz, s.indptr32.data(), s.indices, values,
+                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                          CUDA_R_32F));
+  } else {
+    CUSPARSE_CHECK(cusparseCreateConstCsr(descriptor, s.rows, s.cols, s.nnz, s.indptr, s.indices64.data(), values,
+                                          CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO,
+                                          CUDA_R_32F));
   }
 }
 
@@ -204,6 +212,7 @@ void build_dense_entry(DenseEntry& entry, cusparseHandle_t handle, const SparseE
   entry.x_stride = x_stride;
   entry.out_stride = out_stride;
   entry.accumulate = accumulate;
+  create_sparse_descriptor(sparse, &entry.a);
   CUSPARSE_CHECK(cusparseCreateDnMat(&entry.x, x.rows, x.cols, x_stride, const_cast<float*>(x.data), CUDA_R_32F,
                                      CUSPARSE_ORDER_ROW));
   CUSPARSE_CHECK(cusparseCreateDnMat(&entry.out, out.rows, out.cols, out_stride, out.data, CUDA_R_32F,
@@ -214,15 +223,16 @@ void build_dense_entry(DenseEntry& entry, cusparseHandle_t handle, const SparseE
     entry.algorithm = algorithm;
     size_t workspace_bytes = 0;
     cusparseStatus_t status = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sparse.descriptor,
+                                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, entry.a,
                                                       entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
                                                       &workspace_bytes);
     if (status != CUSPARSE_STATUS_SUCCESS) return status;
-    entry.workspace = Buffer<char>(static_cast<int64_t>(workspace_bytes), Device::cuda);  // replaces an empty one
+    // Never a null pointer (a Buffer of 0 bytes has none, which cuSPARSE may refuse); replaces an empty one.
+    entry.workspace = Buffer<char>(std::max<int64_t>(static_cast<int64_t>(workspace_bytes), 256), Device::cuda);
     // Analyses the sparsity pattern once (CSR_ALG1, CSR_ALG3); later cusparseSpMM calls must pass the same
     // workspace, which this entry keeps. The default algorithm may answer NOT_SUPPORTED: it needs none.
     status = cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     &alpha, sparse.descriptor, entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
+                                     &alpha, entry.a, entry.x, &beta, entry.out, CUDA_R_32F, algorithm,
                                      entry.workspace.data());
     if (status == CUSPARSE_STATUS_NOT_SUPPORTED && algorithm == CUSPARSE_SPMM_ALG_DEFAULT)
       return CUSPARSE_STATUS_SUCCESS;
@@ -309,7 +319,7 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   CUSPARSE_CHECK(cusparseDnMatSetValues(dense->out, out.data));
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   CUSPARSE_CHECK(cusparseSpMM(context.cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                              &alpha, sparse->descriptor, dense->x, &beta, dense->out, CUDA_R_32F, dense->algorithm,
+                              &alpha, dense->a, dense->x, &beta, dense->out, CUDA_R_32F, dense->algorithm,
                               dense->workspace.data()));
 }
 
