@@ -5,13 +5,13 @@
 //
 // GPU specifics:
 // - Every op is enqueued on `stream` (a cudaStream_t; nullptr = the legacy default stream) and returns
-//   without host synchronisation, except softmax_cross_entropy, count_correct and sum_squares, which return a
-//   host scalar and therefore synchronise `stream` once at the end.
+//   without host synchronisation, except softmax_cross_entropy, count_correct, sum_squares, squared_error and
+//   bce_with_logits, which return a host scalar and therefore synchronise `stream` once at the end.
 // - cuBLAS/cuSPARSE handles exist once per (host thread, device) and are bound to `stream` on each call.
-// - spmm caches, per matrix (indptr, indices, values, shape), the cuSPARSE sparse descriptor and a device
-//   int32 copy of the row pointers (cuSPARSE needs row offsets and column ids of one index type; our CSR has
-//   int64 indptr and int32 indices). Above 2^31 - 1 non-zeros it keeps an int64 copy of the column ids
-//   instead. Per (matrix, width) it caches the workspace. Both are made on the first call; later calls
+// - spmm caches, per matrix (indptr, indices, values, shape), a device int32 copy of the row pointers
+//   (cuSPARSE needs row offsets and column ids of one index type; our CSR has int64 indptr and int32
+//   indices). From 2^31 - 2^12 non-zeros it keeps an int64 copy of the column ids instead. Per (matrix, width,
+//   strides, accumulate) it caches a sparse descriptor, the dense descriptors and the preprocessed workspace. Both are made on the first call; later calls
 //   create and allocate nothing. release_sparse_cache() frees everything. Freeing an indptr/indices/values
 //   Buffer drops that matrix's entry automatically (the device-memory release hook tells the cache), so a
 //   matrix later allocated at the same address never meets stale state; call release_sparse_cache() only
