@@ -99,7 +99,8 @@ struct AdamParams {
 // ---- halo packing -----------------------------------------------------------------------------------------
 // gather_rows:      out[i, :] = x[idx[i], :]     x: (n, f);  idx: (m);  out: (m, f)   (pack rows to send)
 // scatter_add_rows: out[idx[i], :] += x[i, :]    x: (m, f);  idx: (m);  out: (n, f)   (reverse exchange: add
-// partial sums received for owned rows). Duplicate indices accumulate (serially per row on the CPU; atomics on GPU).
+// partial sums received for owned rows). Duplicate indices accumulate (serially per row in index order on the CPU;
+// atomics on the GPU, so in no fixed order: HaloExchange scatters each peer's rows, which are distinct, separately).
 
 // ---- elementwise helpers ----------------------------------------------------------------------------------
 // fill: x[:] = value   (n)

@@ -88,10 +88,14 @@ void HaloExchange::finish_reverse(Matrix<float> grad_own, kernels::Stream stream
   HALOGEN_ASSERT(grad_own.rows == num_owned_ && grad_own.cols == width_);
   const double begin = wall_seconds();
   comm_.wait(std::move(in_flight_), stream);
-  const int64_t num_send = send_offsets_.back();
-  if (num_send > 0) {
-    Matrix<const float> received{staging_.data(), num_send, width_, width_, staging_.device()};
-    kernels::scatter_add_rows(received, Span<const int32_t>{send_idx_.data(), num_send, send_idx_.device()},
+  // One scatter per peer, in peer order: a row sent to several peers gets their sums back in the same order on
+  // every backend and every run (the GPU kernel adds with atomics, so one scatter over all peers would sum a
+  // row's duplicates in whatever order its threads ran). Within a peer's part the rows are distinct.
+  for (int q = 0; q < comm_.size(); ++q) {
+    const int64_t s0 = send_offsets_[q], s1 = send_offsets_[q + 1];
+    if (s1 == s0) continue;
+    Matrix<const float> received{staging_.data() + s0 * width_, s1 - s0, width_, width_, staging_.device()};
+    kernels::scatter_add_rows(received, Span<const int32_t>{send_idx_.data() + s0, s1 - s0, send_idx_.device()},
                               grad_own, stream);
   }
   const double end = wall_seconds();
