@@ -28,8 +28,10 @@ BenchComm::BenchComm(const std::string& device, const std::string& comm_kind) : 
   }
   HALOGEN_USER_CHECK(device == "cuda", "--device must be cpu or cuda, got '%s'", device.c_str());
   kernels::device::initialise_device(session_.local_rank());
-  comm_ = comm::make_device_comm(comm_kind);
-  name_ = comm_kind == "nccl" ? "NcclComm" : "MpiComm with host staging";
+  // auto: NCCL when every rank has its own GPU, host-staged MPI when ranks share one (NCCL refuses that).
+  const std::string kind = comm::resolve_device_comm(comm_kind, kernels::device::device_uuid());
+  comm_ = comm::make_device_comm(kind);
+  name_ = kind == "nccl" ? "NcclComm" : "MpiComm with host staging";
 }
 
 BenchComm::~BenchComm() = default;
@@ -113,8 +115,9 @@ void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--comm", options->comm,
-                  "With --device cuda: nccl (NcclComm) or mpi (MpiComm staging through host memory)")
-      ->check(CLI::IsMember({"nccl", "mpi"}))
+                  "With --device cuda: nccl (NcclComm), mpi (MpiComm staging through host memory) or auto "
+                  "(nccl unless ranks share a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")
       ->capture_default_str()

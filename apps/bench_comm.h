@@ -20,7 +20,8 @@ namespace halogen::app {
 
 struct CommBenchOptions {
   std::string device = "cpu";  // cpu: MpiComm on host buffers; cuda: device buffers (CUDA builds) moved by...
-  std::string comm = "nccl";   // ...NcclComm (nccl) or HostStagedComm over MpiComm (mpi); ignored on the CPU
+  std::string comm = "auto";   // ...NcclComm (nccl), HostStagedComm over MpiComm (mpi), or auto (nccl unless
+                               // ranks share a GPU, as `halogen train`); ignored on the CPU
   int warmup = 5;              // untimed iterations before each size
   int iterations = 20;         // timed iterations per size
   uint64_t seed = 1;
