@@ -62,6 +62,7 @@ void run_predict(const PredictFlags& flags) {
     }, train::Report::lowest_failing_rank);
     train::RankInput input = train::load_rank_input(comm, flags.dir, config.row_normalize);
     train::run_collectively(comm, [&] {
+      io::refuse_output_equal_to_input(flags.output, input.meta.graph_file, "--output");
       HALOGEN_USER_CHECK(input.meta.graph_checksum == header.graph_checksum,
                          "%s: the checkpoint was trained on the graph with checksum %s, the partition %s is of the "
                          "graph with checksum %s (%s)", request.checkpoint_path.c_str(), header.graph_checksum.c_str(),
@@ -91,7 +92,7 @@ void add_predict_command(CLI::App& app) {
                   "A checkpoint file, or a `halogen train --checkpoint` directory (its best.h5 if there is one, "
                   "else its last.h5)")
       ->required();
-  cmd->add_option("--output", flags->output,
+  cmd->add_option("-o,--output", flags->output,
                   "HDF5 file: /probabilities float32 [N, C] and /predicted int32 [N], or /embeddings [N, H]")
       ->capture_default_str();
   cmd->add_option("--embeddings", flags->embeddings,

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "io/atomic_file.h"
 #include "io/part_file.h"
 #include "kernels/device.h"
 #include "train/collective_error.h"
@@ -170,6 +171,17 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
   return j.dump();
 }
 
+// --metrics never replaces an input: the graph file, the partition's meta.json, assignment or a shard (a path
+// that does not exist yet never matches).
+void refuse_outputs_over_inputs(comm::Communicator& comm, const TrainFlags& flags, const io::PartitionMeta& meta) {
+  if (flags.metrics.empty()) return;
+  train::run_collectively(comm, [&] {
+    std::vector<std::string> inputs = {meta.graph_file, flags.dir + "/meta.json", io::assignment_path(flags.dir)};
+    for (int part = 0; part < meta.num_parts; ++part) inputs.push_back(io::shard_path(flags.dir, part));
+    for (const std::string& input : inputs) io::refuse_output_equal_to_input(flags.metrics, input, "--metrics");
+  }, train::Report::lowest_failing_rank);
+}
+
 // What checkpoints record about the input (train/checkpoint.h): the graph file's checksum (--resume refuses
 // another graph) and the partition (recorded; another partition of the same graph may resume). Rank 0 writes
 // checkpoints, so only rank 0 hashes the assignment file.
@@ -243,6 +255,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
     log::info(strformat("memory: at most %.3f MiB per rank planned (upper bound; --ignore-memory-check skips the "
                         "check)", bound / 1048576.0));
   }
+  refuse_outputs_over_inputs(comm, flags, meta);
   set_checkpoint_identity(comm, flags, meta, config);
   config.config_json = resolved_config_json(flags, config, device_name(device));
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank | device %s",
@@ -344,6 +357,7 @@ void run_train(const TrainFlags& flags) {
 
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
     const io::PartitionMeta& meta = input.meta;
+    refuse_outputs_over_inputs(comm, flags, meta);
     set_checkpoint_identity(comm, flags, meta, config);
     train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
     if (flags.edge_weight) check_edge_weights(comm, input.shard, flags.dir);

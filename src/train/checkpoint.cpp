@@ -214,6 +214,17 @@ CheckpointHeader read_checkpoint_header(const std::string& path) {
   h.evals_since_best = file.attr_int("evals_since_best");
   h.rng_seed = read_uint64_attr(file, "rng_seed");
   if (file.exists("/optimizer")) h.adam_steps = file.attr_int("steps", "/optimizer");
+  // A checkpoint is written after epoch 1 at the earliest; best_epoch is 0 before the first evaluation.
+  constexpr int64_t kMaxEpoch = int64_t(1) << 40;
+  HALOGEN_USER_CHECK(h.epoch >= 1 && h.epoch <= kMaxEpoch, "%s: epoch: %lld is not an epoch number (1 to 2^40)",
+                     path.c_str(), (long long)h.epoch);
+  HALOGEN_USER_CHECK(h.best_epoch >= 0 && h.best_epoch <= h.epoch, "%s: best_epoch: %lld is not in 0..epoch (%lld)",
+                     path.c_str(), (long long)h.best_epoch, (long long)h.epoch);
+  HALOGEN_USER_CHECK(h.evals_since_best >= 0 && h.evals_since_best <= h.epoch,
+                     "%s: evals_since_best: %lld is not in 0..epoch (%lld)", path.c_str(),
+                     (long long)h.evals_since_best, (long long)h.epoch);
+  HALOGEN_USER_CHECK(h.adam_steps >= 0, "%s: /optimizer steps: %lld is negative", path.c_str(),
+                     (long long)h.adam_steps);
   return h;
 }
 

@@ -41,10 +41,12 @@ std::unique_ptr<Workload> build_collectively(comm::Communicator& comm, Make make
 }
 
 // Fault injection for tests (HALOGEN_FAULT_KILL_AT_EPOCH=E): rank 0 kills itself with SIGKILL as epoch E starts,
-// as a crash or a preempted job would; the checkpoints written so far are what a resumed run finds.
+// as a crash or a preempted job would; the checkpoints written so far are what a resumed run finds. Unset (or
+// not a positive number): never.
 int64_t kill_at_epoch() {
   const char* value = std::getenv("HALOGEN_FAULT_KILL_AT_EPOCH");
-  return value != nullptr ? std::atoll(value) : 0;
+  const int64_t epoch = value != nullptr ? std::atoll(value) : 0;
+  return epoch > 0 ? epoch : -1;
 }
 
 // Whether stdout surely reaches a person's terminal. Under mpirun (Open MPI forwards each rank's output

@@ -93,4 +93,40 @@ python3 -c "import h5py,json,sys; c=json.loads(h5py.File(sys.argv[1],'r').attrs[
 cp -r "$WORK/ck" "$WORK/ck.p2"
 train 2 "$WORK/g.p2" "${base[@]}" --epochs 4 --quiet --checkpoint "$WORK/ck.p2" --resume >/dev/null ||
   fail "resume on another partition (P = 2) of the same graph"
+# A checkpoint whose epoch attributes are out of range (edited by hand, or damaged) is refused with one line
+# naming the file and attribute, by --resume and by predict; no epoch of training runs.
+for bad in "epoch=-3" "epoch=1000000000000000" "best_epoch=9"; do
+  cp -r "$WORK/ck" "$WORK/ck.bad"
+  python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); k,v=sys.argv[2].split('='); f.attrs[k]=int(v)" \
+    "$WORK/ck.bad/last.h5" "$bad"
+  set +e
+  out=$(train 1 "$WORK/g.p1" "${base[@]}" --epochs 5 --quiet --checkpoint "$WORK/ck.bad" --resume 2>&1)
+  rc=$?
+  set -e
+  [[ $rc -ne 0 && $rc -lt 128 && "$out" == *"last.h5: ${bad%%=*}:"* ]] ||
+    fail "--resume from a checkpoint with $bad: exit $rc, output: $out"
+  set +e
+  out=$(timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --checkpoint "$WORK/ck.bad/last.h5" -o "$WORK/pred.h5" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc -ne 0 && $rc -lt 128 && "$out" == *"last.h5: ${bad%%=*}:"* ]] ||
+    fail "predict from a checkpoint with $bad: exit $rc, output: $out"
+  rm -rf "$WORK/ck.bad"
+done
+# Outputs never replace inputs: predict -o the graph file, train --metrics the partition's meta.json or a shard.
+refused() {  # refused WHAT FILE CMD...: exit 2 (not a signal), one line naming the flag, FILE unchanged
+  local what=$1 file=$2 before out rc
+  shift 2
+  before=$(md5sum "$file")
+  set +e
+  out=$("$@" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc -ne 0 && $rc -lt 128 && "$out" == *"$what"*"is also the input"* ]] || fail "$what over $file: exit $rc, output: $out"
+  [[ "$(md5sum "$file")" == "$before" ]] || fail "$what over $file changed it"
+}
+refused --output "$WORK/g.h5" timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --checkpoint "$WORK/ck" -o "$WORK/g.h5"
+refused --metrics "$WORK/g.p1/meta.json" train 1 "$WORK/g.p1" "${base[@]}" --epochs 1 --metrics "$WORK/g.p1/meta.json"
+refused --metrics "$WORK/g.p2/part-00001.h5" train 2 "$WORK/g.p2" "${base[@]}" --epochs 1 \
+  --metrics "$WORK/g.p2/part-00001.h5"
 echo "checkpoint rules: OK"
