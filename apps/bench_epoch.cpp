@@ -56,7 +56,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(o.device, o.comm, session, device);
   comm::Communicator& comm = *rank_comm;
-  try {
+  run_rank_job(rank_comm, [&] {
     train::RankInput input = train::load_rank_input(comm, o.dir, o.row_normalize);
     if (comm.rank() == 0) {
       std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
@@ -120,9 +120,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
         std::fflush(stdout);
       }
     }
-  } catch (const train::PeerFailed&) {
-    exit_code() = 2;
-  }
+  });
 }
 
 }  // namespace

@@ -13,12 +13,14 @@
 #include "apps/bench.h"
 #include "apps/bench_comm.h"
 #include "apps/commands.h"
+#include "apps/rank_device.h"
 #include "comm/halo_exchange.h"
 #include "core/buffer.h"
 #include "core/format.h"
 #include "core/rng.h"
 #include "graph/shard.h"
 #include "io/part_file.h"
+#include "train/collective_error.h"
 
 namespace halogen::app {
 namespace {
@@ -197,18 +199,28 @@ BenchRow run_width(BenchComm& bench_comm, comm::HaloExchange& exchange, const gr
   return row;
 }
 
+void run_on_ranks(BenchComm& bench_comm, const HaloOptions& halo_options, const CommBenchOptions& options);
+
 void run(const HaloOptions& halo_options, const CommBenchOptions& options) {
   BenchComm bench_comm(options.device, options.comm);
+  comm::Communicator& comm = bench_comm.get();
+  run_rank_job(comm, [&] { run_on_ranks(bench_comm, halo_options, options); });
+}
+
+void run_on_ranks(BenchComm& bench_comm, const HaloOptions& halo_options, const CommBenchOptions& options) {
   comm::Communicator& comm = bench_comm.get();
   graph::Shard shard;
   std::string source;
   if (!halo_options.partition_dir.empty()) {
-    const io::PartitionMeta meta = io::read_partition_meta(halo_options.partition_dir);
-    HALOGEN_USER_CHECK(meta.num_parts == comm.size(), "%s: %d parts but %d ranks; run with -np %d",
-                       halo_options.partition_dir.c_str(), meta.num_parts, comm.size(), meta.num_parts);
-    shard = io::read_shard(halo_options.partition_dir, comm.rank());
-    source = strformat("partition %s (%s, %lld vertices)", halo_options.partition_dir.c_str(),
-                       meta.method.c_str(), static_cast<long long>(meta.num_nodes));
+    // Every rank reads its own shard; one that cannot (missing, damaged) stops them all, not a hang.
+    train::run_collectively(comm, [&] {
+      const io::PartitionMeta meta = io::read_partition_meta(halo_options.partition_dir);
+      HALOGEN_USER_CHECK(meta.num_parts == comm.size(), "%s: %d parts but %d ranks; run with -np %d",
+                         halo_options.partition_dir.c_str(), meta.num_parts, comm.size(), meta.num_parts);
+      shard = io::read_shard(halo_options.partition_dir, comm.rank());
+      source = strformat("partition %s (%s, %lld vertices)", halo_options.partition_dir.c_str(),
+                         meta.method.c_str(), static_cast<long long>(meta.num_nodes));
+    }, train::Report::lowest_failing_rank);
   } else {
     shard = synthetic_shard(halo_options, options.seed, comm.size(), comm.rank());
     source = strformat(

@@ -81,7 +81,9 @@ void set_rank_threads(int threads, const comm::MpiSession& session) {
   }
 }
 
-void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::function<void()>& job) {
+namespace {
+
+void run_rank_job_with(const std::function<comm::Communicator&()>& rank_comm, const std::function<void()>& job) {
   try {
     job();
   } catch (const train::PeerFailed&) {
@@ -92,8 +94,18 @@ void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::fun
     exit_code() = 2;
   } catch (const std::exception& e) {
     log::rank_line(std::string("error: ") + e.what());
-    rank_comm->abort(1);
+    rank_comm().abort(1);
   }
+}
+
+}  // namespace
+
+void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::function<void()>& job) {
+  run_rank_job_with([&]() -> comm::Communicator& { return *rank_comm; }, job);
+}
+
+void run_rank_job(comm::Communicator& comm, const std::function<void()>& job) {
+  run_rank_job_with([&]() -> comm::Communicator& { return comm; }, job);
 }
 
 }  // namespace halogen::app

@@ -42,5 +42,7 @@ std::unique_ptr<comm::Communicator> make_rank_comm(const std::string& device_fla
 // may wait in a collective, is printed and takes the whole job down (`rank_comm->abort(1)`). `rank_comm` is read
 // when the error happens, so `job` may replace it.
 void run_rank_job(std::unique_ptr<comm::Communicator>& rank_comm, const std::function<void()>& job);
+// The same, for a job whose communicator stays the same.
+void run_rank_job(comm::Communicator& comm, const std::function<void()>& job);
 
 }  // namespace halogen::app

@@ -56,4 +56,17 @@ if [ "$rc" -eq 0 ]; then
 else
   fail "halogen partition exited $rc: $(cat "$work/partition.out")"
 fi
+# The last rank's shard missing: bench halo and bench epoch stop on every rank (no hang) with exit 2 and one line
+# naming the file.
+cp -r "$work/g.p" "$work/bad.p"
+last=$(printf "%s/bad.p/part-%05d.h5" "$work" $((np - 1)))
+rm "$last"
+for bench in "halo" "epoch --epochs 2"; do
+  # shellcheck disable=SC2086
+  timeout 60 "${mpirun[@]}" "$bin" bench $bench "$work/bad.p" >"$work/bad.out" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "bench $bench with $last missing exited $rc (2 expected; 124: a hang): $(cat "$work/bad.out")"
+  grep -q "error: $last: no such file" "$work/bad.out" || fail "bench $bench: no line naming $last: $(cat "$work/bad.out")"
+  echo "ok: np $np bench $bench stops on a missing shard"
+done
 echo "comm bench: all checks passed (np $np)"
