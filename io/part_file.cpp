@@ -1,6 +1,7 @@
 #include "io/part_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -459,6 +460,10 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     require(s.plan.send_idx[i] >= 0 && s.plan.send_idx[i] < n_own, path, "/send/idx",
             "local id " + std::to_string(s.plan.send_idx[i]) + " at index " + std::to_string(i) +
                 " is not an owned row");
+  // Each destination's rows in its halo order: ascending gid, so ascending owned local id.
+  for (int64_t q = 0; q < parts; ++q)
+    check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path,
+                       "/send/idx");
 
   s.indptr = file.read<int64_t>("/csr/indptr");
   s.indices = file.read<int32_t>("/csr/indices");
@@ -479,11 +484,27 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
           "length differs from /owned/gid");
   require(static_cast<int64_t>(s.degree_halo.size()) == n_halo, path, "/degree/halo",
           "length differs from /halo/gid");
+  // A row of the CSR is the vertex's global adjacency row: its degree, plus one if it has a self-loop. (Halo
+  // degrees are checked against their owners' by train/load.h.)
+  for (int64_t i = 0; i < n_own; ++i) {
+    const int64_t row = s.indptr[i + 1] - s.indptr[i];
+    require(s.degree_owned[i] == row || s.degree_owned[i] == row - 1, path, "/degree/owned",
+            "degree " + std::to_string(s.degree_owned[i]) + " at index " + std::to_string(i) + " but /csr row " +
+                std::to_string(i) + " has " + std::to_string(row) + " entries");
+  }
+  for (int64_t i = 0; i < n_halo; ++i)
+    require(s.degree_halo[i] >= 0 && s.degree_halo[i] < n, path, "/degree/halo",
+            "degree " + std::to_string(s.degree_halo[i]) + " at index " + std::to_string(i) + " is not in [0, " +
+                std::to_string(n) + ")");
 
   std::vector<int64_t> dims;
   s.features = file.read<float>("/node/feat", &dims);
   require(dims.size() == 2 && dims[0] == n_own && dims[1] == s.num_features, path, "/node/feat",
           "expected float32 [" + std::to_string(n_own) + "," + std::to_string(s.num_features) + "]");
+  for (size_t i = 0; i < s.features.size(); ++i)
+    require(std::isfinite(s.features[i]), path, "/node/feat",
+            "not finite at row " + std::to_string(i / std::max<int64_t>(s.num_features, 1)) + ", column " +
+                std::to_string(i % std::max<int64_t>(s.num_features, 1)));
   if (file.exists("/node/label")) {
     s.labels = file.read<int32_t>("/node/label");
     require(static_cast<int64_t>(s.labels.size()) == n_own, path, "/node/label",
@@ -503,6 +524,7 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   std::vector<int64_t>* outs[] = {&s.train, &s.valid, &s.test};
   for (int i = 0; i < 3; ++i) {
     if (!file.exists(splits[i])) continue;
+    s.splits_present |= static_cast<uint8_t>(1u << i);
     *outs[i] = file.read<int64_t>(splits[i]);
     check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
   }

@@ -72,6 +72,7 @@ struct Shard {
   std::vector<float> targets;         // regression targets (T, n_own) or (n_own); empty when none
   int64_t target_steps = 0;
   std::vector<int64_t> train, valid, test;  // local ids (into [0, n_own)), ascending
+  uint8_t splits_present = 0;               // bit i set: /split/{train,valid,test}[i] is in the file
   std::vector<ShardSnapshot> snapshots;     // dynamic graphs: one per time step; empty for static graphs
   // Link prediction (dynamic graphs): one step per snapshot pair (s, s+1), written by `halogen partition`
   // with `link_negatives` sampled negatives per positive; link_negatives == 0 when the shard has none (static

@@ -21,6 +21,24 @@ expect_failure "missing shard" "part-00001.h5" 2 "$WORK/missing"
 cp -r "$WORK/p2" "$WORK/corrupt" && head -c 1000 "$WORK/p2/part-00000.h5" >"$WORK/corrupt/part-00000.h5"
 expect_failure "corrupt shard" "part-00000.h5" 2 "$WORK/corrupt"
 expect_failure "NaN loss" "epoch [0-9]*: the loss is .*layer [0-9]" 2 "$WORK/p2" --lr 1e30
+# Shards that disagree with each other (each valid alone): every rank stops with the file and dataset named.
+python3 -c 'import h5py' 2>/dev/null || { echo "skipped the shard-agreement cases: python3 lacks h5py"; exit 0; }
+"$HALOGEN_BIN" partition "$WORK/g.h5" -k 2 --method random -o "$WORK/p2r" >/dev/null
+cp -r "$WORK/p2" "$WORK/mixed" && cp "$WORK/p2r/part-00001.h5" "$WORK/mixed/"
+expect_failure "shards of two partitions" "part-0000[01].h5: /\\(halo\\|owned\\|snapshots\\)" 2 "$WORK/mixed"
+edit() {  # edit DIR PART PYTHON: runs PYTHON with f = the shard opened for writing
+  python3 -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'r+'); $3" "$(printf '%s/part-%05d.h5' "$1" "$2")"
+}
+cp -r "$WORK/p2" "$WORK/degree" && edit "$WORK/degree" 0 "d = f['degree/halo'][...]; d[0] += 1; f['degree/halo'][...] = d"
+expect_failure "a halo degree unlike its owner's" "part-00000.h5: /halo/gid: the halo rows" 2 "$WORK/degree"
+cp -r "$WORK/p2" "$WORK/order" && edit "$WORK/order" 1 "i = f['send/idx'][...]; i[[0, 1]] = i[[1, 0]]; f['send/idx'][...] = i"
+expect_failure "rows sent out of order" "part-00001.h5: /send/idx" 2 "$WORK/order"
+cp -r "$WORK/p2" "$WORK/nan" && edit "$WORK/nan" 1 "x = f['node/feat'][...]; x[3, 2] = np.nan; f['node/feat'][...] = x"
+expect_failure "NaN feature in a shard" "part-00001.h5: /node/feat: not finite at row 3, column 2" 2 "$WORK/nan"
+cp -r "$WORK/p2" "$WORK/nosplit" && edit "$WORK/nosplit" 1 "del f['split/train']"
+expect_failure "a shard without its training split" "part-00001.h5: /split/train: missing" 2 "$WORK/nosplit"
+cp -r "$WORK/p2" "$WORK/rowdeg" && edit "$WORK/rowdeg" 0 "d = f['degree/owned'][...]; d[5] += 2; f['degree/owned'][...] = d"
+expect_failure "an owned degree unlike its row" "part-00000.h5: /degree/owned: degree" 2 "$WORK/rowdeg"
 # A metrics file that cannot be written (a full disk) stops every rank with one line, not a truncated file.
 expect_failure "metrics on a full disk" "/dev/full: cannot write metrics: No space left on device" 2 "$WORK/p2" \
   --metrics /dev/full

@@ -3,6 +3,7 @@
 // independent naive reference for halos and sends, and the checker catching corrupted shards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -186,9 +187,25 @@ TEST(PartitionCheck, DetectsCorruptedShards) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   };
-  graph::Shard swapped = original;  // send rows in the wrong order
-  std::swap(swapped.plan.send_idx.front(), swapped.plan.send_idx.back());
-  if (swapped.plan.send_idx.front() != swapped.plan.send_idx.back()) expect_violation(swapped, "send row");
+  graph::Shard swapped = original;  // send rows out of order: the reader refuses them
+  std::swap(swapped.plan.send_idx[0], swapped.plan.send_idx[1]);
+  if (swapped.plan.send_idx[0] != swapped.plan.send_idx[1] &&
+      original.plan.send_offsets[1] - original.plan.send_offsets[0] >= 2)
+    expect_violation(swapped, "/send/idx: not strictly ascending");
+  graph::Shard moved = original;  // in order, but the wrong vertex: only the checker sees it
+  const int64_t n_own = static_cast<int64_t>(original.owned_gid.size());
+  bool shifted = false;
+  for (size_t i = 0; i < moved.plan.send_idx.size() && !shifted; ++i) {
+    const bool segment_end = std::find(moved.plan.send_offsets.begin(), moved.plan.send_offsets.end(),
+                                       static_cast<int64_t>(i + 1)) != moved.plan.send_offsets.end();
+    const int32_t next = segment_end ? static_cast<int32_t>(n_own) : moved.plan.send_idx[i + 1];
+    if (moved.plan.send_idx[i] + 1 < next) {
+      ++moved.plan.send_idx[i];
+      shifted = true;
+    }
+  }
+  ASSERT_TRUE(shifted);
+  expect_violation(moved, "send row");
   graph::Shard feature = original;
   feature.features[0] += 1.0f;
   expect_violation(feature, "/node/feat");
