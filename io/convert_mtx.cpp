@@ -53,6 +53,8 @@ graph::Graph convert_matrix_market(const ConvertOptions& options) {
     cols = parse_int64(tokens[1], reader, 1);
     entries = parse_int64(tokens[2], reader, 2);
     HALOGEN_USER_CHECK(rows >= 0 && cols >= 0 && entries >= 0, "%snegative size", reader.where().c_str());
+    HALOGEN_USER_CHECK(entries > 0, "%sno entries: a graph without edges (a truncated file?)",
+                       reader.where().c_str());
     HALOGEN_USER_CHECK(rows == cols, "%sthe matrix is %lld x %lld; an adjacency matrix must be square",
                        reader.where().c_str(), static_cast<long long>(rows), static_cast<long long>(cols));
     // Before anything of these sizes is allocated (a 2^28 x 2^28 header with one entry would write 2 GiB).

@@ -159,10 +159,18 @@ int64_t read_single_count(const std::string& path, const char* what) {
   return value;
 }
 
+int64_t read_edge_count(const std::string& dir) {
+  const std::string path = require_raw(dir, "num-edge-list");
+  const int64_t edges = read_single_count(path, "number of edges");
+  HALOGEN_USER_CHECK(edges > 0, "%s: 0 edges: a graph without edges", path.c_str());
+  return edges;
+}
+
 }  // namespace ogb
 
 namespace {
 
+using ogb::read_edge_count;
 using ogb::read_single_count;
 
 graph::EdgeList read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges) {
@@ -253,7 +261,7 @@ graph::Graph convert_ogb(const ConvertOptions& options) {
   g.name = ogb::default_name(dir, options.name);
   g.directed = options.directed;
   g.num_nodes = read_single_count(ogb::require_raw(dir, "num-node-list"), "number of nodes");
-  const int64_t num_edges = read_single_count(ogb::require_raw(dir, "num-edge-list"), "number of edges");
+  const int64_t num_edges = read_edge_count(dir);
   graph::EdgeList edges = read_edges(ogb::require_raw(dir, "edge"), g.num_nodes, num_edges);
   // Per-node files are read before anything of num-node-list's size is allocated: their row counts confirm
   // it (a corrupt num-node-list of 2^28 is refused there, after reading what the files hold).

@@ -22,6 +22,7 @@ namespace halogen::io {
 
 namespace fs = std::filesystem;
 using ogb::read_single_count;
+using ogb::read_edge_count;
 
 namespace {
 
@@ -228,7 +229,7 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
   ConvertSummary summary;
   summary.directed = options.directed;
   const int64_t num_nodes = read_single_count(ogb::require_raw(dir, "num-node-list"), "number of nodes");
-  const int64_t num_edges = read_single_count(ogb::require_raw(dir, "num-edge-list"), "number of edges");
+  const int64_t num_edges = read_edge_count(dir);
   summary.num_nodes = num_nodes;
   write_atomically(output, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);

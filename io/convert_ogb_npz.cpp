@@ -40,6 +40,8 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
                      "%s: edge_index: expected shape (2, E), found %s", data_path.c_str(),
                      shape_text(edge_shape).c_str());
   in.num_edges = edge_shape[1];
+  HALOGEN_USER_CHECK(in.num_edges > 0, "%s: edge_index: no edges, shape %s (a graph without edges)",
+                     data_path.c_str(), shape_text(edge_shape).c_str());
 
   if (data.has("num_nodes_list")) {
     auto reader = data.open("num_nodes_list");

@@ -77,6 +77,8 @@ void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& o
 
 // The single count of num-node-list / num-edge-list (one line, >= 0); UserError naming file and line.
 int64_t read_single_count(const std::string& path, const char* what);
+// raw/num-edge-list's count, refused when 0 (a graph without edges).
+int64_t read_edge_count(const std::string& dir);
 
 // split/<scheme> as read_splits chooses it (scheme "" = the only one); "" with a warning when there is no
 // split/ directory. The split file NAME.csv.gz (or NAME.csv) in it; UserError when neither exists.
