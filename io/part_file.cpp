@@ -528,6 +528,15 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     *outs[i] = file.read<int64_t>(splits[i]);
     check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
   }
+  std::vector<uint8_t> in_split(static_cast<size_t>(n_own), 0);  // the splits are disjoint
+  for (int i = 0; i < 3; ++i)
+    for (size_t k = 0; k < outs[i]->size(); ++k) {
+      const int64_t v = (*outs[i])[k];
+      require(in_split[v] == 0, path, splits[i],
+              "local id " + std::to_string(v) + " at index " + std::to_string(k) + " is also in " +
+                  (in_split[v] ? splits[in_split[v] - 1] : ""));
+      in_split[v] = static_cast<uint8_t>(i + 1);
+    }
   read_shard_snapshots(file, path, s);
   read_shard_link_steps(file, path, s);
   require(s.link_negatives == meta.link_negatives, path, "/",

@@ -39,6 +39,20 @@ cp -r "$WORK/p2" "$WORK/nosplit" && edit "$WORK/nosplit" 1 "del f['split/train']
 expect_failure "a shard without its training split" "part-00001.h5: /split/train: missing" 2 "$WORK/nosplit"
 cp -r "$WORK/p2" "$WORK/rowdeg" && edit "$WORK/rowdeg" 0 "d = f['degree/owned'][...]; d[5] += 2; f['degree/owned'][...] = d"
 expect_failure "an owned degree unlike its row" "part-00000.h5: /degree/owned: degree" 2 "$WORK/rowdeg"
+cp -r "$WORK/p2" "$WORK/overlap" && edit "$WORK/overlap" 0 "t = np.union1d(f['split/test'][...], f['split/train'][:1]); \
+del f['split/test']; f.create_dataset('split/test', data=t.astype(np.int64), chunks=True, fletcher32=True)"
+expect_failure "a shard whose test split holds a training vertex" \
+  "part-00000.h5: /split/test: local id [0-9]* at index [0-9]* is also in /split/train" 2 "$WORK/overlap"
+# The same in a graph file: partition refuses it.
+cp "$WORK/g.h5" "$WORK/overlap.h5" && python3 -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'r+'); \
+t = np.union1d(f['split/valid'][...], f['split/train'][:1]); del f['split/valid']; \
+f.create_dataset('split/valid', data=t.astype(np.int64), chunks=True, fletcher32=True)" "$WORK/overlap.h5"
+status=0
+"$HALOGEN_BIN" partition "$WORK/overlap.h5" -k 2 -o "$WORK/overlap.p2" >/dev/null 2>"$WORK/err" || status=$?
+[[ $status -eq 2 ]] || fail "overlapping splits in a graph file: partition exit $status"
+grep -q "overlap.h5: /split/valid: index [0-9]*: node id [0-9]* is also in /split/train" "$WORK/err" ||
+  fail "overlapping splits in a graph file: $(cat "$WORK/err")"
+echo "overlapping splits in a graph file: exit 2, '$(cat "$WORK/err")'"
 # A metrics file that cannot be written (a full disk) stops every rank with one line, not a truncated file.
 expect_failure "metrics on a full disk" "/dev/full: cannot write metrics: No space left on device" 2 "$WORK/p2" \
   --metrics /dev/full
