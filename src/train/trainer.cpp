@@ -173,6 +173,10 @@ int64_t Trainer::restore(TrainResult& result, Progress& progress) {
     HALOGEN_USER_CHECK(changed.empty(), "%s: --resume with a changed option: %s (only --epochs, --metrics, --quiet, "
                        "--eval-every, --patience and --checkpoint-every may change on resume)", path.c_str(),
                        changed.c_str());
+    HALOGEN_USER_CHECK(h.epoch < config_.epochs,
+                       "%s: the checkpoint is after epoch %lld, so --epochs %lld leaves nothing to train (pass "
+                       "--epochs above %lld to continue)", path.c_str(), (long long)h.epoch,
+                       (long long)config_.epochs, (long long)h.epoch);
     HALOGEN_USER_CHECK(h.fingerprint == workload_->fingerprint(), "%s: checkpoint is for \"%s\", this run is \"%s\"",
                        path.c_str(), h.fingerprint.c_str(), workload_->fingerprint().c_str());
     s = read_checkpoint(path, parameter_layout(store), /*with_optimizer=*/true);

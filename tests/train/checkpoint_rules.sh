@@ -78,6 +78,16 @@ refused "--model is sage, the checkpoint was trained with gcn" 1 "$WORK/g.p1" $(
 refused "--seed is 5, the checkpoint was trained with 4" 1 "$WORK/g.p1" $(without --seed) --seed 5
 refused "--row-normalize is true, the checkpoint was trained with false" 1 "$WORK/g.p1" "${base[@]}" --row-normalize
 }
+# Nothing left to train: --epochs at or below the checkpoint's epoch (3) is refused, the checkpoint unchanged.
+for epochs in 2 3; do
+  if train 1 "$WORK/g.p1" "${base[@]}" --epochs "$epochs" --quiet --checkpoint "$WORK/ck" --resume >/dev/null 2>"$WORK/err"; then
+    fail "resume with --epochs $epochs after epoch 3 was accepted"
+  fi
+  grep -qF "the checkpoint is after epoch 3, so --epochs $epochs leaves nothing to train (pass --epochs above 3" \
+    "$WORK/err" || fail "resume with --epochs $epochs: $(cat "$WORK/err")"
+  [[ "$(md5sum "$ck")" == "$before" ]] || fail "a refused resume changed the checkpoint"
+  echo "refused: --epochs $epochs"
+done
 
 # Accepted: loop options changed (and --quiet dropped), then --lr with --allow-lr-change, then another partition.
 cp -r "$WORK/ck" "$WORK/ck.loop"
