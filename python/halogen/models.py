@@ -3,13 +3,16 @@ parameter names halogen.load_state_dict produces, so that a Halogen checkpoint r
 
     model = halogen.models.from_checkpoint("run/ckpt")       # or build GCN(...) / SAGE(...) and load_state_dict
     logits = model(data.x, data.edge_index)                   # data = halogen.to_pyg("g.h5")
+    logits = model(data.x, data.edge_index, data.edge_weight) # a model trained with --edge-weight
 
 Forward, as Halogen's (src/nn/model.h), L layers:
     X_0 = dropout(row_normalize(x) if row_normalize else x)
     X_{l+1} = dropout(relu(conv_l(X_l)))   for l < L-1;     logits = conv_{L-1}(X_{L-1})
-with conv = GCNConv (Â = D^-1/2 (A+I) D^-1/2, self loops added, edge weights not used: Halogen's GCN ignores
-/csr/weight) or SAGEConv (mean over neighbours through lin_l, the vertex itself through lin_r; a vertex
-without neighbours aggregates zero). row_normalize divides each feature row by its sum (rows summing to 0 are
+with conv = GCNConv (Â = D^-1/2 (A+I) D^-1/2, self loops of weight 1 added) or SAGEConv (mean over neighbours
+through lin_l, the vertex itself through lin_r; a vertex without neighbours aggregates zero). Without edge_weight
+every edge weighs 1, as Halogen without --edge-weight; with it (Halogen's --edge-weight), A holds the weights and D
+the weighted degrees (GCN, as PyG's gcn_norm), and SAGE takes the weighted mean sum_j w_ij x_j / sum_j w_ij. A
+model from a checkpoint trained with --edge-weight refuses to run without edge_weight. row_normalize divides each feature row by its sum (rows summing to 0 are
 kept), as `halogen train --row-normalize` does. Messages flow along edge_index (source -> target); for the
 undirected graphs Halogen trains on this is the same as Halogen's rows.
 """
@@ -33,13 +36,22 @@ class _Stack(torch.nn.Module):
         self.convs = torch.nn.ModuleList(convs)
         self.dropout = dropout
         self.row_normalize = row_normalize_features
+        self.edge_weight_required = False  # set by from_checkpoint for a --edge-weight run
 
-    def forward(self, x, edge_index):
+    def _conv(self, conv, x, edge_index, edge_weight):
+        return conv(x, edge_index) if edge_weight is None else conv(x, edge_index, edge_weight)
+
+    def forward(self, x, edge_index, edge_weight=None):
+        if edge_weight is None and self.edge_weight_required:
+            raise ValueError("this model was trained with --edge-weight: pass edge_weight (data.edge_weight of "
+                             "halogen.to_pyg), or every edge would weigh 1")
+        if edge_weight is not None and edge_weight.numel() != edge_index.size(1):
+            raise ValueError(f"edge_weight: {edge_weight.numel()} values for {edge_index.size(1)} edges")
         if self.row_normalize:
             x = row_normalize(x)
         x = F.dropout(x, p=self.dropout, training=self.training)
         for i, conv in enumerate(self.convs):
-            x = conv(x, edge_index)
+            x = self._conv(conv, x, edge_index, edge_weight)
             if i + 1 < len(self.convs):
                 x = F.dropout(F.relu(x), p=self.dropout, training=self.training)
         return x
@@ -68,6 +80,18 @@ class SAGE(_Stack):
         super().__init__([SAGEConv(w[i], w[i + 1], aggr="mean") for i in range(num_layers)], dropout,
                          row_normalize)
 
+    def _conv(self, conv, x, edge_index, edge_weight):
+        if edge_weight is None:
+            return conv(x, edge_index)
+        # SAGEConv has no edge weights: the weighted mean over in-neighbours (sources of edges into a vertex),
+        # zero where they weigh 0 in all, then SAGEConv's own linear maps (lin_l with bias, lin_r without).
+        src, dst = edge_index[0], edge_index[1]
+        w = edge_weight.to(x.dtype).reshape(-1)
+        total = torch.zeros(x.size(0), 1, dtype=x.dtype, device=x.device).index_add_(0, dst, w[:, None])
+        summed = torch.zeros_like(x).index_add_(0, dst, w[:, None] * x[src])
+        mean = summed / torch.where(total == 0, torch.ones_like(total), total)
+        return conv.lin_l(mean) + conv.lin_r(x)
+
 
 def _config_value(config, names, default):
     """The first of `names` in the config dict, looked up at the top level, then in nested sections."""
@@ -84,7 +108,8 @@ def _config_value(config, names, default):
 
 def from_checkpoint(path):
     """The GCN or SAGE of a Halogen checkpoint (file or directory), its weights loaded, in eval mode. Sizes come
-    from the weights; dropout and row normalisation from the checkpoint's config (row_normalize)."""
+    from the weights; dropout, row normalisation and edge weights from the checkpoint's config (row_normalize,
+    edge_weight: such a model must be called with edge_weight)."""
     checkpoint = read_checkpoint(path)
     model, widths = _check_layers(checkpoint)
     config = checkpoint["config"]
@@ -96,4 +121,5 @@ def from_checkpoint(path):
     if any(w[1] != hidden for w in widths[:-1]):
         raise ValueError(f"{checkpoint['path']}: hidden widths differ between layers {widths}")
     net.load_state_dict(load_state_dict(checkpoint))
+    net.edge_weight_required = bool(_config_value(config, ("edge_weight", "edge-weight"), False))
     return net.eval()

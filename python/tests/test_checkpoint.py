@@ -12,7 +12,7 @@ import pytest
 import halogen
 
 
-def write_checkpoint(path, model, widths, row_normalize=True, seed=0, epoch=7):
+def write_checkpoint(path, model, widths, row_normalize=True, seed=0, epoch=7, edge_weight=False):
     rng = np.random.default_rng(seed)
     params = []
     with h5py.File(path, "w") as f:
@@ -20,8 +20,11 @@ def write_checkpoint(path, model, widths, row_normalize=True, seed=0, epoch=7):
         f.attrs["format_version"] = np.int64(1)
         f.attrs["model"] = model
         f.attrs["epoch"] = np.int64(epoch)
-        f.attrs["config"] = json.dumps({"model": model, "layers": len(widths) - 1, "hidden": widths[1],
-                                        "dropout": 0.5, "row_normalize": row_normalize})
+        config = {"model": model, "layers": len(widths) - 1, "hidden": widths[1], "dropout": 0.5,
+                  "row_normalize": row_normalize}
+        if edge_weight:
+            config["edge_weight"] = True  # as Halogen writes it: only when set
+        f.attrs["config"] = json.dumps(config)
         f.attrs["graph_checksum"] = "0123abcd"
         for layer, (fan_in, fan_out) in enumerate(zip(widths[:-1], widths[1:])):
             p = {"weight": rng.standard_normal((fan_in, fan_out)).astype(np.float32),
@@ -35,17 +38,18 @@ def write_checkpoint(path, model, widths, row_normalize=True, seed=0, epoch=7):
     return params
 
 
-def halogen_forward(model, params, indptr, indices, x, row_normalize):
-    """Halogen's evaluation forward in float64, from the contracts of src/nn/graph_conv.h and model.h."""
+def halogen_forward(model, params, indptr, indices, x, row_normalize, weight=None):
+    """Halogen's evaluation forward in float64, from the contracts of src/nn/graph_conv.h and model.h (weighted:
+    docs/train.md, "Weighted edges")."""
     n = indptr.size - 1
     a = np.zeros((n, n))
-    a[np.repeat(np.arange(n), np.diff(indptr)), indices] = 1
+    a[np.repeat(np.arange(n), np.diff(indptr)), indices] = 1 if weight is None else weight
     deg = a.sum(1)
     if model == "gcn":
         d = 1 / np.sqrt(deg + 1)
         prop = d[:, None] * (a + np.eye(n)) * d[None, :]
     else:
-        prop = a / np.maximum(deg, 1)[:, None]  # mean over neighbours; none -> 0
+        prop = a / np.where(deg == 0, 1, deg)[:, None]  # (weighted) mean over neighbours; none -> 0
     h = x.astype(np.float64)
     if row_normalize:
         s = h.sum(1, keepdims=True)
@@ -58,13 +62,14 @@ def halogen_forward(model, params, indptr, indices, x, row_normalize):
     return h
 
 
-def graph(tmp_path):
+def graph(tmp_path, weighted=False):
     rng = np.random.default_rng(3)
     edge_index = rng.integers(0, 28, (2, 80))  # vertices 28, 29 isolated
     x = rng.random((30, 5)).astype(np.float32)
     x[4] = 0  # a row summing to zero stays zero under row normalisation
+    weight = rng.uniform(0.1, 3.0, 80).astype(np.float32) if weighted else None
     path = str(tmp_path / "g.h5")
-    halogen.write_graph(path, 30, edge_index, features=x)
+    halogen.write_graph(path, 30, edge_index, features=x, edge_weight=weight)
     return path, halogen.read_graph(path)
 
 
@@ -151,3 +156,27 @@ def test_read_predictions(tmp_path):
     with h5py.File(str(tmp_path / "e.h5"), "w") as f:
         f["embeddings"] = np.ones((4, 2), np.float32)
     assert halogen.read_predictions(str(tmp_path / "e.h5"))["embeddings"].shape == (4, 2)
+
+
+@pytest.mark.parametrize("model, widths", [("gcn", [5, 8, 3]), ("sage", [5, 8, 3]), ("sage", [5, 4, 4, 3])])
+def test_pyg_model_computes_halogens_weighted_forward(tmp_path, model, widths):
+    """A checkpoint trained with --edge-weight: the PyG model, given data.edge_weight, computes Halogen's
+    weighted forward (GCN's weighted degrees, SAGE's weighted mean), and refuses to run without the weights."""
+    from conftest import torch_geometric_or_skip
+
+    torch, _ = torch_geometric_or_skip()
+    path, g = graph(tmp_path, weighted=True)
+    assert g["weight"] is not None and np.ptp(g["weight"]) > 1  # weights that matter
+    params = write_checkpoint(str(tmp_path / "c.h5"), model, widths, True, edge_weight=True)
+    net = halogen.models.from_checkpoint(str(tmp_path / "c.h5"))
+    data = halogen.to_pyg(path)
+    with torch.no_grad():
+        ours = net(data.x, data.edge_index, data.edge_weight).double().numpy()
+        unweighted = halogen.models.from_checkpoint(str(tmp_path / "c.h5"))
+        unweighted.edge_weight_required = False
+        plain = unweighted(data.x, data.edge_index).double().numpy()
+    expected = halogen_forward(model, params, g["indptr"], g["indices"], g["features"], True, g["weight"])
+    assert np.allclose(ours, expected, rtol=1e-4, atol=1e-4), np.abs(ours - expected).max()
+    assert not np.allclose(plain, expected, rtol=1e-2, atol=1e-2)  # the weights change the answer
+    with pytest.raises(ValueError, match="trained with --edge-weight: pass edge_weight"):
+        net(data.x, data.edge_index)
