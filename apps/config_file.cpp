@@ -69,6 +69,9 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
     if (!item.parents.empty()) {
       if (strip_prefix(item.parents, path) || strip_prefix(item.parents, {path.back()})) {
         // this command's section
+      } else if (item.parents.size() < path.size() &&
+                 std::equal(item.parents.begin(), item.parents.end(), path.begin())) {
+        item.parents.clear();  // a group's section ([generate] for generate sbm): as the top level
       } else if (std::find(other_commands.begin(), other_commands.end(), item.parents.front()) !=
                  other_commands.end()) {
         continue;  // another command's section
@@ -141,8 +144,12 @@ std::vector<std::string> expand_config_arguments(CLI::App& root, int argc, char*
       }
     }
   }
+  // --config may follow any of the subcommand names (generate --config F sbm): it is for the deepest one.
+  size_t after_first = args.size();
+  for (size_t i = 0; i < args.size() && after_first == args.size(); ++i)
+    if (!args[i].empty() && args[i][0] != '-') after_first = i + 1;
   std::string file;
-  for (size_t i = after_command; i < args.size(); ++i) {
+  for (size_t i = std::min(after_first, after_command); i < args.size(); ++i) {
     if (args[i] == "--") break;
     if (args[i] == "--config" && i + 1 < args.size())
       file = args[i + 1];

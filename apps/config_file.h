@@ -4,8 +4,9 @@
 // (`epochs = 100`, `weight-decay = 0.0`; `weight_decay` is accepted too); positional arguments by their name
 // (positional arguments stay on the command line). Keys may stand at the top level or in a section named
 // after the subcommand (`[train]`,
-// `[partition]`, `[bench.spmm]`), so one file can serve a whole pipeline: sections of other subcommands are
-// skipped. Options given on the command line override the file. A key that is not an option of the subcommand
+// `[partition]`, `[bench.spmm]`) or after a group above it (`[bench]` counts as the top level for `bench spmm`), so
+// one file can serve a whole pipeline: sections of other subcommands are skipped. `--config` may be given after
+// any name of the command (`halogen generate --config F sbm` = `halogen generate sbm --config F`). Options given on the command line override the file. A key that is not an option of the subcommand
 // (or a section that is no subcommand) is a UserError naming the file and the key. The file is read before
 // parsing and its items become arguments (`--epochs=100`) inserted after the subcommand's name, so a value is
 // converted, checked and counted as "given" exactly like a typed one; a value of the wrong type is reported

@@ -99,6 +99,17 @@ done
 # another command: partition reads its own section of the same file (parts = 4)
 "$HALOGEN_BIN" partition "$WORK/g.h5" -o "$WORK/p4" --config "$WORK/run.toml" >/dev/null || fail "partition --config"
 [ -f "$WORK/p4/part-00003.h5" ] || fail "partition did not read parts = 4 from [partition]"
+# a group's section ([generate]) and --config after the group's name both reach the subcommand
+printf '[generate]\nnodes = 123\n[generate.sbm]\nclasses = 3\n[train]\nepochs = 2\n' >"$WORK/gen.toml"
+for order in "generate --config $WORK/gen.toml sbm" "generate sbm --config $WORK/gen.toml"; do
+  # shellcheck disable=SC2086
+  "$HALOGEN_BIN" $order -o "$WORK/gen.h5" >"$WORK/gen.log" 2>&1 || fail "$order: $(cat "$WORK/gen.log")"
+  grep -q "123 nodes, .* 3 classes" "$WORK/gen.log" || fail "$order ignored the file: $(cat "$WORK/gen.log")"
+done
+"$HALOGEN_BIN" generate rmat --config "$WORK/gen.toml" -o "$WORK/gen.h5" >"$WORK/err" 2>&1 &&
+  fail "[generate] nodes accepted by generate rmat (which has no --nodes)"
+grep -qF "gen.toml: unknown key \"nodes\" (not an option of \`halogen generate rmat\`" "$WORK/err" ||
+  fail "generate rmat: $(cat "$WORK/err")"
 
 # --- resume into the same metrics file ----------------------------------------------------------------------
 common=(--seed 2 --hidden 8 --quiet --eval-every 1)
