@@ -81,6 +81,7 @@ struct TrainFlags {
   float attention_dropout = 0.6f;
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
        layers_given = false, negatives_given = false, window_given = false;
+  std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
 };
 
 // Per-model defaults of the temporal models (options not given on the command line or in --config), chosen so
@@ -148,7 +149,9 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"tensorboard", flags.tensorboard},
                       {"save-best", flags.save_best},
                       {"allow-lr-change", flags.allow_lr_change}};
-  if (!flags.comm.empty()) j["comm"] = flags.comm;
+  j["comm"] = flags.comm.empty() ? "auto" : flags.comm;
+  j["tf32"] = flags.tf32;
+  j["ignore-memory-check"] = flags.ignore_memory_check;
   if (is_temporal(flags.model)) {
     const auto& temporal = static_cast<const train::TemporalTrainConfig&>(run);
     j["task"] = flags.task;
@@ -167,6 +170,17 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
     j["hidden"] = flags.hidden;
     j["dropout"] = option_value(flags.dropout);
     j["row-normalize"] = flags.row_normalize;
+    j["edge-weight"] = flags.edge_weight;
+    if (flags.model == "gat") {
+      j["heads"] = flags.heads;
+      j["output-heads"] = flags.output_heads;
+      j["attention-dropout"] = option_value(flags.attention_dropout);
+    } else if (flags.model == "appnp") {
+      j["appnp-k"] = flags.appnp_k;
+      j["appnp-alpha"] = option_value(flags.appnp_alpha);
+    } else if (flags.model == "gin") {
+      j["gin-eps-learn"] = flags.gin_eps_learn;
+    }
   }
   return j.dump();
 }
@@ -318,6 +332,7 @@ void run_train(const TrainFlags& flags) {
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  for (const std::string& option : flags.unused_options) log::warn(option);
   set_rank_threads(flags.threads, session);
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm(flags.device, flags.comm, session, device);
@@ -525,6 +540,19 @@ void add_train_command(CLI::App& app) {
     flags->weight_decay_given = cmd->count("--weight-decay") > 0;
     flags->eval_every_given = cmd->count("--eval-every") > 0;
     flags->window_given = cmd->count("--window") > 0;
+    // Options of other models, given (on the command line or in --config) but unused by this one.
+    const std::string& m = flags->model;
+    const bool temporal = is_temporal(m);
+    const std::pair<const char*, bool> uses[] = {
+        {"--heads", m == "gat"}, {"--output-heads", m == "gat"}, {"--attention-dropout", m == "gat"},
+        {"--appnp-k", m == "appnp"}, {"--appnp-alpha", m == "appnp"}, {"--gin-eps-learn", m == "gin"},
+        {"--cheb-k", m == "gconvgru"}, {"--lags", temporal}, {"--train-fraction", temporal},
+        {"--negatives", temporal}, {"--embedding", temporal}, {"--window", temporal},
+        {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal}};
+    flags->unused_options.clear();
+    for (const auto& [name, used] : uses)
+      if (!used && cmd->count(name) > 0)
+        flags->unused_options.push_back(std::string(name) + " has no effect with --model " + m + " (ignored)");
     run_train(*flags);
   });
 }

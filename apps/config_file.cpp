@@ -103,7 +103,14 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
       if (item.inputs[0] == "true") out.push_back("--" + name);
       continue;
     }
-    for (const std::string& value : item.inputs) out.push_back("--" + name + "=" + value);
+    for (const std::string& value : item.inputs) {
+      if (value.empty()) {  // CLI11 reads "--name=" as "--name" and would take the next argument as its value
+        out.push_back("--" + name);
+        out.push_back("");
+      } else {
+        out.push_back("--" + name + "=" + value);
+      }
+    }
   }
   return out;
 }

@@ -58,6 +58,28 @@ assert losses[-1] < losses[0], losses
 print(f"header ok: commit {header['commit']}, hosts {header['hosts']}; valid_loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 PY
 
+# The header's config given back as a --config file reproduces it (GAT: its own options are in it), and an option
+# of another model is named in a warning, not silently ignored.
+run2 --model gat --heads 2 --hidden 4 --epochs 2 --quiet --cheb-k 3 --metrics "$WORK/gat.jsonl" >"$WORK/gat.log" 2>&1 ||
+  { cat "$WORK/gat.log"; fail "gat run"; }
+grep -qF "warning: --cheb-k has no effect with --model gat (ignored)" "$WORK/gat.log" ||
+  fail "no warning for --cheb-k with gat: $(cat "$WORK/gat.log")"
+python3 - "$WORK/gat.jsonl" "$WORK/back.toml" <<'PY' || fail "header config as a --config file"
+import json, sys
+c = json.loads(open(sys.argv[1]).readline())["config"]
+assert (c["heads"], c["output-heads"], c["attention-dropout"], c["edge-weight"], c["comm"]) == (2, 1, 0.6, False, "auto"), c
+c["metrics"] = sys.argv[1] + ".again"
+open(sys.argv[2], "w").write("".join(f"{k} = {json.dumps(v)}\n" for k, v in c.items() if k != "dir"))
+PY
+run2 --config "$WORK/back.toml" >/dev/null 2>&1 || fail "the header's config refused as --config"
+python3 - "$WORK/gat.jsonl" <<'PY' || fail "the run from the header's config differs"
+import json, sys
+a, b = (json.loads(open(p).readline())["config"] for p in (sys.argv[1], sys.argv[1] + ".again"))
+a.pop("metrics"), b.pop("metrics")
+assert a == b, set(a.items()) ^ set(b.items())
+PY
+echo "header config given back as --config: same config"
+
 # --- TensorBoard --------------------------------------------------------------------------------------------
 events=$(ls "$WORK"/tb/events.out.tfevents.* 2>/dev/null | head -1)
 [ -n "$events" ] || fail "no event file in $WORK/tb"
