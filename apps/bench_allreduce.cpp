@@ -93,8 +93,8 @@ void add_bench_allreduce(CLI::App& bench) {
   cmd->add_option("--max-bytes", sizes.max_bytes, "Largest buffer per rank (accepts K, M, G suffixes)")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false));
-  cmd->add_option("--step-factor", sizes.step_factor, "Multiply the size by this between rows")
-      ->capture_default_str();
+  cmd->add_option("--step-factor", sizes.step_factor, "Multiply the size by this between rows (>= 2)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))->capture_default_str();
   add_comm_bench_options(cmd, &options);
   cmd->callback([] { run(sizes, options); });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "comm/device_comm.h"
 #include "comm/mpi_comm.h"
@@ -121,10 +122,10 @@ void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
       ->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed iterations before each size")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->add_option("--iters", options->iterations, "Timed iterations per size")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--seed", options->seed, "Seed of the checked data")->capture_default_str();
   cmd->add_flag("--inject-error", options->inject_error,
                 "Corrupt one received element on the last rank (shows that the check counts; exits 1)");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apps/bench.h"
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
@@ -147,11 +148,12 @@ void add_bench_epoch(CLI::App& bench) {
   cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients")
       ->check(CLI::Range(0.0, 0.999))->capture_default_str();
   cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "Hidden width")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed epochs first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--hidden", o->hidden, "Hidden width")->check(positive())->capture_default_str();
+  cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(positive())->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed epochs first")->check(non_negative())->capture_default_str();
   cmd->add_option("--dropout", o->dropout, "Dropout")->check(CLI::Range(0.0, 0.999))->capture_default_str();
-  cmd->add_option("--threads", o->threads, "OpenMP threads per rank (default: OMP_NUM_THREADS, else cores / ranks)");
+  cmd->add_option("--threads", o->threads, "OpenMP threads per rank (default: OMP_NUM_THREADS, else cores / ranks)")
+      ->check(non_negative());
   cmd->add_option("--overlap", o->overlap, "on, off or both (one row each)")
       ->check(CLI::IsMember({"on", "off", "both"}))->capture_default_str();
   cmd->add_flag("--row-normalize", o->row_normalize, "Row-normalise features first");

@@ -171,15 +171,15 @@ double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iteratio
 void add_bench_gemm(CLI::App& bench) {
   auto options = std::make_shared<GemmBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("gemm", "CPU GEMM (OpenBLAS) GFLOP/s for the products of a GCN layer");
-  cmd->add_option("--rows", options->rows, "Rows n of the activations")->capture_default_str();
+  cmd->add_option("--rows", options->rows, "Rows n of the activations")->check(positive())->capture_default_str();
   cmd->add_option("--shapes", options->shapes, "Weight shapes F_INxF_OUT to sweep")->capture_default_str();
   cmd->add_option("--threads", options->threads, "OpenMP/OpenBLAS threads (0: OMP_NUM_THREADS or all cores)")
-      ->capture_default_str();
-  cmd->add_option("--iters", options->iterations, "Timed calls per product")->capture_default_str();
+      ->check(non_negative())->capture_default_str();
+  cmd->add_option("--iters", options->iterations, "Timed calls per product")->check(positive())->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed calls per product before timing")
-      ->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--ref-size", options->ref_size, "Size of the square reference sgemm (0: skip)")
-      ->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the data")->capture_default_str();
   cmd->callback([options] { run_gemm_bench(*options); });
 }

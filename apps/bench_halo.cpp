@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/bench.h"
+#include "apps/cli_checks.h"
 #include "apps/bench_comm.h"
 #include "apps/commands.h"
 #include "apps/rank_device.h"
@@ -269,19 +270,31 @@ void add_bench_halo(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::IsMember({"ring", "random"}));
   cmd->add_option("--rows-per-rank", halo_options.rows_per_rank, "Synthetic plan: owned rows per rank")
-      ->capture_default_str();
+      ->check(positive())->capture_default_str();
   cmd->add_option("--halo-rows", halo_options.halo_rows,
-                  "Synthetic plan: ring: rows taken from each neighbour; random: rows drawn per rank")
-      ->capture_default_str();
+                  "Synthetic plan: ring: rows taken from each neighbour (at most --rows-per-rank); random: rows "
+                  "drawn per rank")
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--min-width", halo_options.min_width, "Smallest row width (floats)")
-      ->capture_default_str();
-  cmd->add_option("--max-width", halo_options.max_width, "Largest row width (floats)")->capture_default_str();
-  cmd->add_option("--step-factor", halo_options.step_factor, "Multiply the width by this between rows")
-      ->capture_default_str();
+      ->check(positive())->capture_default_str();
+  cmd->add_option("--max-width", halo_options.max_width, "Largest row width (floats)")
+      ->check(positive())->capture_default_str();
+  cmd->add_option("--step-factor", halo_options.step_factor, "Multiply the width by this between rows (>= 2)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))->capture_default_str();
   cmd->add_flag("--reverse", halo_options.reverse,
                 "Measure the reverse exchange (backward pass scatter-add)");
   add_comm_bench_options(cmd, &options);
-  cmd->callback([] { run(halo_options, options); });
+  cmd->callback([] {
+    // Checks of the options alone, before MPI: every rank meets them alike and main prints them once.
+    HALOGEN_USER_CHECK(halo_options.min_width <= halo_options.max_width,
+                       "--min-width %lld is above --max-width %lld", (long long)halo_options.min_width,
+                       (long long)halo_options.max_width);
+    HALOGEN_USER_CHECK(!halo_options.partition_dir.empty() || halo_options.pattern != "ring" ||
+                           halo_options.halo_rows <= halo_options.rows_per_rank,
+                       "--halo-rows %lld: a ring takes at most --rows-per-rank (%lld) rows of each neighbour",
+                       (long long)halo_options.halo_rows, (long long)halo_options.rows_per_rank);
+    run(halo_options, options);
+  });
 }
 
 }  // namespace halogen::app

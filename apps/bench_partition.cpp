@@ -73,7 +73,11 @@ int bench_graph(const std::string& label, const graph::Graph& g, const std::vect
               "halo_max", "halo/N", "bal_v", "time(s)", "#wrong");
   int total_wrong = 0;
   for (int32_t parts : part_counts) {
-    if (parts > g.num_nodes) continue;
+    if (parts > g.num_nodes) {  // said, not skipped silently
+      std::printf("# %s: P = %d skipped: more parts than the %lld vertices\n", label.c_str(), parts,
+                  static_cast<long long>(g.num_nodes));
+      continue;
+    }
     int64_t metis_halo = -1, random_halo = -1;
     for (partition::Method method : methods) {
       partition::AssignOptions options;

@@ -211,6 +211,14 @@ ExchangeFigures measure_exchange(int64_t bytes) {
 void run_profile(const ProfileOptions& options) {
   HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31) && options.iterations > 0,
                      "bench profile: --rows must be in [1, 2^31) and --iters > 0");
+  HALOGEN_USER_CHECK(options.avg_degree >= 0 && 2 * options.avg_degree <= static_cast<double>(options.rows),
+                     "bench profile: --avg-degree %g must be in [0, --rows / 2 = %lld] (rows hold up to twice the "
+                     "mean)", options.avg_degree, (long long)(options.rows / 2));
+  HALOGEN_USER_CHECK(options.triad_mib > 0, "bench profile: --triad-mib must be > 0");
+  for (size_t i = 0; i < options.widths.size(); ++i)
+    HALOGEN_USER_CHECK(options.widths[i] > 0 && (i == 0 || options.widths[i] > options.widths[i - 1]),
+                       "bench profile: --width: widths must be ascending positive integers (as `halogen plan` "
+                       "reads them)");
   const std::vector<int> threads = thread_counts(options.threads);
   BenchComm bench_comm("cpu", "mpi");
   comm::Communicator& comm = bench_comm.get();
@@ -267,12 +275,13 @@ void add_bench_profile(CLI::App& bench) {
   cmd->add_option("--name", options.name, "Profile name (default cpu-<host>)");
   cmd->add_option("--threads", options.threads,
                   "Thread counts to measure, comma-separated (default 1 and all cores)");
-  cmd->add_option("--rows", options.rows, "Rows of the SpMM matrix and of the GEMM")->capture_default_str();
-  cmd->add_option("--avg-degree", options.avg_degree, "Mean row length of the SpMM matrix")
-      ->capture_default_str();
-  cmd->add_option("--width", options.widths, "SpMM widths")->capture_default_str();
-  cmd->add_option("--iters", options.iterations, "Timed calls per measurement")->capture_default_str();
-  cmd->add_option("--triad-mib", options.triad_mib, "MiB per triad array")->capture_default_str();
+  cmd->add_option("--rows", options.rows, "Rows of the SpMM matrix and of the GEMM")
+      ->check(positive())->capture_default_str();
+  cmd->add_option("--avg-degree", options.avg_degree, "Mean row length of the SpMM matrix (at most --rows)")
+      ->check(non_negative())->capture_default_str();
+  cmd->add_option("--width", options.widths, "SpMM widths (ascending)")->check(positive())->capture_default_str();
+  cmd->add_option("--iters", options.iterations, "Timed calls per measurement")->check(positive())->capture_default_str();
+  cmd->add_option("--triad-mib", options.triad_mib, "MiB per triad array")->check(positive())->capture_default_str();
   cmd->callback([] { run_profile(options); });
 }
 

@@ -214,7 +214,10 @@ int64_t distinct_columns(const HostCsr& a) {
 void run_spmm_bench(const SpmmBenchOptions& options) {
   HALOGEN_USER_CHECK(options.rows > 0 && options.rows < (int64_t{1} << 31),
                      "bench spmm: --rows %lld must be in [1, 2^31)", (long long)options.rows);
-  HALOGEN_USER_CHECK(options.avg_degree >= 0, "bench spmm: --avg-degree must be >= 0");
+  HALOGEN_USER_CHECK(options.avg_degree >= 0 && 2 * options.avg_degree <= static_cast<double>(options.rows),
+                     "bench spmm: --avg-degree %g must be in [0, --rows / 2 = %lld] (rows hold up to twice the mean)",
+                     options.avg_degree, (long long)(options.rows / 2));
+  HALOGEN_USER_CHECK(options.triad_mib > 0, "bench spmm: --triad-mib must be > 0");
   HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0,
                      "bench spmm: --iters must be > 0, --warmup >= 0");
   HALOGEN_USER_CHECK(options.graph == "uniform" || options.graph == "rmat",
@@ -370,8 +373,9 @@ void add_bench_spmm(CLI::App& bench) {
   CLI::App* cmd =
       bench.add_subcommand("spmm", "CSR SpMM: achieved GB/s against a STREAM triad (CPU) or device copy (GPU)");
   cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")
-      ->capture_default_str();
-  cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row")->capture_default_str();
+      ->check(positive())->capture_default_str();
+  cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row (at most --rows)")
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--width", options->widths, "Dense widths to sweep (e.g. --width 16 64 128)")
       ->capture_default_str();
   cmd->add_option("--graph", options->graph, "Sparsity pattern: uniform (random columns) or rmat (power law)")
@@ -383,14 +387,14 @@ void add_bench_spmm(CLI::App& bench) {
   cmd->add_flag("--cpu-clock", options->cpu_clock,
                 "Time with process CPU time / threads (a machine shared with other jobs), not wall time");
   cmd->add_option("--threads", options->threads, "OpenMP threads (0: OMP_NUM_THREADS or all cores)")
-      ->capture_default_str();
-  cmd->add_option("--iters", options->iterations, "Timed calls per width")->capture_default_str();
+      ->check(non_negative())->capture_default_str();
+  cmd->add_option("--iters", options->iterations, "Timed calls per width")->check(positive())->capture_default_str();
   cmd->add_option("--warmup", options->warmup, "Untimed calls per width before timing")
-      ->capture_default_str();
-  cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference")
-      ->capture_default_str();
+      ->check(non_negative())->capture_default_str();
+  cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference (0: no check)")
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
-      ->capture_default_str();
+      ->check(positive())->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")->capture_default_str();
   cmd->add_option("--device", options->device,
                   "cpu (OpenMP kernel, against a STREAM triad) or cuda (cuSPARSE, against device-to-device copy GB/s)")

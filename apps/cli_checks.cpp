@@ -24,6 +24,24 @@ CLI::Validator finite_number(double lower, bool lower_inclusive) {
       "FINITE " + bound);
 }
 
+namespace {
+CLI::Validator bounded_below(bool inclusive, const std::string& name) {
+  const std::string bound = inclusive ? ">= 0" : "> 0";
+  return CLI::Validator(
+      [inclusive, bound](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str()) return "value " + text + " is not a number";
+        const bool ok = std::isfinite(value) && (inclusive ? value >= 0 : value > 0);
+        return ok ? std::string() : "value " + text + " must be " + bound;
+      },
+      name);
+}
+}  // namespace
+
+CLI::Validator non_negative() { return bounded_below(true, "NONNEGATIVE"); }
+CLI::Validator positive() { return bounded_below(false, "POSITIVE"); }
+
 CLI::Validator finite_interval(double lower, double upper_exclusive) {
   const std::string interval = strformat("in [%g, %g)", lower, upper_exclusive);
   return CLI::Validator(

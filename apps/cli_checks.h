@@ -13,6 +13,12 @@ CLI::Validator finite_number(double lower, bool lower_inclusive);
 // with "value 1 must be a finite number in [0, 1)".
 CLI::Validator finite_interval(double lower, double upper_exclusive);
 
+// Replacements of CLI::NonNegativeNumber and CLI::PositiveNumber, whose messages print the double range
+// ("Value -1 not in range 0.000000 to 1797693...", and "Value 0 not in range 0.000000 to ..." for a positive
+// one): "value -1 must be >= 0", "value 0 must be > 0"; NaN and infinity are refused too.
+CLI::Validator non_negative();
+CLI::Validator positive();
+
 // `requested` OpenMP threads, clamped to the CPUs online on this node (more cannot run at once; libgomp fails
 // creating 100000 of them). A clamp is one warning naming `what` (the flag or variable that asked).
 int clamp_thread_count(int requested, const std::string& what);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -70,7 +71,7 @@ void add_convert_command(CLI::App& app) {
                   "ogb, npz and snap: convert in chunks with data buffers within this many MiB (at least 4): "
                   "edges are sorted in runs spilled beside the output and merged, rows are written as read "
                   "(0: the whole graph in memory)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->callback([] {
     Stopwatch watch;

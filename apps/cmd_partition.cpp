@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
@@ -153,7 +154,7 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--memory-limit", flags->memory_limit_mib,
                   "Peak memory to aim at, MiB (0: 3x the graph file, at least 256); METIS runs on a sparsified graph "
                   "plus greedy refinement when its estimated peak would exceed it")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--link-negatives", flags->link_negatives,
                   "Dynamic graphs: sampled negative pairs per positive pair in the link-prediction steps written "
                   "into the shards (drawn with --seed; `train --task link` uses them)")

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_session.h"
@@ -100,7 +101,7 @@ void add_predict_command(CLI::App& app) {
       ->check(CLI::Range(0, 63));
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->callback([flags] { run_predict(*flags); });
 }
 

@@ -329,6 +329,9 @@ void run_train(const TrainFlags& flags) {
   HALOGEN_USER_CHECK(is_temporal(flags.model) || flags.task == "node" || flags.task == "regression",
                      "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
   HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
+  HALOGEN_USER_CHECK(!flags.save_best || !flags.checkpoint.empty(), "--save-best needs --checkpoint DIR");
+  HALOGEN_USER_CHECK(flags.checkpoint_every == 0 || !flags.checkpoint.empty(),
+                     "--checkpoint-every needs --checkpoint DIR (where the checkpoints go)");
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
@@ -450,16 +453,16 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better valid accuracy (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node; "
                   "more than the node's cores are clamped to them with a warning)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->add_option("--metrics", flags->metrics, "Write JSON lines: one object per evaluated epoch, then a final one");
   cmd->add_option("--checkpoint", flags->checkpoint,
                   "Checkpoint directory: DIR/last.h5 (HDF5, written atomically; docs/train.md has the layout)");
   cmd->add_option("--checkpoint-every", flags->checkpoint_every, "Epochs between checkpoints (0: only at the end)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->add_flag("--resume", flags->resume,
                 "Continue from --checkpoint DIR exactly where it stopped (same graph and options; only --epochs, "
                 "--metrics, --quiet, --eval-every, --patience and --checkpoint-every may change)");
@@ -489,7 +492,7 @@ void add_train_command(CLI::App& app) {
          "--window", flags->window,
          "Temporal models: steps per BPTT window (truncated between windows); 0 = the whole training span, "
          "except evolvegcn-o with --task regression: 15 windows per epoch (ceil(training steps / 15))")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--lags", flags->lags, "Temporal regression: past values per input row")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
@@ -520,7 +523,7 @@ void add_train_command(CLI::App& app) {
       ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative())->capture_default_str();
   cmd->footer(std::string("Per-model defaults of the ") + kTemporalDefaultsHelp +
               " (options given on the command line or in --config override them).");
   // Run reports (docs/train.md, "Run reports").
@@ -528,7 +531,7 @@ void add_train_command(CLI::App& app) {
          "--progress-every", flags->progress_every,
          "When stdout is not a terminal (batch logs): a progress line with the epoch, loss and ETA every N "
          "seconds (0: off)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--tensorboard", flags->tensorboard,
                   "Write TensorBoard event files (loss, evaluation figures, epoch time per epoch) into DIR");

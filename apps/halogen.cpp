@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string where = "halogen";
-    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    // The deepest subcommand parsed (bench spmm), not only the first level.
+    for (std::vector<CLI::App*> subs = app.get_subcommands(); !subs.empty(); subs = subs.front()->get_subcommands())
+      where += " " + subs.front()->get_name();
     // A value read from --config is checked like one typed on the command line: say where it may come from.
     const std::string from_file =
         config_file_in_use().empty() ? "" : "; values may come from --config " + config_file_in_use();

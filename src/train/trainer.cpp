@@ -345,6 +345,17 @@ void Trainer::open_outputs(int64_t first_epoch) {
       comm_,
       [&] {
         if (comm_.rank() != 0) return;
+        // A new run in a used checkpoint directory: an earlier run's best.h5 would be taken for this run's
+        // (predict prefers best.h5), so it goes; last.h5 is replaced by this run's first checkpoint.
+        if (!config_.resume && !config_.checkpoint_dir.empty()) {
+          const std::string best = best_checkpoint_path(config_.checkpoint_dir);
+          std::error_code error;
+          if (std::filesystem::exists(best, error)) {
+            std::filesystem::remove(best);  // filesystem_error (one line naming it) if it cannot go
+            log::info(strformat("removed %s of an earlier run (a new run; %s)", best.c_str(),
+                                config_.save_best ? "--save-best writes this run's" : "no --save-best"));
+          }
+        }
         if (!config_.metrics_path.empty()) {
           metrics_ =
               std::make_unique<MetricsWriter>(config_.metrics_path, config_.resume ? first_epoch - 1 : 0);

@@ -139,4 +139,13 @@ refused --output "$WORK/g.h5" timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --c
 refused --metrics "$WORK/g.p1/meta.json" train 1 "$WORK/g.p1" "${base[@]}" --epochs 1 --metrics "$WORK/g.p1/meta.json"
 refused --metrics "$WORK/g.p2/part-00001.h5" train 2 "$WORK/g.p2" "${base[@]}" --epochs 1 \
   --metrics "$WORK/g.p2/part-00001.h5"
+# A new run in a used directory: the earlier run's best.h5 goes (predict would take it for this run's).
+train 1 "$WORK/g.p1" "${base[@]}" --epochs 3 --quiet --checkpoint "$WORK/reuse" --save-best >/dev/null || fail "reuse 1"
+[[ -f "$WORK/reuse/best.h5" ]] || fail "--save-best wrote no best.h5"
+train 1 "$WORK/g.p1" $(without --model) --model sage --epochs 3 --quiet --checkpoint "$WORK/reuse" >"$WORK/out" ||
+  fail "reuse 2"
+grep -qF "removed $WORK/reuse/best.h5 of an earlier run" "$WORK/out" || fail "no notice of the removed best.h5"
+[[ ! -e "$WORK/reuse/best.h5" ]] || fail "a stale best.h5 from a gcn run was left beside a sage run's last.h5"
+[[ "$(attr "$WORK/reuse/last.h5" model)" == sage ]] || fail "last.h5 is not the new run's"
+echo "a new run in a used directory: the earlier best.h5 removed"
 echo "checkpoint rules: OK"
