@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -88,6 +89,10 @@ void read_tensors(const h5::File& file, const std::string& root, const std::vect
     HALOGEN_USER_CHECK(file.has_attr("fnv1a64", dataset) &&
                            file.attr_string("fnv1a64", dataset) == tensor_checksum(data.data(), info.size()),
                        "%s: %s: checksum mismatch (corrupt checkpoint)", file.path().c_str(), dataset.c_str());
+    // Training never writes a non-finite parameter (it stops at a NaN loss), and Adam's moments are finite too.
+    for (size_t i = 0; i < data.size(); ++i)
+      HALOGEN_USER_CHECK(std::isfinite(data[i]), "%s: %s: element %zu is not finite (%g)", file.path().c_str(),
+                         dataset.c_str(), i, static_cast<double>(data[i]));
     std::copy(data.begin(), data.end(), values.begin() + info.offset);
   }
 }
@@ -151,6 +156,11 @@ void write_checkpoint(const std::string& path, const CheckpointState& s) {
   for (const nn::ParameterInfo& info : s.layout)
     HALOGEN_ASSERT(names.insert(tensor_dataset(info)).second, "two parameters map to one checkpoint dataset");
   const bool with_optimizer = !s.adam_m.empty();
+  // What read_checkpoint refuses is not written (the trainer stops before a parameter becomes non-finite).
+  for (const std::vector<float>* values : {&s.params, &s.adam_m, &s.adam_v})
+    for (size_t i = 0; i < values->size(); ++i)
+      HALOGEN_USER_CHECK(std::isfinite((*values)[i]), "%s: not written: %s value (flat index %zu) is not finite",
+                         path.c_str(), values == &s.params ? "a parameter" : "an optimizer", i);
 
   io::AtomicOutput output(path);
   const CheckpointHeader& h = s.header;

@@ -155,8 +155,19 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
     m.model.attention_dropout = config_value<float>(config, "attention_dropout", path);
   }
   if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
-  HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.hidden >= 1, "%s: config attribute: layers %d, hidden %lld",
+  // The ranges `halogen train` accepts: anything else is not a checkpoint it wrote (and a huge width would only
+  // fail later, in an allocation).
+  HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.layers <= 64 && m.model.hidden >= 1 &&
+                         m.model.hidden <= (int64_t{1} << 20),
+                     "%s: config attribute: layers %d, hidden %lld (train accepts layers 1..64, hidden 1..2^20)",
                      path.c_str(), m.model.layers, (long long)m.model.hidden);
+  HALOGEN_USER_CHECK(m.model.kind != nn::ConvKind::gat ||
+                         (m.model.gat_heads >= 1 && m.model.gat_heads <= 1024 && m.model.gat_output_heads >= 1 &&
+                          m.model.gat_output_heads <= 1024),
+                     "%s: config attribute: heads %d, output_heads %d (train accepts 1..1024)", path.c_str(),
+                     m.model.gat_heads, m.model.gat_output_heads);
+  HALOGEN_USER_CHECK(m.model.kind != nn::ConvKind::appnp || (m.model.appnp_k >= 0 && m.model.appnp_k <= (1 << 20)),
+                     "%s: config attribute: appnp_k %d (train accepts 0..2^20)", path.c_str(), m.model.appnp_k);
   return m;
 }
 

@@ -139,6 +139,25 @@ refused --output "$WORK/g.h5" timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --c
 refused --metrics "$WORK/g.p1/meta.json" train 1 "$WORK/g.p1" "${base[@]}" --epochs 1 --metrics "$WORK/g.p1/meta.json"
 refused --metrics "$WORK/g.p2/part-00001.h5" train 2 "$WORK/g.p2" "${base[@]}" --epochs 1 \
   --metrics "$WORK/g.p2/part-00001.h5"
+# A NaN weight with a valid checksum (another tool wrote it): predict refuses it rather than output NaN.
+cp "$WORK/reuse/best.h5" "$WORK/nan.h5" 2>/dev/null || cp "$ck" "$WORK/nan.h5"
+python3 - "$WORK/nan.h5" <<'PY' || fail "making the NaN checkpoint"
+import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1], "r+")
+w = f["layers/0/weight"][...]
+w.flat[3] = np.nan
+f["layers/0/weight"][...] = w
+h = 0xcbf29ce484222325
+for b in w.astype("<f4").tobytes():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+f["layers/0/weight"].attrs["fnv1a64"] = np.bytes_("fnv1a64:%016x" % h)
+PY
+if timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --checkpoint "$WORK/nan.h5" -o "$WORK/nan_pred.h5" 2>"$WORK/err"; then
+  fail "predict accepted a NaN weight"
+fi
+grep -qF "nan.h5: /layers/0/weight: element 3 is not finite (nan)" "$WORK/err" || fail "NaN weight: $(cat "$WORK/err")"
+[[ ! -e "$WORK/nan_pred.h5" ]] || fail "predict wrote predictions from a NaN weight"
+echo "a NaN weight: refused by predict"
 # A new run in a used directory: the earlier run's best.h5 goes (predict would take it for this run's).
 train 1 "$WORK/g.p1" "${base[@]}" --epochs 3 --quiet --checkpoint "$WORK/reuse" --save-best >/dev/null || fail "reuse 1"
 [[ -f "$WORK/reuse/best.h5" ]] || fail "--save-best wrote no best.h5"

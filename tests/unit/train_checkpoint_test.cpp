@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <functional>
 #include <iterator>
 #include <string>
@@ -176,6 +177,23 @@ TEST(Checkpoint, CorruptTruncatedMissingAndMisshapenAreUserErrors) {
 
   std::filesystem::resize_file(path, 100);
   EXPECT_NE(what([&] { train::read_checkpoint_header(path); }).find(path), std::string::npos);  // truncated
+  std::filesystem::remove_all(dir);
+}
+
+// A NaN (or infinite) parameter or moment is not written (and read_checkpoint refuses one written by another
+// tool with a valid checksum: tests/train/checkpoint_rules.sh); no file is left behind.
+TEST(Checkpoint, NonFiniteValuesAreNotWritten) {
+  const std::string dir = temp_dir("nonfinite");
+  const std::string path = train::last_checkpoint_path(dir);
+  train::CheckpointState s = sample_state();
+  s.params[4] = std::numeric_limits<float>::quiet_NaN();
+  const std::string nan = what([&] { train::write_checkpoint(path, s); });
+  EXPECT_NE(nan.find("not written: a parameter value (flat index 4) is not finite"), std::string::npos) << nan;
+  s = sample_state();
+  s.adam_v[0] = std::numeric_limits<float>::infinity();
+  const std::string inf = what([&] { train::write_checkpoint(path, s); });
+  EXPECT_NE(inf.find("not written: an optimizer value (flat index 0) is not finite"), std::string::npos) << inf;
+  EXPECT_FALSE(std::filesystem::exists(path));
   std::filesystem::remove_all(dir);
 }
 
