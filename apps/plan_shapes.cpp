@@ -92,7 +92,11 @@ class PartitionSource : public PlanSource {
 class CountsSource : public PlanSource {
  public:
   CountsSource(GraphCounts counts, std::string what) : counts_(std::move(counts)), what_(std::move(what)) {}
-  std::vector<PlannedRank> ranks(int num_ranks) override { return {assumed_rank_shape(counts_, num_ranks)}; }
+  std::vector<PlannedRank> ranks(int num_ranks) override {
+    HALOGEN_USER_CHECK(num_ranks <= counts_.num_nodes, "plan: --ranks %d: more ranks than the %lld vertices of %s",
+                       num_ranks, static_cast<long long>(counts_.num_nodes), what_.c_str());
+    return {assumed_rank_shape(counts_, num_ranks)};
+  }
   std::string describe(int num_ranks) const override {
     return num_ranks == 1 ? what_ + ": one part"
                           : strformat("%s: %d equal parts, assumed edge cut %.3g of stored entries",
@@ -112,6 +116,8 @@ class GraphSource : public PlanSource {
   }
 
   std::vector<PlannedRank> ranks(int num_ranks) override {
+    HALOGEN_USER_CHECK(num_ranks <= graph_.num_nodes, "plan: --ranks %d: more ranks than the %lld vertices of %s",
+                       num_ranks, static_cast<long long>(graph_.num_nodes), path_.c_str());
     partition::AssignOptions options;
     options.num_parts = num_ranks;
     std::vector<int32_t> part_of(static_cast<size_t>(graph_.num_nodes), 0);

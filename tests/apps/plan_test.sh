@@ -48,7 +48,16 @@ refused() {  # the command must exit 2 with one line naming $1
   grep -q -- "$expect" "$work/out.txt" || { echo "FAIL: no '$expect' in: $(cat "$work/out.txt")"; exit 1; }
 }
 refused "plans --ranks 2 only" "$bin" plan "$work/g.p2" "${model[@]}" --profile "$work/cpu.json" --ranks 4
-refused "gcn only" "$bin" plan "$work/g.p2" --model sage --profile "$work/cpu.json"
+# Other models: memory (as `halogen info`), no epoch time (null in JSON, '-' in the table), exit 0.
+"$bin" plan "$work/g.p2" --model sage --profile "$work/cpu.json" --json >"$work/sage.json" ||
+  { echo "FAIL: plan --model sage"; exit 1; }
+python3 - "$work/sage.json" <<'PY' || { echo "FAIL: plan --model sage: $(cat "$work/sage.json")"; exit 1; }
+import json, sys
+row = json.loads(open(sys.argv[1]).readline())
+assert row["model"] == "sage" and row["bytes_per_rank"] > 0 and row["epoch_ms"] is None, row
+PY
+"$bin" plan "$work/g.p2" --model gin --profile "$work/cpu.json" | grep -q "covers --model gcn only; the memory is gin's" ||
+  { echo "FAIL: plan --model gin does not say the time is gcn's only"; exit 1; }
 python3 - "$work/cpu.json" "$work/nolink.json" <<'PY'
 import json, sys
 profile = json.load(open(sys.argv[1]))
