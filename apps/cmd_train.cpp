@@ -246,6 +246,10 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
   const io::PartitionMeta& meta = input.meta;
   train::TemporalTrainConfig config = temporal_config(flags);
   config.device = device;
+  // The checks every rank meets alike, before anything collective: one line for the job, not one per rank.
+  train::run_collectively(
+      comm, [&] { train::check_temporal_setup(input.shard, config.task, config.window, config.model); },
+      train::Report::lowest_failing_rank);
   // Memory planned before the workload allocates it (an upper bound: train/memory_estimate.h).
   if (!flags.ignore_memory_check) {
     const graph::Shard& shard = input.shard;

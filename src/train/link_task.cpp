@@ -35,26 +35,8 @@ class LinkTask final : public TemporalTask {
  public:
   LinkTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config, int64_t width)
       : comm_(comm), n_(shard.num_owned()), width_(width), seed_(config.seed), owned_gid_(shard.owned_gid) {
-    const int64_t snapshots = static_cast<int64_t>(shard.snapshots.size());
-    HALOGEN_USER_CHECK(snapshots >= 3, "%s: --task link needs at least 3 snapshots (it predicts snapshot t+1 from "
-                       "t and keeps the last ones for testing); the graph has %lld", config.source.c_str(),
-                       (long long)snapshots);
-    HALOGEN_USER_CHECK(shard.link_negatives >= 1,
-                       "%s: the partition has no link-prediction pairs (it was made before `halogen partition` "
-                       "wrote them); re-run `halogen partition` on the graph file to use --task link",
-                       config.source.c_str());
-    HALOGEN_USER_CHECK(config.negatives == 0 || config.negatives == shard.link_negatives,
-                       "%s: --negatives %lld, but the partition's link pairs have %lld negatives per positive; "
-                       "re-partition with `halogen partition ... --link-negatives %lld`", config.source.c_str(),
-                       (long long)config.negatives, (long long)shard.link_negatives, (long long)config.negatives);
-    HALOGEN_USER_CHECK(static_cast<int64_t>(shard.link_steps.size()) == snapshots - 1,
-                       "%s: the shard has %zu link steps for %lld snapshots; re-run `halogen partition`",
-                       config.source.c_str(), shard.link_steps.size(), (long long)snapshots);
-    steps_ = snapshots - 1;
-    train_ = static_cast<int64_t>(std::floor(config.train_fraction * static_cast<double>(steps_)));
-    HALOGEN_USER_CHECK(train_ >= 1 && train_ < steps_,
-                       "%s: --train-fraction %g of %lld link steps (snapshots - 1) leaves no training or no test step",
-                       config.source.c_str(), config.train_fraction, (long long)steps_);
+    train_ = check_temporal_task(shard, config);  // snapshots, link pairs, --negatives, --train-fraction
+    steps_ = static_cast<int64_t>(shard.snapshots.size()) - 1;
     features_ = Tensor(n_, std::max<int64_t>(shard.num_features, 1), Device::cpu);
     if (shard.num_features > 0) std::copy(shard.features.begin(), shard.features.end(), features_.data());
     else std::fill(features_.data(), features_.data() + n_, 1.0f);

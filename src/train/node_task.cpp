@@ -14,9 +14,7 @@ class NodeTask final : public TemporalTask {
   NodeTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config)
       : comm_(comm), n_(shard.num_owned()), classes_(shard.num_classes), labels_(shard.labels),
         train_(shard.train), valid_(shard.valid), test_(shard.test), steps_(static_cast<int64_t>(shard.snapshots.size())) {
-    HALOGEN_USER_CHECK(classes_ >= 2 && static_cast<int64_t>(labels_.size()) == n_,
-                       "%s: --task node needs integer class labels (/node/label int [N]); the graph has none",
-                       config.source.c_str());
+    check_temporal_task(shard, config);  // labels
     int64_t counts[3] = {static_cast<int64_t>(train_.size()), static_cast<int64_t>(valid_.size()),
                          static_cast<int64_t>(test_.size())};
     comm.allreduce_sum(counts, 3);

@@ -14,23 +14,10 @@ class RegressionTask final : public TemporalTask {
   RegressionTask(comm::Communicator& comm, const graph::Shard& shard, const TaskConfig& config)
       : comm_(comm), n_(shard.num_owned()), lags_(config.lags), total_nodes_(shard.global_num_nodes) {
     const int64_t periods = shard.target_steps;
-    HALOGEN_USER_CHECK(!shard.targets.empty() && periods >= 1,
-                       "%s: the graph has no regression series (/node/label float [T, N]) for --task regression",
-                       config.source.c_str());
-    HALOGEN_USER_CHECK(periods == static_cast<int64_t>(shard.snapshots.size()),
-                       "%s: %lld target rows but %zu snapshots", config.source.c_str(), (long long)periods,
-                       shard.snapshots.size());
-    HALOGEN_USER_CHECK(lags_ >= 1 && lags_ < periods,
-                       "%s: --lags %lld needs more than %lld time steps, the series has %lld", config.source.c_str(),
-                       (long long)lags_, (long long)lags_, (long long)periods);
+    train_ = check_temporal_task(shard, config);  // series, lags, --train-fraction
     series_ = shard.targets;
     targets_ = series_.data();
     steps_ = periods - lags_;
-    train_ = static_cast<int64_t>(std::floor(config.train_fraction * static_cast<double>(steps_)));
-    HALOGEN_USER_CHECK(train_ >= 1 && train_ < steps_,
-                       "%s: --train-fraction %g of %lld steps (T %lld - lags %lld) leaves no training or no test step",
-                       config.source.c_str(), config.train_fraction, (long long)steps_, (long long)periods,
-                       (long long)lags_);
     for (int64_t i = 0; i < periods * n_; ++i) {
       HALOGEN_USER_CHECK(std::isfinite(targets_[i]), "%s: /node/target has a non-finite value (step %lld)",
                          config.source.c_str(), (long long)(i / std::max<int64_t>(n_, 1)));

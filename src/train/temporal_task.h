@@ -72,6 +72,12 @@ class TemporalTask {
 
 // Builds the task from the rank's shard (the link task's pairs and fetch plans are in the shard, written by
 // `halogen partition`). Checks the shard has what the task needs (UserError naming `config.source`). Collective.
+// The checks of the shard against the task that need no communication and that every rank meets alike (the
+// snapshots, series, link pairs, labels and --lags/--train-fraction/--negatives): the number of training steps,
+// or a UserError naming `config.source`. make_temporal_task runs it first; train runs it in run_collectively
+// before the workload is built, so that an error is one line from one rank.
+int64_t check_temporal_task(const graph::Shard& shard, const TaskConfig& config);
+
 std::unique_ptr<TemporalTask> make_temporal_task(comm::Communicator& comm, const graph::Shard& shard,
                                                  const TaskConfig& config, int64_t embedding_width);
 

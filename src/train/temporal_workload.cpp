@@ -9,6 +9,16 @@
 
 namespace halogen::train {
 
+void check_temporal_setup(const graph::Shard& shard, const TaskConfig& task, int64_t window,
+                          const nn::TemporalModelConfig& model) {
+  const int64_t train = check_temporal_task(shard, task);
+  HALOGEN_USER_CHECK(window >= 0 && window <= train,
+                     "%s: --window %lld is longer than the training sequence (%lld %s steps)", task.source.c_str(),
+                     (long long)window, (long long)train, task_kind_name(task.kind));
+  HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
+                     "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
+}
+
 TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup)
     : comm_(comm), setup_(setup), stream_(setup.device), num_owned_(shard.num_owned()) {
   HALOGEN_USER_CHECK(comm.device() == setup.device, "the communicator lives on %s, the model on %s",
@@ -17,12 +27,9 @@ TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard&
                      "--task link runs on the CPU only for now (its row fetch is a host exchange); use --device cpu");
   nn::TemporalModelConfig& model = setup_.model;
   const int64_t embedding = setup.embedding > 0 ? setup.embedding : model.hidden;
+  check_temporal_setup(shard, setup.task, setup.window, model);
   task_ = make_temporal_task(comm, shard, setup.task, embedding);
   const int64_t train = task_->train_steps();
-  HALOGEN_USER_CHECK(setup.window >= 0 && setup.window <= train,
-                     "%s: --window %lld is longer than the training sequence (%lld %s steps)",
-                     setup.task.source.c_str(), (long long)setup.window, (long long)train,
-                     task_kind_name(setup.task.kind));
   window_ = setup.window > 0 ? setup.window
             : setup.windows_per_epoch > 1
                 ? std::max<int64_t>(1, (train + setup.windows_per_epoch - 1) / setup.windows_per_epoch)
@@ -34,8 +41,6 @@ TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard&
   model.max_window = window_;
   model.device = setup.device;
   model.stream = stream_.get();
-  HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
-                     "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
   model_ = nn::make_temporal_model(model, num_owned_);
   sequence_ = std::make_unique<nn::SnapshotSequence>(comm, shard, nn::temporal_normalization(model.kind),
                                                      nn::temporal_max_width(model), setup.device, stream_.get());

@@ -37,6 +37,12 @@ struct TemporalSetup {
   Device device = Device::cpu;
 };
 
+// What the workload checks before it is built, with no communication and alike on every rank: the task's
+// checks (check_temporal_task), --window within the training steps, --layers for evolvegcn-o only. UserError.
+// `halogen train` runs it in run_collectively first, so that such an error is one line.
+void check_temporal_setup(const graph::Shard& shard, const TaskConfig& task, int64_t window,
+                          const nn::TemporalModelConfig& model);
+
 class TemporalWorkload final : public Workload {
  public:
   // Collective (the task's global counts).

@@ -46,6 +46,8 @@ expect_error() {  # expect_error PATTERN ARGS...
   local code=$?
   [ "$code" -ne 0 ] || fail "expected a failure: $*"
   grep -q -- "$pattern" <<<"$out" || fail "expected '$pattern' from: $*; got: $out"
+  # An error every rank meets alike is one line for the job, not one per rank.
+  [ "$(grep -c "error:" <<<"$out")" -eq 1 ] || fail "not one error line from: $*; got: $out"
 }
 expect_error "window 50 is longer than the training sequence" "$work/ts.p2" --model tgcn --task link --window 50
 expect_error "no regression series" "$work/ts.p2" --model tgcn --task regression
