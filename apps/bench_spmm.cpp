@@ -217,7 +217,6 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   HALOGEN_USER_CHECK(options.avg_degree >= 0 && 2 * options.avg_degree <= static_cast<double>(options.rows),
                      "bench spmm: --avg-degree %g must be in [0, --rows / 2 = %lld] (rows hold up to twice the mean)",
                      options.avg_degree, (long long)(options.rows / 2));
-  HALOGEN_USER_CHECK(options.triad_mib > 0, "bench spmm: --triad-mib must be > 0");
   HALOGEN_USER_CHECK(options.iterations > 0 && options.warmup >= 0,
                      "bench spmm: --iters must be > 0, --warmup >= 0");
   HALOGEN_USER_CHECK(options.graph == "uniform" || options.graph == "rmat",
@@ -374,7 +373,7 @@ void add_bench_spmm(CLI::App& bench) {
       bench.add_subcommand("spmm", "CSR SpMM: achieved GB/s against a STREAM triad (CPU) or device copy (GPU)");
   cmd->add_option("--rows", options->rows, "Rows (= columns) of the square sparse matrix")
       ->check(positive())->capture_default_str();
-  cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row (at most --rows)")
+  cmd->add_option("--avg-degree", options->avg_degree, "Mean nonzeros per row (at most --rows / 2)")
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--width", options->widths, "Dense widths to sweep (e.g. --width 16 64 128)")
       ->capture_default_str();

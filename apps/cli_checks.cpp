@@ -11,36 +11,28 @@
 
 namespace halogen::app {
 
-CLI::Validator finite_number(double lower, bool lower_inclusive) {
-  const std::string bound = strformat("%s %g", lower_inclusive ? ">=" : ">", lower);
-  return CLI::Validator(
-      [lower, lower_inclusive, bound](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str()) return "value " + text + " is not a number";
-        const bool ok = std::isfinite(value) && (lower_inclusive ? value >= lower : value > lower);
-        return ok ? std::string() : "value " + text + " must be a finite number " + bound;
-      },
-      "FINITE " + bound);
-}
-
 namespace {
-CLI::Validator bounded_below(bool inclusive, const std::string& name) {
-  const std::string bound = inclusive ? ">= 0" : "> 0";
+// A finite number above `lower` (or equal when `inclusive`); the message says "must be <what><bound>".
+CLI::Validator bounded_below(double lower, bool inclusive, const std::string& what, const std::string& name) {
+  const std::string bound = strformat("%s %g", inclusive ? ">=" : ">", lower);
   return CLI::Validator(
-      [inclusive, bound](std::string& text) -> std::string {
+      [lower, inclusive, what, bound](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
         if (end == text.c_str()) return "value " + text + " is not a number";
-        const bool ok = std::isfinite(value) && (inclusive ? value >= 0 : value > 0);
-        return ok ? std::string() : "value " + text + " must be " + bound;
+        const bool ok = std::isfinite(value) && (inclusive ? value >= lower : value > lower);
+        return ok ? std::string() : "value " + text + " must be " + what + bound;
       },
-      name);
+      name.empty() ? "FINITE " + bound : name);
 }
 }  // namespace
 
-CLI::Validator non_negative() { return bounded_below(true, "NONNEGATIVE"); }
-CLI::Validator positive() { return bounded_below(false, "POSITIVE"); }
+CLI::Validator finite_number(double lower, bool lower_inclusive) {
+  return bounded_below(lower, lower_inclusive, "a finite number ", "");
+}
+
+CLI::Validator non_negative() { return bounded_below(0, true, "", "NONNEGATIVE"); }
+CLI::Validator positive() { return bounded_below(0, false, "", "POSITIVE"); }
 
 CLI::Validator finite_interval(double lower, double upper_exclusive) {
   const std::string interval = strformat("in [%g, %g)", lower, upper_exclusive);

@@ -88,24 +88,25 @@ std::string find_profile(const PlanOptions& options) {
 
 struct PlanRow {
   int ranks = 0;
-  bool timed = false;          // the epoch-time model covers gcn only; other models get memory alone
   train::EpochEstimate time;   // the slowest rank's
   int64_t bytes_per_rank = 0;  // the largest rank's
   int64_t max_owned = 0, max_halo = 0, max_nnz = 0;
   std::string shapes;
 };
 
+// The epoch-time model covers gcn only; other models get the memory alone.
+bool timed(const PlanOptions& options) { return options.config.kind == nn::ConvKind::gcn; }
+
 PlanRow plan_one(PlanSource& source, const PlanOptions& options, const train::DeviceProfile& profile,
                  int ranks) {
   PlanRow row;
   row.ranks = ranks;
   row.shapes = source.describe(ranks);
-  row.timed = options.config.kind == nn::ConvKind::gcn;
   const train::DeviceProfile link = profile_for_ranks(profile, ranks);
   for (const PlannedRank& rank : source.ranks(ranks)) {
     row.bytes_per_rank =
         std::max(row.bytes_per_rank, train::estimate_rank_memory(options.config, rank.shape));
-    if (row.timed) {
+    if (timed(options)) {
       const train::EpochEstimate time =
           train::estimate_epoch(options.config, rank.shape, rank.traffic, ranks, link, options.threads);
       if (time.epoch_ms >= row.time.epoch_ms) row.time = time;
@@ -145,7 +146,7 @@ void print_json(const PlanRow& row, const PlanOptions& options, const train::Dev
                          {"calibrated", profile.calibrated},
                          {"shapes", row.shapes}};
   if (profile.memory_bytes > 0) line["fits"] = row.bytes_per_rank <= profile.memory_bytes;
-  if (!row.timed)  // memory only: the time fields are null, not zero
+  if (!timed(options))  // memory only: the time fields are null, not zero
     for (const char* key : {"epoch_ms", "spmm_ms", "gemm_ms", "elementwise_ms", "halo_ms", "halo_exposed_ms",
                             "allreduce_ms", "allreduce_exposed_ms", "optimizer_ms", "spmm_bytes", "gemm_flops",
                             "halo_bytes"})
@@ -186,17 +187,14 @@ void run_plan(PlanOptions& options) {
       continue;
     }
     const train::EpochEstimate& t = row.time;
-    if (!row.timed) {
-      std::printf("  %5d %11s %9s %9s %9s %8s %8s %10s %8s %9.2f GiB%s\n", p, "-", "-", "-", "-", "-", "", "-", "",
-                  static_cast<double>(row.bytes_per_rank) / 1073741824.0,
-                  profile.memory_bytes > 0 ? (row.bytes_per_rank <= profile.memory_bytes ? "  yes" : "  NO") : "");
-    } else {
-    std::printf(
-        "  %5d %11.1f %9.1f %9.1f %9.1f %8.1f (%6.1f) %10.1f (%6.1f) %9.2f GiB%s\n", p, t.epoch_ms, t.spmm_ms,
-        t.gemm_ms, t.elementwise_ms, t.halo_ms, t.halo_exposed_ms, t.allreduce_ms, t.allreduce_exposed_ms,
-        static_cast<double>(row.bytes_per_rank) / 1073741824.0,
-        profile.memory_bytes > 0 ? (row.bytes_per_rank <= profile.memory_bytes ? "  yes" : "  NO") : "");
-    }
+    const std::string time_columns =
+        timed(options) ? strformat("%11.1f %9.1f %9.1f %9.1f %8.1f (%6.1f) %10.1f (%6.1f)", t.epoch_ms, t.spmm_ms,
+                                   t.gemm_ms, t.elementwise_ms, t.halo_ms, t.halo_exposed_ms, t.allreduce_ms,
+                                   t.allreduce_exposed_ms)
+                       : strformat("%11s %9s %9s %9s %8s %8s %10s %8s", "-", "-", "-", "-", "-", "", "-", "");
+    std::printf("  %5d %s %9.2f GiB%s\n", p, time_columns.c_str(),
+                static_cast<double>(row.bytes_per_rank) / 1073741824.0,
+                profile.memory_bytes > 0 ? (row.bytes_per_rank <= profile.memory_bytes ? "  yes" : "  NO") : "");
     shape_lines.push_back(strformat("  P=%d: %s; largest rank owns %lld, halo %lld, nnz %lld", p,
                                     row.shapes.c_str(), static_cast<long long>(row.max_owned),
                                     static_cast<long long>(row.max_halo),
@@ -208,7 +206,7 @@ void run_plan(PlanOptions& options) {
     std::printf(
         "epoch = spmm + gemm + elementwise + exposed halo + exposed allreduce + optimizer (slowest rank; "
         "train's mean_epoch_ms); memory as `halogen info` (train's allocated_bytes)\n");
-    if (options.config.kind != nn::ConvKind::gcn)
+    if (!timed(options))
       std::printf("epoch time: '-': the epoch-time model covers --model gcn only; the memory is %s's\n",
                   options.model.c_str());
   }
