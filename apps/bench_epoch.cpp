@@ -45,6 +45,7 @@ struct EpochBenchOptions {
   int heads = 8;                   // gat
   int output_heads = 1;            // gat
   float attention_dropout = 0.6f;  // gat
+  std::string gat_dropout = "original";  // gat: original | pyg
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
@@ -64,8 +65,8 @@ void run_epoch_bench(const EpochBenchOptions& o) {
                   "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
                   (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
       const std::string gat = o.model == "gat" ? strformat(" (per head; %d heads, %d output heads, attention "
-                                                           "dropout %g)", o.heads, o.output_heads,
-                                                           o.attention_dropout)
+                                                           "dropout %g, %s dropout)", o.heads, o.output_heads,
+                                                           o.attention_dropout, o.gat_dropout.c_str())
                                                : std::string();
       std::printf("# model %s, %d layers, hidden %lld%s, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
                   "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, gat.c_str(), o.dropout,
@@ -85,6 +86,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       config.model.gat_heads = o.heads;
       config.model.gat_output_heads = o.output_heads;
       config.model.attention_dropout = o.attention_dropout;
+      config.model.gat_per_head_dropout = o.gat_dropout == "original";
       config.model.layers = o.layers;
       config.model.hidden = o.hidden;
       config.model.dropout = o.dropout;
@@ -147,6 +149,10 @@ void add_bench_epoch(CLI::App& bench) {
       ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients")
       ->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  cmd->add_option("--gat-dropout", o->gat_dropout,
+                  "gat: original (a dropout mask per head on each layer's input, and on its transformed features) "
+                  "or pyg (PyG's GATConv example: one mask on the input and after each hidden ELU)")
+      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
   cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "Hidden width")->check(positive())->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(positive())->capture_default_str();

@@ -197,6 +197,10 @@ void add_info_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--output-heads", model_config.gat_output_heads, "Directory, gat: heads of the output layer")
       ->check(CLI::Range(1, 1024))->capture_default_str();
+  static std::string gat_dropout = "original";
+  cmd->add_option("--gat-dropout", gat_dropout,
+                  "Directory, gat: original (per-head input masks: two more buffers per layer) or pyg")
+      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
   cmd->add_option("--appnp-k", model_config.appnp_k, "Directory, appnp: propagation steps K")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
@@ -207,6 +211,7 @@ void add_info_command(CLI::App& app) {
     if (std::filesystem::is_directory(path, ec)) {
       partition::describe_partition_dir(path, check);
       model_config.kind = nn::parse_conv_kind(model);
+      model_config.gat_per_head_dropout = gat_dropout == "original";
       print_training_memory(path, model_config);
       return;
     }

@@ -79,6 +79,7 @@ struct TrainFlags {
   int heads = 8;
   int output_heads = 1;
   float attention_dropout = 0.6f;
+  std::string gat_dropout = "original";
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
        layers_given = false, negatives_given = false, window_given = false;
   std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
@@ -175,6 +176,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
       j["heads"] = flags.heads;
       j["output-heads"] = flags.output_heads;
       j["attention-dropout"] = option_value(flags.attention_dropout);
+      j["gat-dropout"] = flags.gat_dropout;
     } else if (flags.model == "appnp") {
       j["appnp-k"] = flags.appnp_k;
       j["appnp-alpha"] = option_value(flags.appnp_alpha);
@@ -305,8 +307,8 @@ std::string model_extras(const TrainFlags& flags) {
   if (flags.model == "appnp") text += strformat(", K %d, alpha %g", flags.appnp_k, flags.appnp_alpha);
   if (flags.model == "gin") text += flags.gin_eps_learn ? ", learnable eps" : ", eps 0";
   if (flags.model == "gat")
-    text += strformat(", %d heads (output %d), attention dropout %g", flags.heads, flags.output_heads,
-                      flags.attention_dropout);
+    text += strformat(", %d heads (output %d), attention dropout %g, %s dropout", flags.heads, flags.output_heads,
+                      flags.attention_dropout, flags.gat_dropout.c_str());
   if (flags.edge_weight) text += ", edge weights";
   return text;
 }
@@ -366,6 +368,7 @@ void run_train(const TrainFlags& flags) {
     config.model.gat_heads = flags.heads;
     config.model.gat_output_heads = flags.output_heads;
     config.model.attention_dropout = flags.attention_dropout;
+    config.model.gat_per_head_dropout = flags.gat_dropout == "original";
     config.model.layers = flags.layers;
     config.model.hidden = flags.hidden;
     config.model.dropout = flags.dropout;
@@ -525,6 +528,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--attention-dropout", flags->attention_dropout,
                   "GAT: dropout probability on the attention coefficients, in [0, 1)")
       ->check(finite_interval(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--gat-dropout", flags->gat_dropout,
+                  "GAT: where --dropout applies. original (Velickovic et al.'s reference code): in each layer, an "
+                  "independent mask on the layer's input per head and one on its transformed features; pyg (PyG's "
+                  "GATConv example): on the model's input and after each hidden ELU, one mask for all heads")
+      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
       ->check(non_negative())->capture_default_str();
@@ -552,7 +560,7 @@ void add_train_command(CLI::App& app) {
     const bool temporal = is_temporal(m);
     const std::pair<const char*, bool> uses[] = {
         {"--heads", m == "gat"}, {"--output-heads", m == "gat"}, {"--attention-dropout", m == "gat"},
-        {"--appnp-k", m == "appnp"}, {"--appnp-alpha", m == "appnp"}, {"--gin-eps-learn", m == "gin"},
+        {"--gat-dropout", m == "gat"}, {"--appnp-k", m == "appnp"}, {"--appnp-alpha", m == "appnp"}, {"--gin-eps-learn", m == "gin"},
         {"--cheb-k", m == "gconvgru"}, {"--lags", temporal}, {"--train-fraction", temporal},
         {"--negatives", temporal}, {"--embedding", temporal}, {"--window", temporal},
         {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal}};

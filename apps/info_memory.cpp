@@ -55,7 +55,8 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
       nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
       config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str()
       : config.kind == nn::ConvKind::gat
-          ? strformat(", %d heads, %d output heads", config.gat_heads, config.gat_output_heads).c_str()
+          ? strformat(", %d heads, %d output heads, %s dropout", config.gat_heads, config.gat_output_heads,
+                      config.gat_per_head_dropout ? "original" : "pyg").c_str()
           : "");
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;

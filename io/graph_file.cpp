@@ -137,6 +137,18 @@ void validate_snapshots(const graph::Graph& g, const std::string& where) {
 
 }  // namespace
 
+SplitOverlap first_split_overlap(const std::vector<int64_t>* const (&splits)[3], int64_t n) {
+  std::vector<uint8_t> in_split(static_cast<size_t>(n), 0);  // 1 + the split holding the id; 0: none
+  for (int s = 0; s < 3; ++s) {
+    for (size_t i = 0; i < splits[s]->size(); ++i) {
+      const int64_t v = (*splits[s])[i];
+      if (in_split[v] != 0) return {s, i, v, in_split[v] - 1};
+      in_split[v] = static_cast<uint8_t>(s + 1);
+    }
+  }
+  return {};
+}
+
 void validate_graph(const graph::Graph& g, const std::string& where) {
   const int64_t n = g.num_nodes;
   HALOGEN_USER_CHECK(n >= 0, "%s: num_nodes %lld is negative", where.c_str(), static_cast<long long>(n));
@@ -185,18 +197,11 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
   validate_split(g.train, n, where, "/split/train");
   validate_split(g.valid, n, where, "/split/valid");
   validate_split(g.test, n, where, "/split/test");
-  {  // Disjoint: a vertex in two splits would be evaluated on what it was trained on.
-    const std::vector<int64_t>* splits[] = {&g.train, &g.valid, &g.test};
-    const char* names[] = {"/split/train", "/split/valid", "/split/test"};
-    std::vector<uint8_t> in_split(static_cast<size_t>(n), 0);
-    for (int s = 0; s < 3; ++s) {
-      for (size_t i = 0; i < splits[s]->size(); ++i) {
-        const int64_t v = (*splits[s])[i];
-        HALOGEN_USER_CHECK(in_split[v] == 0, "%sindex %zu: node id %lld is also in %s (splits must be disjoint)",
-                           at(where, names[s]).c_str(), i, static_cast<long long>(v), names[in_split[v] - 1]);
-        in_split[v] = static_cast<uint8_t>(s + 1);
-      }
-    }
+  const std::vector<int64_t>* const splits[3] = {&g.train, &g.valid, &g.test};
+  if (const SplitOverlap o = first_split_overlap(splits, n); o.split >= 0) {
+    HALOGEN_USER_CHECK(false, "%sindex %zu: node id %lld is also in %s (splits must be disjoint)",
+                       at(where, kSplitPaths[o.split]).c_str(), o.index, static_cast<long long>(o.id),
+                       kSplitPaths[o.earlier]);
   }
   if (!g.orig_id.empty()) {
     HALOGEN_USER_CHECK(static_cast<int64_t>(g.orig_id.size()) == n, "%sexpected %lld entries, found %zu",

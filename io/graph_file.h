@@ -4,6 +4,7 @@
 // (written before checksums) are refused with a message to convert or generate the graph again.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -45,5 +46,17 @@ void write_graph_attributes(h5::File& file, const std::string& name, int64_t num
 // The checks read_graph applies, on a graph in memory (`where` names the file in messages). write_graph
 // calls it too, so no invalid file is ever written.
 void validate_graph(const graph::Graph& graph, const std::string& where);
+
+// The first id of the three splits (train, valid, test; ids in [0, n), checked by the caller) that an earlier
+// split already holds: a vertex in two splits would be evaluated on what it was trained on. Used by
+// validate_graph (global ids) and by the shard reader (local ids).
+struct SplitOverlap {
+  int split = -1;     // 0 train, 1 valid, 2 test: the split where the id is found again; -1: none
+  size_t index = 0;   // its position in that split
+  int64_t id = 0;
+  int earlier = -1;   // the split that holds it first
+};
+SplitOverlap first_split_overlap(const std::vector<int64_t>* const (&splits)[3], int64_t n);
+inline constexpr const char* kSplitPaths[3] = {"/split/train", "/split/valid", "/split/test"};
 
 }  // namespace halogen::io

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/graph_file.h"
 #include "io/h5.h"
 #include "io/json_text.h"
 
@@ -520,23 +521,20 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     require(dims.back() == n_own && steps == std::max<int64_t>(s.target_steps, 1), path, "/node/target",
             "expected [target_steps, n_own] or [n_own]");
   }
-  const char* splits[] = {"/split/train", "/split/valid", "/split/test"};
-  std::vector<int64_t>* outs[] = {&s.train, &s.valid, &s.test};
+  const char* const* splits = kSplitPaths;
+  std::vector<int64_t>* const outs[3] = {&s.train, &s.valid, &s.test};
   for (int i = 0; i < 3; ++i) {
     if (!file.exists(splits[i])) continue;
     s.splits_present |= static_cast<uint8_t>(1u << i);
     *outs[i] = file.read<int64_t>(splits[i]);
     check_ascending_in(*outs[i], 0, static_cast<int64_t>(outs[i]->size()), 0, n_own, path, splits[i]);
   }
-  std::vector<uint8_t> in_split(static_cast<size_t>(n_own), 0);  // the splits are disjoint
-  for (int i = 0; i < 3; ++i)
-    for (size_t k = 0; k < outs[i]->size(); ++k) {
-      const int64_t v = (*outs[i])[k];
-      require(in_split[v] == 0, path, splits[i],
-              "local id " + std::to_string(v) + " at index " + std::to_string(k) + " is also in " +
-                  (in_split[v] ? splits[in_split[v] - 1] : ""));
-      in_split[v] = static_cast<uint8_t>(i + 1);
-    }
+  const std::vector<int64_t>* const read_splits[3] = {&s.train, &s.valid, &s.test};
+  if (const SplitOverlap o = first_split_overlap(read_splits, n_own); o.split >= 0) {
+    require(false, path, splits[o.split],
+            "local id " + std::to_string(o.id) + " at index " + std::to_string(o.index) + " is also in " +
+                splits[o.earlier]);
+  }
   read_shard_snapshots(file, path, s);
   read_shard_link_steps(file, path, s);
   require(s.link_negatives == meta.link_negatives, path, "/",

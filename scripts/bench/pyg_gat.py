@@ -13,8 +13,9 @@ Two steps, so that both frameworks train on exactly the same graph (scripts/benc
 Two more, on a Halogen graph file (h5py) with Planetoid-style splits, for the accuracy comparison in docs/train.md:
 
     # PyG's own run of the Cora protocol (8x8 heads, dropout 0.6, lr 0.005, weight decay 5e-4, 300 epochs,
-    # row-normalised features): test accuracy at the best validation epoch per seed, and the mean
-    python3 scripts/bench/pyg_gat.py accuracy cora.h5 --seeds 5 --threads 1
+    # row-normalised features): test accuracy at the best validation epoch per seed, and the mean; with
+    # --gat-dropout original, the same parameters with the reference code's dropout placement
+    python3 scripts/bench/pyg_gat.py accuracy cora.h5 --seeds 5 --threads 1 [--gat-dropout original]
 
     # the same model in PyG loaded with a Halogen checkpoint's parameters (a run with --dropout 0
     # --attention-dropout 0 --lr 1e-20 --epochs 1 --checkpoint ck): loss and accuracies to compare with its metrics
@@ -139,11 +140,46 @@ def gat_forward(convs, x, edge_index, dropout, training):
     return convs[1](h, edge_index)
 
 
+def original_layer(conv, x, edge_index, dropout, training, concat):
+    """GATConv's parameters with the dropout of Velickovic et al.'s reference code (halogen --gat-dropout
+    original): an independent mask on the layer's input per head, and dropout on the transformed features before
+    aggregation (the scores use them undropped). Without dropout this is GATConv's own forward. edge_index must
+    hold the self loops (source -> destination)."""
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.utils import softmax
+    heads, width, n = conv.heads, conv.out_channels, x.shape[0]
+    weight = conv.lin_src.weight.reshape(heads, width, -1)  # (heads, width, in)
+    rows, cols = x.nonzero(as_tuple=True)
+    values = x[rows, cols].unsqueeze(0).expand(heads, -1)  # the input's nonzeros, once per head
+    values = F.dropout(values, dropout, training)
+    z = torch.zeros(n, heads, width).index_add_(0, rows, (values[:, :, None] * weight[:, :, cols].transpose(1, 2))
+                                                 .transpose(0, 1))
+    src, dst = edge_index
+    e = F.leaky_relu((z * conv.att_src[0]).sum(-1)[src] + (z * conv.att_dst[0]).sum(-1)[dst], conv.negative_slope)
+    alpha = F.dropout(softmax(e, dst, num_nodes=n), conv.dropout, training)
+    messages = F.dropout(z, dropout, training)
+    out = torch.zeros(n, heads, width).index_add_(0, dst, alpha[:, :, None] * messages[src])
+    return (out.reshape(n, -1) if concat else out.mean(1)) + conv.bias
+
+
+def original_forward(convs, x, edge_index, dropout, training):
+    import torch.nn.functional as F
+    convs.train(training)
+    h = F.elu(original_layer(convs[0], x, edge_index, dropout, training, True))
+    return original_layer(convs[1], h, edge_index, dropout, training, False)
+
+
 def accuracy(args):
     import torch
     import torch.nn.functional as F
     torch.set_num_threads(args.threads)
     x, y, edge_index, splits = load_h5_graph(args.graph)
+    forward = gat_forward
+    if args.gat_dropout == "original":
+        from torch_geometric.utils import add_self_loops, remove_self_loops
+        edge_index = add_self_loops(remove_self_loops(edge_index)[0], num_nodes=x.shape[0])[0]
+        forward = original_forward
     results = []
     for seed in range(args.seeds):
         torch.manual_seed(seed)
@@ -152,11 +188,11 @@ def accuracy(args):
         best_valid, test_at_best = -1.0, 0.0
         for _ in range(args.epochs):
             optimizer.zero_grad()
-            out = gat_forward(convs, x, edge_index, 0.6, True)
+            out = forward(convs, x, edge_index, 0.6, True)
             F.cross_entropy(out[splits["train"]], y[splits["train"]]).backward()
             optimizer.step()
             with torch.no_grad():
-                pred = gat_forward(convs, x, edge_index, 0.6, False).argmax(1)
+                pred = forward(convs, x, edge_index, 0.6, False).argmax(1)
             acc = {k: float((pred[v] == y[v]).float().mean()) for k, v in splits.items()}
             if acc["valid"] > best_valid:  # the first best, as Halogen's test_acc_at_best
                 best_valid, test_at_best = acc["valid"], acc["test"]
@@ -164,7 +200,9 @@ def accuracy(args):
         print(json.dumps({"seed": seed, "best_valid_acc": round(best_valid, 4),
                           "test_acc_at_best": round(test_at_best, 4), "final_test_acc": round(acc["test"], 4)}),
               flush=True)
-    print(json.dumps({"mean_test_acc_at_best": round(float(np.mean(results)), 4), "seeds": args.seeds}))
+    print(json.dumps({"mean_test_acc_at_best": round(float(np.mean(results)), 4), "seeds": args.seeds,
+                      "standard_error": round(float(np.std(results, ddof=1) / np.sqrt(len(results))), 4)
+                      if len(results) > 1 else None, "gat_dropout": args.gat_dropout}))
 
 
 def check_forward(args):
@@ -233,6 +271,10 @@ def main():
     acc.add_argument("--seeds", type=int, default=5)
     acc.add_argument("--epochs", type=int, default=300)
     acc.add_argument("--threads", type=int, default=1)
+    acc.add_argument("--gat-dropout", choices=["pyg", "original"], default="pyg",
+                     help="pyg: PyG's GATConv example (one input mask, dropout after ELU); original: Velickovic et "
+                          "al.'s reference code (a mask per head on each layer's input, dropout on the transformed "
+                          "features), as halogen --gat-dropout original")
     check = commands.add_parser("check-forward", help="PyG GAT loaded with a Halogen checkpoint: loss, accuracies")
     check.add_argument("graph")
     check.add_argument("checkpoint")

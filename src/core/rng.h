@@ -111,6 +111,7 @@ enum Purpose : uint32_t {
   kNegativeSampling = 7,
   kBenchData = 8,
   kAttentionDropout = 9,
+  kGatFeatureDropout = 10,  // GAT with per-head dropout (nn/gat_conv.h): (epoch, layer, 0 or 1 + head)
 };
 
 }  // namespace halogen::rng

@@ -1,6 +1,7 @@
 #include "nn/gat_conv.h"
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "kernels/ops.h"
 #include "nn/graph_conv.h"
 
@@ -15,8 +16,15 @@ Matrix<T> columns(Matrix<T> m, int64_t begin, int64_t end) {
 
 }  // namespace
 
-GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store)
-    : heads_(heads), head_width_(head_width), concat_(concat), layer_(layer), in_(in), store_(store) {
+GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store,
+                 bool per_head_dropout)
+    : heads_(heads),
+      head_width_(head_width),
+      concat_(concat),
+      layer_(layer),
+      in_(in),
+      store_(store),
+      per_head_dropout_(per_head_dropout) {
   HALOGEN_ASSERT(heads >= 1 && head_width >= 1, "GAT layer %d: %lld heads of width %lld", layer, (long long)heads,
                  (long long)head_width);
   const std::string prefix = "layer" + std::to_string(layer) + ".";
@@ -29,9 +37,10 @@ GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool 
 }
 
 int64_t GatConv::scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t n, int64_t h,
-                               int64_t edges) {
+                               int64_t edges, int64_t in, bool per_head_dropout) {
   const int64_t c = heads * head_width, row = c + heads;
-  const int64_t floats = 2 * (n + h) * row + 2 * n * heads + 2 * edges * heads + (concat ? 0 : n * c);
+  const int64_t floats = 2 * (n + h) * row + 2 * n * heads + 2 * edges * heads + (concat ? 0 : n * c) +
+                         (per_head_dropout ? n * (c + in) : 0);
   return floats * static_cast<int64_t>(sizeof(float));
 }
 
@@ -55,6 +64,17 @@ void GatConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph& gr
   grad_hs_ = Tensor(rows, c + heads_, device);
   grad_hs_.zero();
   grad_s_dst_ = Tensor(n, heads_, device);
+  if (per_head_dropout_) {
+    h_ = Tensor(n, c, device);
+    x_head_ = Tensor(n, in_, device);
+  }
+}
+
+kernels::EpilogueParams GatConv::feature_params(int stream_tag) const {
+  return kernels::EpilogueParams{
+      false, feature_dropout_, feature_seed_,
+      rng::stream_id(rng::kGatFeatureDropout, feature_epoch_, static_cast<uint32_t>(layer_),
+                     static_cast<uint32_t>(stream_tag))};
 }
 
 void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext& context) {
@@ -65,17 +85,34 @@ void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext
   const kernels::Stream stream = context.stream;
   PhaseClock& clock = *context.clock;
   attention_ = context.attention;
+  feature_dropout_ = per_head_dropout_ ? context.gat_feature_dropout : 0.0f;
+  feature_seed_ = context.seed;
+  feature_epoch_ = context.epoch;
+  const bool drop = feature_dropout_ > 0.0f;
   Matrix<float> hs = hs_.matrix();
   Matrix<float> h_all = columns(hs, 0, c), s_src = columns(hs, c, c + heads_);
-  Matrix<float> h_own = h_all.slice_rows(0, n);
+  // H before its dropout: the scores' input (the messages are H~, written into hs below).
+  Matrix<float> h_own = drop ? h_.matrix() : h_all.slice_rows(0, n);
   Matrix<float> z_own = z.slice_rows(0, n);
+  const Span<const int64_t> gid = graph_->row_gid();
   if (n > 0) {
     PhaseScope timer(clock, Phase::gemm, stream);
-    kernels::gemm(x.slice_rows(0, n), false, store_.param(weight_), false, h_own, 1.0f, 0.0f, stream);
+    if (!drop) {
+      kernels::gemm(x.slice_rows(0, n), false, store_.param(weight_), false, h_own, 1.0f, 0.0f, stream);
+    } else {
+      Matrix<float> w = store_.param(weight_);
+      for (int64_t k = 0; k < heads_; ++k) {  // head k's input mask, then its columns of H
+        kernels::dropout(x.slice_rows(0, n), gid, feature_params(1 + static_cast<int>(k)), x_head_.matrix(),
+                         Matrix<float>{}, stream);
+        kernels::gemm(x_head_.matrix(), false, columns(w, k * head_width_, (k + 1) * head_width_), false,
+                      columns(h_own, k * head_width_, (k + 1) * head_width_), 1.0f, 0.0f, stream);
+      }
+    }
   }
   if (n > 0) {
     PhaseScope timer(clock, Phase::elementwise, stream);
     kernels::head_scores(h_own, store_.param(att_src_), s_src.slice_rows(0, n), stream);
+    if (drop) kernels::dropout(h_own, gid, feature_params(0), h_all.slice_rows(0, n), Matrix<float>{}, stream);
   }
   adjacency_->gather_halo(hs, [&] {
     if (n == 0) return;
@@ -122,6 +159,8 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
   Matrix<float> grad_h_all = columns(grad_hs, 0, c), grad_s_src = columns(grad_hs, c, c + heads_);
   Matrix<float> alpha = alpha_.matrix(), edge_work = edge_work_.matrix();
   Matrix<const float> weights = attention_.dropout > 0.0f ? edge_work : alpha;
+  const bool drop = feature_dropout_ > 0.0f;
+  const Span<const int64_t> gid = graph_->row_gid();
   Matrix<const float> g = grad_z;  // dLoss/d(per-head output) (n, C)
   if (n > 0) {
     PhaseScope timer(clock, Phase::elementwise, stream);
@@ -154,7 +193,9 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
     kernels::fill(Span<float>{grad_hs.data, grad_hs.rows * grad_hs.cols, grad_hs.device}, 0.0f, stream);
   }
   Matrix<float> grad_h_own = grad_h_all.slice_rows(0, n);
-  Matrix<const float> h_own = h_all.slice_rows(0, n);
+  // The scores' input: H (with feature dropout the messages were H~, and grad_h_own sums dLoss/dH~ until the
+  // dropout's backward below, so the a_dst term waits for the exchange instead of running during it).
+  Matrix<const float> h_own = drop ? Matrix<const float>(h_.matrix()) : h_all.slice_rows(0, n);
   auto destination_term = [&] {  // dLoss/dH += ds_dst a_dst, d a_dst += ...: owned rows only
     if (n == 0) return;
     PhaseScope timer(clock, Phase::elementwise, stream);
@@ -162,11 +203,20 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
     kernels::head_scores_backward(h_own, store_.param(att_dst_), grad_s_dst_.matrix(), grad_h_own, grad_att_dst,
                                   stream);
   };
-  adjacency_->scatter_halo(grad_hs.slice_rows(n, n + num_halo_), grad_hs.slice_rows(0, n), destination_term);
+  adjacency_->scatter_halo(grad_hs.slice_rows(n, n + num_halo_), grad_hs.slice_rows(0, n), [&] {
+    if (!drop) destination_term();
+  });
   if (n == 0) {
     if (want_grad_x && grad_x.size() > 0)
       kernels::fill(Span<float>{grad_x.data, grad_x.rows * grad_x.cols, grad_x.device}, 0.0f, stream);
     return;
+  }
+  if (drop) {  // dLoss/dH = the message dropout's backward (its mask, drawn again) + the score terms
+    {
+      PhaseScope timer(clock, Phase::elementwise, stream);
+      kernels::dropout(grad_h_own, gid, feature_params(0), grad_h_own, Matrix<float>{}, stream);
+    }
+    destination_term();
   }
   {
     PhaseScope timer(clock, Phase::elementwise, stream);
@@ -175,8 +225,26 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
                                   grad_att_src, stream);
   }
   PhaseScope timer(clock, Phase::gemm, stream);
-  kernels::gemm(x.slice_rows(0, n), true, grad_h_own, false, store_.grad(weight_), 1.0f, 1.0f, stream);
-  if (want_grad_x) kernels::gemm(grad_h_own, false, store_.param(weight_), true, grad_x, 1.0f, 0.0f, stream);
+  if (!drop) {
+    kernels::gemm(x.slice_rows(0, n), true, grad_h_own, false, store_.grad(weight_), 1.0f, 1.0f, stream);
+    if (want_grad_x) kernels::gemm(grad_h_own, false, store_.param(weight_), true, grad_x, 1.0f, 0.0f, stream);
+    return;
+  }
+  // Per head k: dW[:, head k] += dropout_k(X)^T dH[:, head k];  dX += dropout_k backward (dH[:, head k] W_k^T).
+  Matrix<float> w = store_.param(weight_), grad_w = store_.grad(weight_), x_head = x_head_.matrix();
+  for (int64_t k = 0; k < heads_; ++k) {
+    const int64_t begin = k * head_width_, end = (k + 1) * head_width_;
+    const kernels::EpilogueParams input_mask = feature_params(1 + static_cast<int>(k));
+    kernels::dropout(x.slice_rows(0, n), gid, input_mask, x_head, Matrix<float>{}, stream);
+    kernels::gemm(x_head, true, columns(grad_h_own, begin, end), false, columns(grad_w, begin, end), 1.0f, 1.0f,
+                  stream);
+    if (!want_grad_x) continue;
+    Matrix<float> target = k == 0 ? grad_x : x_head;
+    kernels::gemm(columns(grad_h_own, begin, end), false, columns(w, begin, end), true, target, 1.0f, 0.0f,
+                  stream);
+    kernels::dropout(target, gid, input_mask, target, Matrix<float>{}, stream);
+    if (k > 0) kernels::scale_add(1.0f, x_head, 1.0f, grad_x, stream);
+  }
 }
 
 }  // namespace halogen::nn

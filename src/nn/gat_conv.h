@@ -11,7 +11,17 @@
 //   concat: z = out (n, C);  mean (an output layer): z = (1/K) sum_k out[:, head k] (n, F)
 // The bias ("layer<l>.bias", (C) or (F)) is the model's (its epilogue adds it), as for GraphConv.
 //
-// Distributed: the halo rows of [H | s_src] (n + h, C + K) arrive in ONE forward exchange (the adjacency's
+// Feature dropout (per_head_dropout, --gat-dropout original: the reference implementation of Velickovic et al.,
+// whose attn_head drops its input and its transformed features; the model then drops nothing itself). With
+// p = context.gat_feature_dropout > 0:
+//   H[:, head k] = dropout_k(X) W[:, head k]        an independent input mask per head
+//   scores from H as above;  messages from H~ = dropout_m(H):  out[i, head k] = sum_j alpha~_ij^k H~[j, head k]
+// Keys: (seed, rng::stream_id(kGatFeatureDropout, epoch, layer, 1 + k)) for head k's input and (..., 0) for
+// H~, with the element index gid * width + column (kernels::dropout), so P ranks draw what one rank draws.
+// Without per_head_dropout (--gat-dropout pyg, PyG's GATConv example) the model drops the layer's input once
+// for all heads and H's rows are the messages. Evaluation (p = 0) is the same for both.
+//
+// Distributed: the halo rows of [H | s_src] (n + h, C + K; H~ in place of H with feature dropout) arrive in ONE forward exchange (the adjacency's
 // gather_halo; s_dst runs while it is in flight), so every edge's score and message is computed where its
 // destination is owned, exactly as on one rank. Backward: the halo rows of [dLoss/dH | dLoss/ds_src] (the
 // source-side sums of this rank's edges) go back to their owners in ONE reverse exchange (scatter_halo) and
@@ -37,7 +47,8 @@ class GatConv {
  public:
   static constexpr float kNegativeSlope = 0.2f;
 
-  GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store);
+  GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool concat, ParameterStore& store,
+          bool per_head_dropout = false);
   // Scratch on adjacency.device(), after store.allocate(); `graph` and `adjacency` must outlive the layer.
   void allocate(DistributedAdjacency& adjacency, const AttentionGraph& graph);
 
@@ -53,9 +64,9 @@ class GatConv {
   static int64_t parameter_count(int64_t in, int64_t heads, int64_t head_width, bool concat) {
     return in * heads * head_width + 2 * heads * head_width + (concat ? heads * head_width : head_width);
   }
-  // Bytes allocate() takes.
+  // Bytes allocate() takes (`in`: the input width; read with per_head_dropout).
   static int64_t scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t num_owned, int64_t num_halo,
-                               int64_t edges);
+                               int64_t edges, int64_t in = 0, bool per_head_dropout = false);
 
  private:
   int64_t heads_, head_width_;
@@ -67,14 +78,22 @@ class GatConv {
   DistributedAdjacency* adjacency_ = nullptr;
   const AttentionGraph* graph_ = nullptr;
   int64_t num_owned_ = 0, num_halo_ = 0;
+  bool per_head_dropout_;
   kernels::EpilogueParams attention_;  // the last forward's attention dropout (the backward's mask)
+  float feature_dropout_ = 0.0f;       // the last forward's feature dropout (per_head_dropout), and its keys
+  uint64_t feature_seed_ = 0;
+  uint32_t feature_epoch_ = 0;
   std::string forward_range_, backward_range_;
   // Scratch, allocated once:
   //   hs_ (n + h, C + K): [H | s_src], halo rows received;  s_dst_ (n, K)
   //   alpha_ (E, K): softmax;  edge_work_ (E, K): alpha~ in the forward, then dLoss/d(edge) in the backward
   //   heads_out_ (n, C): mean layers' per-head output (and the per-head gradient in the backward)
   //   grad_hs_ (n + h, C + K): [dLoss/dH | dLoss/ds_src], halo rows sent back;  grad_s_dst_ (n, K)
-  Tensor hs_, s_dst_, alpha_, edge_work_, heads_out_, grad_hs_, grad_s_dst_;
+  //   per_head_dropout: h_ (n, C) H before its dropout (hs_ holds H~);  x_head_ (n, in) one head's dropped input
+  //   (and, in the backward, one head's input gradient)
+  Tensor hs_, s_dst_, alpha_, edge_work_, heads_out_, grad_hs_, grad_s_dst_, h_, x_head_;
+
+  kernels::EpilogueParams feature_params(int stream_tag) const;  // 0: H~, 1 + k: head k's input
 };
 
 }  // namespace halogen::nn

@@ -28,13 +28,15 @@ ConvKind parse_conv_kind(const std::string& name, const char* option) {
 }
 
 GraphConv::GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store,
-                     int64_t gin_hidden, bool gin_learn_eps, int64_t gat_heads, bool gat_concat)
+                     int64_t gin_hidden, bool gin_learn_eps, int64_t gat_heads, bool gat_concat,
+                     bool gat_per_head_dropout)
     : kind_(kind), layer_(layer), in_(in), out_(out), store_(store), gin_hidden_(gin_hidden) {
   HALOGEN_ASSERT(kind != ConvKind::gin || gin_hidden >= 1, "GIN needs an MLP width >= 1");
   if (kind == ConvKind::gat) {
     HALOGEN_ASSERT(gat_heads >= 1 && (!gat_concat || out % gat_heads == 0), "GAT layer %d: %lld heads, width %lld",
                    layer, (long long)gat_heads, (long long)out);
-    gat_ = std::make_unique<GatConv>(layer, in, gat_heads, gat_concat ? out / gat_heads : out, gat_concat, store);
+    gat_ = std::make_unique<GatConv>(layer, in, gat_heads, gat_concat ? out / gat_heads : out, gat_concat, store,
+                                     gat_per_head_dropout);
     bias_ = gat_->bias_index();
     return;
   }

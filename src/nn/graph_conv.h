@@ -54,6 +54,11 @@ struct LayerContext {
   kernels::Stream stream = nullptr;
   // gat: the attention dropout of this forward (dropout 0: off), keyed by (seed, rng_stream) (kernels::edge_dropout).
   kernels::EpilogueParams attention{false, 0.0f, 0, 0};
+  // gat with per-head dropout (nn/gat_conv.h): the dropout p of the layer's input (a mask per head) and of its
+  // transformed features in this forward (0: off), keyed by (seed, epoch, layer).
+  float gat_feature_dropout = 0.0f;
+  uint64_t seed = 0;
+  uint32_t epoch = 0;
   // backward: the caller has already added this layer's bias gradient (fused into the backward of the
   // epilogue that added the bias: kernels::relu_dropout_backward), so the layer does not.
   bool bias_gradient_done = false;
@@ -66,9 +71,10 @@ class GraphConv {
   // (gin_hidden, out) and, with gin_learn_eps, "layer<l>.eps" (1, 1; initialised to 0, registered as a bias);
   // then "layer<l>.bias" (out).
   // gat: `out` is gat_heads * (width per head) when gat_concat (a hidden layer), else the width per head (the
-  // heads are averaged); its tensors are GatConv's.
+  // heads are averaged); its tensors are GatConv's. gat_per_head_dropout: GatConv's per_head_dropout.
   GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden = 0,
-            bool gin_learn_eps = false, int64_t gat_heads = 1, bool gat_concat = true);
+            bool gin_learn_eps = false, int64_t gat_heads = 1, bool gat_concat = true,
+            bool gat_per_head_dropout = false);
   // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer
   // multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not
   // used).

@@ -130,7 +130,7 @@ void Model::build_layers(const graph::Shard& shard) {
   for (int l = 0; l < config_.layers; ++l)
     layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_,
                                                   config_.hidden, config_.gin_learn_eps, gat_heads_of(config_, l),
-                                                  l + 1 < config_.layers));
+                                                  l + 1 < config_.layers, config_.gat_per_head_dropout));
   store_.allocate(device_);
   store_.initialize(config_.seed);
   if (config_.kind == ConvKind::gat) {
@@ -323,7 +323,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
       const int64_t heads = gat_heads_of(config, l);
       const bool concat = l + 1 < config.layers;
       bytes += GatConv::scratch_bytes(heads, concat ? widths[l + 1] / heads : widths[l + 1], concat, n, h,
-                                      attention_edges);
+                                      attention_edges, widths[l], config.gat_per_head_dropout);
     } else {
       bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
     }
@@ -354,15 +354,21 @@ LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}
 
 LayerContext Model::forward_context(int l, int64_t epoch, bool training) {
   LayerContext ctx = context();
-  if (config_.kind == ConvKind::gat && training)
+  if (config_.kind == ConvKind::gat && training) {
     ctx.attention = kernels::EpilogueParams{
         false, config_.attention_dropout, config_.seed,
         rng::stream_id(rng::kAttentionDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(l))};
+    if (config_.gat_per_head_dropout) ctx.gat_feature_dropout = config_.dropout;
+    ctx.seed = config_.seed;
+    ctx.epoch = static_cast<uint32_t>(epoch);
+  }
   return ctx;
 }
 
 void Model::forward(int64_t epoch, bool training) {
-  const float p = training ? config_.dropout : 0.0f;
+  // GAT with per-head dropout drops inside its layers (forward_context), not here.
+  const bool layers_drop = config_.kind == ConvKind::gat && config_.gat_per_head_dropout;
+  const float p = training && !layers_drop ? config_.dropout : 0.0f;
   auto stream_of = [&](int layer) {
     return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
   };

@@ -13,7 +13,9 @@
 //   G_K = dLoss/dP_K,  G_{k-1} = (1 - alpha) Â^T G_k,  dLoss/dH = G_0 + alpha (G_1 + ... + G_K).
 //
 // GAT (nn/gat_conv.h): hidden layers are multi-head attention with concatenated heads, then bias, ELU and
-// dropout (mask = dropout factor times elu'); the last layer averages its heads. The layers share one
+// dropout (mask = dropout factor times elu'); the last layer averages its heads. With gat_per_head_dropout
+// (the default) the layers drop their own inputs, a mask per head, and their transformed features, and the
+// model's input dropout and the dropout after ELU are off (the ELU mask is elu' alone). The layers share one
 // AttentionGraph (the rank's edges plus self-loops); the adjacency holds no matrix (GAT multiplies by
 // attention weights), only the halo exchange. Attention dropout is keyed by (seed, epoch, layer, head group)
 // and the edge's global (destination, source) ids.
@@ -68,6 +70,11 @@ struct ModelConfig {
   int gat_heads = 8;               // gat: heads of every hidden layer (concatenated; --hidden is the width per head)
   int gat_output_heads = 1;        // gat: heads of the output layer (averaged)
   float attention_dropout = 0.6f;  // gat: dropout on the attention coefficients, in [0, 1)
+  // gat: where `dropout` applies. true (--gat-dropout original, Velickovic et al.'s reference implementation):
+  // inside each layer, an independent mask on the layer's input per head and one on its transformed features
+  // (nn/gat_conv.h); false (--gat-dropout pyg, PyG's GATConv example): on the model's input and after each
+  // hidden layer's ELU, one mask shared by the heads. Evaluation is the same.
+  bool gat_per_head_dropout = true;
 };
 
 // Sizes that determine a rank's memory (memory estimates without building anything).

@@ -153,6 +153,9 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
     m.model.gat_heads = config_value<int>(config, "heads", path);
     m.model.gat_output_heads = config_value<int>(config, "output_heads", path);
     m.model.attention_dropout = config_value<float>(config, "attention_dropout", path);
+    // Where the training dropout applied (absent before it was an option): evaluation is the same either way.
+    if (config.contains("gat_dropout"))
+      m.model.gat_per_head_dropout = config_value<std::string>(config, "gat_dropout", path) != "pyg";
   }
   if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
   // The ranges `halogen train` accepts: anything else is not a checkpoint it wrote (and a huge width would only

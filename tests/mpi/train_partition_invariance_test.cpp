@@ -76,6 +76,7 @@ struct Variant {
   bool edge_weight = false;
   int gat_heads = 2, gat_output_heads = 2;
   float attention_dropout = 0.5f;
+  bool gat_per_head_dropout = true;  // --gat-dropout original (false: pyg)
   float lr = 0.02f;
 };
 
@@ -90,6 +91,7 @@ train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard,
   config.model.gat_heads = variant.gat_heads;
   config.model.gat_output_heads = variant.gat_output_heads;
   config.model.attention_dropout = variant.attention_dropout;
+  config.model.gat_per_head_dropout = variant.gat_per_head_dropout;
   config.model.layers = 3;  // 12 -> 16 (aggregate first), 16 -> 16 (aggregate first), 16 -> 4 (transform first)
   config.model.hidden = 16;
   config.model.dropout = 0.5f;
@@ -172,6 +174,14 @@ TEST(PartitionInvariance, GinWeightedEdgesMatchesOneRank) {
 // at 0.01 and 0.005 the largest drift over the 20 epochs is 5e-8 (P = 2 and 4).
 TEST(PartitionInvariance, GatMatchesOneRank) {
   Variant variant;
+  variant.lr = 0.01f;
+  expect_invariant(nn::ConvKind::gat, true, variant);
+}
+// --gat-dropout pyg: the model's own input dropout (sparse path) and the dropout after ELU instead of the
+// layers' per-head masks.
+TEST(PartitionInvariance, GatPygDropoutMatchesOneRank) {
+  Variant variant;
+  variant.gat_per_head_dropout = false;
   variant.lr = 0.01f;
   expect_invariant(nn::ConvKind::gat, true, variant);
 }

@@ -82,6 +82,7 @@ struct ReferenceModel {
   // GAT layer l (Velickovic et al., PyG GATConv with self-loops): per head k, H = x W, e_ij = leaky_relu(a_dst.H_i +
   // a_src.H_j, 0.2) over the stored edges (self-loops dropped) plus one self-loop per vertex, softmax per row,
   // attention dropout (the engine's documented key: kernels/ops.h edge_dropout), out_i = sum_j alpha_ij H_j;
+  // with gat_per_head_dropout (nn/model.h) H's head k is dropout_k(x) W_k and the messages are dropout(H);
   // heads concatenated (hidden layers) or averaged (the last), plus the bias.
   Dense gat_layer(const Dense& x, const std::vector<double>& params, int l, int64_t fout, int64_t epoch,
                   bool training) const {
@@ -90,7 +91,37 @@ struct ReferenceModel {
     const int64_t heads = concat ? config.gat_heads : config.gat_output_heads;
     const int64_t width = concat ? fout / heads : fout;
     const std::string prefix = "layer" + std::to_string(l) + ".";
-    const Dense h = linear(x, tensor(params, prefix + "weight"), nullptr, heads * width);
+    const double* w = tensor(params, prefix + "weight");
+    Dense h = linear(x, w, nullptr, heads * width);
+    // --gat-dropout original: head k's columns of H from its own dropout of x; messages from a dropout of H.
+    const double feature_p = training && config.gat_per_head_dropout ? config.dropout : 0.0;
+    auto drop = [&](Dense& m, uint32_t tag) {
+      const uint64_t key_stream = rng::stream_id(rng::kGatFeatureDropout, static_cast<uint32_t>(epoch),
+                                                 static_cast<uint32_t>(l), tag);
+      const int64_t f = static_cast<int64_t>(m[0].size());
+      for (int64_t v = 0; v < n; ++v)
+        for (int64_t c = 0; c < f; ++c)
+          m[v][c] = rng::dropout_keep(config.seed, key_stream, static_cast<uint64_t>(v * f + c),
+                                      rng::dropout_threshold(static_cast<float>(feature_p)))
+                        ? m[v][c] / (1.0 - feature_p)
+                        : 0.0;
+    };
+    Dense messages = h;
+    if (feature_p > 0) {
+      const int64_t fin = static_cast<int64_t>(x[0].size());
+      for (int64_t k = 0; k < heads; ++k) {
+        Dense xk = x;
+        drop(xk, static_cast<uint32_t>(1 + k));
+        for (int64_t v = 0; v < n; ++v)
+          for (int64_t o = k * width; o < (k + 1) * width; ++o) {
+            double sum = 0;
+            for (int64_t c = 0; c < fin; ++c) sum += xk[v][c] * w[c * heads * width + o];
+            h[v][o] = sum;
+          }
+      }
+      messages = h;
+      drop(messages, 0);
+    }
     const double* att_src = tensor(params, prefix + "att_src");
     const double* att_dst = tensor(params, prefix + "att_dst");
     const double* b = tensor(params, prefix + "bias");
@@ -122,7 +153,7 @@ struct ReferenceModel {
             const uint32_t word = rng::pair_bits(key, static_cast<uint64_t>(i), static_cast<uint64_t>(sources[s])).v[k % 4];
             alpha = rng::word_uniform(word) >= p ? alpha / (1.0 - p) : 0.0;
           }
-          for (int64_t f = 0; f < width; ++f) out[i][k * width + f] += alpha * h[sources[s]][k * width + f];
+          for (int64_t f = 0; f < width; ++f) out[i][k * width + f] += alpha * messages[sources[s]][k * width + f];
         }
       }
     }
@@ -143,7 +174,9 @@ struct ReferenceModel {
   double loss(const std::vector<double>& params, int64_t epoch, bool training) const {
     const int64_t n = g.num_nodes;
     const Dense a = adjacency();
-    const double p = training ? config.dropout : 0.0;
+    // GAT with per-head dropout drops inside its layers (gat_layer) instead.
+    const bool layers_drop = config.kind == nn::ConvKind::gat && config.gat_per_head_dropout;
+    const double p = training && !layers_drop ? config.dropout : 0.0;
     auto dropout = [&](Dense& x, int layer) {
       if (p == 0.0) return;
       const uint64_t stream = rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));

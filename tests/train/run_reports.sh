@@ -60,14 +60,15 @@ PY
 
 # The header's config given back as a --config file reproduces it (GAT: its own options are in it), and an option
 # of another model is named in a warning, not silently ignored.
-run2 --model gat --heads 2 --hidden 4 --epochs 2 --quiet --cheb-k 3 --metrics "$WORK/gat.jsonl" >"$WORK/gat.log" 2>&1 ||
+run2 --model gat --heads 2 --hidden 4 --epochs 2 --quiet --cheb-k 3 --gat-dropout pyg --metrics "$WORK/gat.jsonl" >"$WORK/gat.log" 2>&1 ||
   { cat "$WORK/gat.log"; fail "gat run"; }
 grep -qF "warning: --cheb-k has no effect with --model gat (ignored)" "$WORK/gat.log" ||
   fail "no warning for --cheb-k with gat: $(cat "$WORK/gat.log")"
 python3 - "$WORK/gat.jsonl" "$WORK/back.toml" <<'PY' || fail "header config as a --config file"
 import json, sys
 c = json.loads(open(sys.argv[1]).readline())["config"]
-assert (c["heads"], c["output-heads"], c["attention-dropout"], c["edge-weight"], c["comm"]) == (2, 1, 0.6, False, "auto"), c
+assert (c["heads"], c["output-heads"], c["attention-dropout"], c["gat-dropout"], c["edge-weight"], c["comm"]) == \
+    (2, 1, 0.6, "pyg", False, "auto"), c
 c["metrics"] = sys.argv[1] + ".again"
 open(sys.argv[2], "w").write("".join(f"{k} = {json.dumps(v)}\n" for k, v in c.items() if k != "dir"))
 PY

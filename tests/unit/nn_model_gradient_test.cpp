@@ -28,6 +28,7 @@ struct Case {
   float appnp_alpha = 0.1f;
   int gat_heads = 1, gat_output_heads = 1;
   float attention_dropout = 0.0f;
+  bool gat_per_head_dropout = true;  // --gat-dropout original (false: pyg)
 };
 
 void check_gradients(const Case& c) {
@@ -52,6 +53,7 @@ void check_gradients(const Case& c) {
   config.gat_heads = c.gat_heads;
   config.gat_output_heads = c.gat_output_heads;
   config.attention_dropout = c.attention_dropout;
+  config.gat_per_head_dropout = c.gat_per_head_dropout;
   nn::Model model(config, comm, shard, Device::cpu);
   ASSERT_EQ(model.sparse_input_nonzeros() > 0, c.sparse_features);
   const int64_t train_count = model.split_sizes_local()[0];
@@ -181,6 +183,22 @@ TEST(ModelGradient, GatOneLayerAveragedHeads) {
   Case c{nn::ConvKind::gat, 1, 0, 0.3f};
   c.gat_output_heads = 3;
   c.attention_dropout = 0.5f;
+  check_gradients(c);
+}
+// --gat-dropout pyg: one input mask for all heads and dropout after the hidden ELU (the tests above drop per
+// head inside the layers: the default).
+TEST(ModelGradient, GatPygDropoutConcatThenMean) {
+  Case c{nn::ConvKind::gat, 2, 3, 0.5f};
+  c.gat_heads = 5;
+  c.gat_output_heads = 2;
+  c.attention_dropout = 0.4f;
+  c.gat_per_head_dropout = false;
+  check_gradients(c);
+}
+TEST(ModelGradient, GatPygDropoutSparseInput) {
+  Case c{nn::ConvKind::gat, 2, 2, 0.5f, true};
+  c.gat_heads = 3;
+  c.gat_per_head_dropout = false;
   check_gradients(c);
 }
 TEST(ModelGradient, GatThreeLayersSparseInput) {
