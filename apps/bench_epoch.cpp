@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "train/collective_error.h"
 #include "train/load.h"
+#include "train/memory_estimate.h"
 #include "train/trainer.h"
 
 namespace halogen::app {
@@ -46,6 +47,7 @@ struct EpochBenchOptions {
   int output_heads = 1;            // gat
   float attention_dropout = 0.6f;  // gat
   std::string gat_dropout = "original";  // gat: original | pyg
+  bool ignore_memory_check = false;
 };
 
 void run_epoch_bench(const EpochBenchOptions& o) {
@@ -95,6 +97,12 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       config.eval_every = config.epochs;  // one evaluation at the end (not timed in epoch_ms)
       config.print_epochs = false;
       config.device = device;
+      // Memory planned before the model allocates it, as `halogen train` does (once: both modes size alike).
+      if (!o.ignore_memory_check && (overlap || o.overlap == "off")) {
+        train::run_collectively(
+            comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size(), device); },
+            train::Report::lowest_failing_rank);
+      }
       std::unique_ptr<train::Trainer> trainer;
       train::run_collectively(comm, [&] { trainer = std::make_unique<train::Trainer>(comm, input.shard, config); });
       const log::Level saved = log::level();
@@ -153,6 +161,8 @@ void add_bench_epoch(CLI::App& bench) {
                   "gat: original (a dropout mask per head on each layer's input, and on its transformed features) "
                   "or pyg (PyG's GATConv example: one mask on the input and after each hidden ELU)")
       ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
+  cmd->add_flag("--ignore-memory-check", o->ignore_memory_check,
+                "Run even when the planned memory per rank does not fit the node's (as halogen train)");
   cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "Hidden width")->check(positive())->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(positive())->capture_default_str();

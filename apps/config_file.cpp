@@ -103,6 +103,12 @@ std::vector<std::string> config_arguments(const std::string& file, CLI::App* com
       if (item.inputs[0] == "true") out.push_back("--" + name);
       continue;
     }
+    if (item.inputs.size() > 1 && option->get_expected_max() == 1) {
+      // A TOML array for a one-value option: the comma list the command line takes (ranks = [1, 2, 4] is
+      // --ranks=1,2,4); the option's own check judges it.
+      out.push_back("--" + name + "=" + CLI::detail::join(item.inputs, ","));
+      continue;
+    }
     for (const std::string& value : item.inputs) {
       if (value.empty()) {  // CLI11 reads "--name=" as "--name" and would take the next argument as its value
         out.push_back("--" + name);

@@ -8,6 +8,7 @@
 #    ogbn-papers100M statistics plan on the shipped H200 profile (marked not calibrated);
 #  - predicted epoch time within a factor of 10 of the measured one on a small run with a profile calibrated
 #    here (loose: CI machines are shared and small runs are noisy; docs/scaling.md has the 25% validation);
+#  - ranks = [1, 2] in a --config file plans what --ranks 1,2 plans;
 #  - a partition asked for another P, a non-gcn time model and a profile without a link are refused (exit 2).
 set -euo pipefail
 bin="$1"
@@ -27,6 +28,12 @@ model=(--model gcn --hidden 32 --layers 2)
 "$bin" plan "$work/g.p1" "${model[@]}" --profile "$work/cpu.json" --json >"$work/p1.json"
 "$bin" plan "$work/g.h5" "${model[@]}" --profile "$work/cpu.json" --ranks 1 --json >"$work/graph1.json"
 "$bin" plan "$work/g.p2" "${model[@]}" --profile "$work/cpu.json" >"$work/table.txt"
+# A TOML array for --ranks in a --config file is the comma list.
+printf '[plan]\nranks = [1, 2]\nhidden = 32\n' >"$work/plan.toml"
+"$bin" plan "$work/g.h5" --config "$work/plan.toml" --profile "$work/cpu.json" --json >"$work/config12.json"
+"$bin" plan "$work/g.h5" --ranks 1,2 --hidden 32 --profile "$work/cpu.json" --json >"$work/list12.json"
+cmp -s "$work/config12.json" "$work/list12.json" ||
+  { echo "FAIL: ranks = [1, 2] in --config differs from --ranks 1,2"; diff "$work/config12.json" "$work/list12.json"; exit 1; }
 "${mpirun_cmd[@]}" "$bin" train "$work/g.p2" "${model[@]}" --epochs 6 --threads 1 --quiet \
   --metrics "$work/m2.jsonl" >/dev/null
 mpirun -np 1 "$bin" train "$work/g.p1" "${model[@]}" --epochs 6 --threads 1 --quiet --metrics "$work/m1.jsonl" >/dev/null

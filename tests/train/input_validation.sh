@@ -29,6 +29,11 @@ expect "hidden 1048576 beyond the memory available" 2 "needs" \
   env HALOGEN_MEMORY_AVAILABLE_MIB=1024 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/p2" --epochs 1 --hidden 1048576
 expect "the memory check can be overridden" 0 "done:" \
   env HALOGEN_MEMORY_AVAILABLE_MIB=0 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/p2" --epochs 1 --ignore-memory-check
+expect "bench epoch plans memory as train does" 2 "needs" \
+  env HALOGEN_MEMORY_AVAILABLE_MIB=1024 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" bench epoch "$WORK/p2" --epochs 1 --hidden 1048576
+expect "bench epoch --ignore-memory-check" 0 "overlap" \
+  env HALOGEN_MEMORY_AVAILABLE_MIB=0 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" bench epoch "$WORK/p2" --epochs 1 --warmup 0 \
+  --ignore-memory-check
 if python3 -c "import h5py" 2>/dev/null; then
   cp -r "$WORK/p2" "$WORK/label"
   python3 - "$WORK/label/part-00001.h5" <<'PY'
