@@ -95,10 +95,57 @@ void philox_words(uint64_t seed, uint64_t stream, uint64_t first_counter, int64_
 // AVX2: the 32x32->64-bit products of Philox as two _mm256_mul_epu32 (even and odd lanes) whose halves are
 // blended back; then the four word vectors are transposed into element order (unpacks within 128-bit lanes,
 // then 128-bit lane permutes). A step whose counters' low word would wrap is left to philox_words (the carry).
-__attribute__((target("avx2"))) void philox_words_avx2(uint64_t seed, uint64_t stream, uint64_t first_counter,
-                                                       int64_t counters, uint32_t* words) {
+// The ten Philox4x32 rounds on eight counters at once: lane i of (c0, c1, c2, c3) holds counter i's four words
+// (counter low, counter high, stream low, stream high) and ends holding its four output words.
+__attribute__((target("avx2"))) inline void philox_rounds_avx2(uint64_t seed, __m256i& c0, __m256i& c1, __m256i& c2,
+                                                               __m256i& c3) {
   const __m256i multiplier0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
   const __m256i multiplier1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const __m256i even0 = _mm256_mul_epu32(c0, multiplier0);
+    const __m256i odd0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), multiplier0);
+    const __m256i even1 = _mm256_mul_epu32(c2, multiplier1);
+    const __m256i odd1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), multiplier1);
+    const __m256i high0 = _mm256_blend_epi32(_mm256_srli_epi64(even0, 32), odd0, 0xAA);
+    const __m256i low0 = _mm256_blend_epi32(even0, _mm256_slli_epi64(odd0, 32), 0xAA);
+    const __m256i high1 = _mm256_blend_epi32(_mm256_srli_epi64(even1, 32), odd1, 0xAA);
+    const __m256i low1 = _mm256_blend_epi32(even1, _mm256_slli_epi64(odd1, 32), 0xAA);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    c1 = low1;
+    c2 = _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c3 = low0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+}
+
+// words[i] = rng::dropout_word(seed, stream, index[i]) for eight arbitrary element indices (keyed dropout of a
+// column of nonzeros: each needs its own Philox call, run eight at a time, keeping the word of its lane).
+__attribute__((target("avx2"))) void keyed_words_avx2(uint64_t seed, uint64_t stream, const int64_t* index,
+                                                      uint32_t* words) {
+  alignas(32) uint32_t low[8], high[8], pick[8];
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t counter = static_cast<uint64_t>(index[i]) >> 2;
+    low[i] = static_cast<uint32_t>(counter);
+    high[i] = static_cast<uint32_t>(counter >> 32);
+    pick[i] = static_cast<uint32_t>(index[i]) & 3u;
+  }
+  __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(low));
+  __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(high));
+  __m256i c2 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
+  __m256i c3 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
+  philox_rounds_avx2(seed, c0, c1, c2, c3);
+  const __m256i which = _mm256_load_si256(reinterpret_cast<const __m256i*>(pick));
+  __m256i word = c0;
+  word = _mm256_blendv_epi8(word, c1, _mm256_cmpeq_epi32(which, _mm256_set1_epi32(1)));
+  word = _mm256_blendv_epi8(word, c2, _mm256_cmpeq_epi32(which, _mm256_set1_epi32(2)));
+  word = _mm256_blendv_epi8(word, c3, _mm256_cmpeq_epi32(which, _mm256_set1_epi32(3)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(words), word);
+}
+
+__attribute__((target("avx2"))) void philox_words_avx2(uint64_t seed, uint64_t stream, uint64_t first_counter,
+                                                       int64_t counters, uint32_t* words) {
   const __m256i stream0 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream)));
   const __m256i stream1 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(stream >> 32)));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -112,23 +159,7 @@ __attribute__((target("avx2"))) void philox_words_avx2(uint64_t seed, uint64_t s
     __m256i c0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter))), lane);
     __m256i c1 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(counter >> 32)));
     __m256i c2 = stream0, c3 = stream1;
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      const __m256i even0 = _mm256_mul_epu32(c0, multiplier0);
-      const __m256i odd0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), multiplier0);
-      const __m256i even1 = _mm256_mul_epu32(c2, multiplier1);
-      const __m256i odd1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), multiplier1);
-      const __m256i high0 = _mm256_blend_epi32(_mm256_srli_epi64(even0, 32), odd0, 0xAA);
-      const __m256i low0 = _mm256_blend_epi32(even0, _mm256_slli_epi64(odd0, 32), 0xAA);
-      const __m256i high1 = _mm256_blend_epi32(_mm256_srli_epi64(even1, 32), odd1, 0xAA);
-      const __m256i low1 = _mm256_blend_epi32(even1, _mm256_slli_epi64(odd1, 32), 0xAA);
-      c0 = _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
-      c1 = low1;
-      c2 = _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
-      c3 = low0;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
+    philox_rounds_avx2(seed, c0, c1, c2, c3);
     // Lane i of c_j is word j of counter i. After the unpacks, u_m holds counters m (low half) and m + 4.
     const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
     const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
@@ -326,7 +357,37 @@ void run_epilogue_rows(const EpilogueRows& job, int flags, std::integer_sequence
   kTable[flags](job);
 }
 
+// Dropout alone on a single column whose "rows" are arbitrary element indices (the nonzeros of sparse features
+// keyed gid * F + c, nn/model.h): a Philox call per element, eight at a time with AVX2 instead of one row of the
+// general path (a block of words for one element) each. Same decisions and the same float operation
+// (x * factor) as epilogue_rows.
+void keyed_column_dropout(const EpilogueRows& job, bool record) {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  const int64_t rows = job.out.rows;
+  constexpr int64_t kBlock = 8;
+#pragma omp parallel for schedule(static)
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const int64_t count = std::min(kBlock, rows - r0);
+    uint32_t words[kBlock];
+    if (has_avx2 && count == kBlock) {
+      keyed_words_avx2(job.seed, job.rng_stream, job.row_gid + r0, words);
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        words[i] = rng::dropout_word(job.seed, job.rng_stream, static_cast<uint64_t>(job.row_gid[r0 + i]));
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      const float factor = words[i] >= job.threshold ? job.keep_scale : 0.0f;
+      job.out.row(r0 + i)[0] = job.in.row(r0 + i)[0] * factor;
+      if (record) job.mask.row(r0 + i)[0] = factor;
+    }
+  }
+}
+
 void run_epilogue(const EpilogueRows& job, bool bias, bool relu, bool drop, bool record) {
+  if (drop && !bias && !relu && job.out.cols == 1) {
+    keyed_column_dropout(job, record);
+    return;
+  }
   const int flags = (bias ? 1 : 0) | (relu ? 2 : 0) | (drop ? 4 : 0) | (record ? 8 : 0);
   run_epilogue_rows(job, flags, std::make_integer_sequence<int, 16>{});
 }

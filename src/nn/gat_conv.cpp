@@ -37,10 +37,10 @@ GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool 
 }
 
 int64_t GatConv::scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t n, int64_t h,
-                               int64_t edges, int64_t in, bool per_head_dropout) {
+                               int64_t edges, int64_t in, bool per_head_dropout, bool sparse_input) {
   const int64_t c = heads * head_width, row = c + heads;
   const int64_t floats = 2 * (n + h) * row + 2 * n * heads + 2 * edges * heads + (concat ? 0 : n * c) +
-                         (per_head_dropout ? n * (c + in) : 0);
+                         (per_head_dropout ? n * (c + (sparse_input ? 0 : in)) : 0);
   return floats * static_cast<int64_t>(sizeof(float));
 }
 
@@ -66,8 +66,18 @@ void GatConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph& gr
   grad_s_dst_ = Tensor(n, heads_, device);
   if (per_head_dropout_) {
     h_ = Tensor(n, c, device);
-    x_head_ = Tensor(n, in_, device);
+    if (!expect_sparse_) x_head_ = Tensor(n, in_, device);
   }
+}
+
+void GatConv::set_sparse_input(const SparseInput& input) {
+  HALOGEN_ASSERT(expect_sparse_ && per_head_dropout_, "GAT layer %d: a sparse input needs expect_sparse_input() "
+                 "before allocate() and per-head dropout", layer_);
+  HALOGEN_ASSERT(input.x.rows == num_owned_ && input.x.cols == in_ && input.x_t.rows == in_ &&
+                 input.x_t.cols == num_owned_ && input.values.rows == input.x.nnz &&
+                 input.dropped.rows == input.x.nnz && input.t_values.rows == input.x.nnz);
+  sparse_ = true;
+  sparse_input_ = input;
 }
 
 kernels::EpilogueParams GatConv::feature_params(int stream_tag) const {
@@ -97,7 +107,18 @@ void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext
   const Span<const int64_t> gid = graph_->row_gid();
   if (n > 0) {
     PhaseScope timer(clock, Phase::gemm, stream);
-    if (!drop) {
+    const SparseInput& sparse = sparse_input_;
+    if (sparse_ && !drop) {
+      kernels::spmm(sparse.x, store_.param(weight_), h_own, false, stream);
+    } else if (sparse_) {
+      Matrix<float> w = store_.param(weight_);
+      for (int64_t k = 0; k < heads_; ++k) {  // head k's mask on the nonzeros, then its columns of H
+        kernels::dropout(sparse.values, sparse.keys, feature_params(1 + static_cast<int>(k)), sparse.dropped,
+                         Matrix<float>{}, stream);
+        kernels::spmm(sparse.x, columns(w, k * head_width_, (k + 1) * head_width_),
+                      columns(h_own, k * head_width_, (k + 1) * head_width_), false, stream);
+      }
+    } else if (!drop) {
       kernels::gemm(x.slice_rows(0, n), false, store_.param(weight_), false, h_own, 1.0f, 0.0f, stream);
     } else {
       Matrix<float> w = store_.param(weight_);
@@ -225,6 +246,23 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
                                   grad_att_src, stream);
   }
   PhaseScope timer(clock, Phase::gemm, stream);
+  if (sparse_) {  // dW[:, head k] += X~_k^T dH[:, head k] on the nonzeros; a sparse input has no gradient
+    HALOGEN_ASSERT(!want_grad_x, "a sparse input has no gradient");
+    const SparseInput& sparse = sparse_input_;
+    if (!drop) {  // x_t's values: the model's (its input dropout with p = 0)
+      kernels::spmm(sparse.x_t, grad_h_own, store_.grad(weight_), true, stream);
+      return;
+    }
+    Matrix<float> grad_w = store_.grad(weight_);
+    for (int64_t k = 0; k < heads_; ++k) {
+      const int64_t begin = k * head_width_, end = (k + 1) * head_width_;
+      kernels::dropout(sparse.values, sparse.keys, feature_params(1 + static_cast<int>(k)), sparse.dropped,
+                       Matrix<float>{}, stream);
+      kernels::gather_rows(sparse.dropped, sparse.t_order, sparse.t_values, stream);
+      kernels::spmm(sparse.x_t, columns(grad_h_own, begin, end), columns(grad_w, begin, end), true, stream);
+    }
+    return;
+  }
   if (!drop) {
     kernels::gemm(x.slice_rows(0, n), true, grad_h_own, false, store_.grad(weight_), 1.0f, 1.0f, stream);
     if (want_grad_x) kernels::gemm(grad_h_own, false, store_.param(weight_), true, grad_x, 1.0f, 0.0f, stream);

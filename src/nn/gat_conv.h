@@ -52,6 +52,23 @@ class GatConv {
   // Scratch on adjacency.device(), after store.allocate(); `graph` and `adjacency` must outlive the layer.
   void allocate(DistributedAdjacency& adjacency, const AttentionGraph& graph);
 
+  // A sparse input (layer 0 with per_head_dropout; the model's nonzero features, nn/model.h): X as CSR and its
+  // transpose, whose values arrays (`dropped`, `t_values`) the layer rewrites: per head, dropped = the head's
+  // dropout of `values` keyed by `keys` (gid * in + column: the dense decisions, so the masks are the dense
+  // path's), and t_values = dropped gathered by `t_order`. Products with W use spmm: work on the nonzeros only.
+  // With dropout off the model's values (its input dropout with p = 0) are used as they are.
+  struct SparseInput {
+    kernels::CsrView x, x_t;         // (n, in) and (in, n); values: dropped, t_values
+    Matrix<const float> values;      // (nnz, 1)
+    Span<const int64_t> keys;        // (nnz)
+    Span<const int32_t> t_order;     // (nnz): x_t's k-th value is dropped[t_order[k]]
+    Matrix<float> dropped, t_values;  // (nnz, 1)
+  };
+  // Before allocate(): whether set_sparse_input will be called (the dense per-head input buffer is then not
+  // needed).
+  void expect_sparse_input() { expect_sparse_ = true; }
+  void set_sparse_input(const SparseInput& input);
+
   void forward(Matrix<const float> x, Matrix<float> z, const LayerContext& context);
   void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                 const LayerContext& context);
@@ -66,7 +83,8 @@ class GatConv {
   }
   // Bytes allocate() takes (`in`: the input width; read with per_head_dropout).
   static int64_t scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t num_owned, int64_t num_halo,
-                               int64_t edges, int64_t in = 0, bool per_head_dropout = false);
+                               int64_t edges, int64_t in = 0, bool per_head_dropout = false,
+                               bool sparse_input = false);
 
  private:
   int64_t heads_, head_width_;
@@ -79,6 +97,8 @@ class GatConv {
   const AttentionGraph* graph_ = nullptr;
   int64_t num_owned_ = 0, num_halo_ = 0;
   bool per_head_dropout_;
+  bool expect_sparse_ = false, sparse_ = false;
+  SparseInput sparse_input_;
   kernels::EpilogueParams attention_;  // the last forward's attention dropout (the backward's mask)
   float feature_dropout_ = 0.0f;       // the last forward's feature dropout (per_head_dropout), and its keys
   uint64_t feature_seed_ = 0;
@@ -90,7 +110,7 @@ class GatConv {
   //   heads_out_ (n, C): mean layers' per-head output (and the per-head gradient in the backward)
   //   grad_hs_ (n + h, C + K): [dLoss/dH | dLoss/ds_src], halo rows sent back;  grad_s_dst_ (n, K)
   //   per_head_dropout: h_ (n, C) H before its dropout (hs_ holds H~);  x_head_ (n, in) one head's dropped input
-  //   (and, in the backward, one head's input gradient)
+  //   (and, in the backward, one head's input gradient; not with a sparse input)
   Tensor hs_, s_dst_, alpha_, edge_work_, heads_out_, grad_hs_, grad_s_dst_, h_, x_head_;
 
   kernels::EpilogueParams feature_params(int stream_tag) const;  // 0: H~, 1 + k: head k's input

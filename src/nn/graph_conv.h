@@ -98,6 +98,8 @@ class GraphConv {
   // call. The products with W then use spmm instead of gemm. Only valid when transform_first() and the input
   // gradient is never requested. The views must stay valid for the layer's lifetime.
   void set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t);
+  // gat: the layer's GatConv (its sparse input is set there); nullptr for the other kinds.
+  GatConv* gat_conv() { return gat_.get(); }
 
   // W is applied before the adjacency (its product's width is W's column count); always for appnp (no
   // adjacency).

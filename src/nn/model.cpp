@@ -164,6 +164,8 @@ void Model::build_layers(const graph::Shard& shard) {
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
+  if (gat_sparse_first_layer(config_) && uses_sparse_input(feature_nonzeros(shard), num_owned_, shard.num_features))
+    layers_[0]->gat_conv()->expect_sparse_input();  // copy_features gives it the CSR views
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get());
   for (int k = 0; k < store_.count(); ++k) {
     if (store_.info(k).name == "layer0.weight") first_weight_ = k;
@@ -178,8 +180,7 @@ void Model::copy_features(const graph::Shard& shard) {
   features_ = Tensor(n, f0, device_);
   features_.copy_from_host(shard.features.data(), features_.size());
   // Nonzero count decides the input-dropout path (see model.h).
-  int64_t nonzeros = 0;
-  for (float value : shard.features) nonzeros += value != 0.0f;
+  const int64_t nonzeros = feature_nonzeros(shard);
   sparse_input_ = uses_sparse_input(nonzeros, n, f0);
   if (!sparse_input_) return;
   std::vector<float> values;
@@ -200,8 +201,19 @@ void Model::copy_features(const graph::Shard& shard) {
   nonzero_key_.copy_from_host(keys.data(), nonzeros);
   nonzero_position_ = Buffer<int32_t>(nonzeros, device_);
   nonzero_position_.copy_from_host(positions.data(), nonzeros);
-  sparse_first_layer_ = layers_[0]->transform_first();
+  sparse_first_layer_ = layers_[0]->transform_first() || gat_sparse_first_layer(config_);
   if (sparse_first_layer_) build_sparse_first_layer(positions, f0);
+}
+
+int64_t Model::feature_nonzeros(const graph::Shard& shard) {
+  int64_t nonzeros = 0;
+  for (float value : shard.features) nonzeros += value != 0.0f;
+  return nonzeros;
+}
+
+bool Model::gat_sparse_first_layer(const ModelConfig& config) {
+  // GAT's layer 0 with per-head dropout draws a mask per head: on the nonzeros only, with spmm products.
+  return config.kind == ConvKind::gat && config.gat_per_head_dropout;
 }
 
 void Model::build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0) {
@@ -234,9 +246,18 @@ void Model::build_sparse_first_layer(const std::vector<int32_t>& positions, int6
   input_t_order_ = Buffer<int32_t>(nonzeros, device_);
   input_t_order_.copy_from_host(t_order.data(), nonzeros);
   input_t_values_ = Tensor(nonzeros, 1, device_);
-  layers_[0]->set_sparse_input(
-      kernels::CsrView{n, f0, nonzeros, input_indptr_.data(), input_columns_.data(), nonzero_dropped_.data(), device_},
-      kernels::CsrView{f0, n, nonzeros, input_t_indptr_.data(), input_t_rows_.data(), input_t_values_.data(), device_});
+  const kernels::CsrView x{n, f0, nonzeros, input_indptr_.data(), input_columns_.data(), nonzero_dropped_.data(),
+                           device_};
+  const kernels::CsrView x_t{f0, n, nonzeros, input_t_indptr_.data(), input_t_rows_.data(), input_t_values_.data(),
+                             device_};
+  if (GatConv* gat = layers_[0]->gat_conv()) {
+    gat->set_sparse_input(GatConv::SparseInput{
+        x, x_t, nonzero_values_.matrix(), Span<const int64_t>{nonzero_key_.data(), nonzeros, nonzero_key_.device()},
+        Span<const int32_t>{input_t_order_.data(), nonzeros, input_t_order_.device()}, nonzero_dropped_.matrix(),
+        input_t_values_.matrix()});
+    return;
+  }
+  layers_[0]->set_sparse_input(x, x_t);
 }
 
 void Model::copy_labels_and_splits(const graph::Shard& shard) {
@@ -323,7 +344,8 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
       const int64_t heads = gat_heads_of(config, l);
       const bool concat = l + 1 < config.layers;
       bytes += GatConv::scratch_bytes(heads, concat ? widths[l + 1] / heads : widths[l + 1], concat, n, h,
-                                      attention_edges, widths[l], config.gat_per_head_dropout);
+                                      attention_edges, widths[l], config.gat_per_head_dropout,
+                                      l == 0 && s.sparse_feature_nonzeros > 0 && gat_sparse_first_layer(config));
     } else {
       bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
     }
@@ -337,7 +359,7 @@ int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
   bytes += 2 * num_parameters * f;                  // parameters + gradients
   bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
   bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
-  const bool first_transforms = config.kind == ConvKind::appnp ||
+  const bool first_transforms = config.kind == ConvKind::appnp || gat_sparse_first_layer(config) ||
                                 (!gat && (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0]);
   if (s.sparse_feature_nonzeros > 0 && first_transforms)  // sparse first layer (CSR + transpose)
     bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;

@@ -120,6 +120,10 @@ class Model {
   // Whether features with `nonzeros` nonzero values in an (n, f) matrix take the sparse input path
   // (density <= 25%, and n*f small enough for 32-bit positions). Also used by `halogen info` to predict memory.
   static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
+  // Whether layer 0 takes the sparse input (CSR views) when the features are sparse enough, beyond the
+  // transform-first layers: GAT with per-head dropout.
+  static bool gat_sparse_first_layer(const ModelConfig& config);
+  static int64_t feature_nonzeros(const graph::Shard& shard);
   ParameterStore& parameters() { return store_; }
   comm::HaloExchange& halo() { return adjacency_->exchange(); }
   DistributedAdjacency& adjacency() { return *adjacency_; }

@@ -279,6 +279,36 @@ TEST(CpuEpilogue, DropoutCounterCarriesPast32Bits) {
   }
 }
 
+TEST(CpuEpilogue, KeyedColumnDropoutMatchesRngPerElement) {
+  // A single column whose row ids are arbitrary element indices (sparse features keyed gid * F + c): the
+  // eight-at-a-time path and its tail give rng::dropout_word's decision for each, including indices whose
+  // counters pass 2^32 and neighbours that share a Philox call; the values are x * factor, in place too.
+  std::mt19937_64 gen(23);
+  for (int64_t n : {1, 7, 8, 9, 64, 1003}) {
+    SCOPED_TRACE(n);
+    std::vector<int64_t> key(n);
+    for (int64_t i = 0; i < n; ++i)
+      key[i] = i % 5 == 0 ? (int64_t(1) << 34) - 3 + i : i % 5 == 1 ? 4 * i + 2
+                                                                    : static_cast<int64_t>(gen() >> 2);
+    HostMatrix x(n, 1), out(n, 1), mask(n, 1);
+    x.randomize(gen);
+    EpilogueParams params;
+    params.dropout = 0.4f;
+    params.seed = 0xfeedbeefcafe1234ull;
+    params.rng_stream = rng::stream_id(rng::kGatFeatureDropout, 3, 1, 2);
+    dropout(x.cview(), Span<const int64_t>{key.data(), n}, params, out.view(), mask.view());
+    const float scale = 1.0f / (1.0f - 0.4f);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool keep = rng::dropout_keep(params.seed, params.rng_stream, static_cast<uint64_t>(key[i]),
+                                          rng::dropout_threshold(0.4f));
+      ASSERT_EQ(mask(i, 0), keep ? scale : 0.0f) << i;
+      ASSERT_EQ(out(i, 0), x(i, 0) * (keep ? scale : 0.0f)) << i;
+    }
+    dropout(x.cview(), Span<const int64_t>{key.data(), n}, params, x.view(), Matrix<float>{});  // in place
+    EXPECT_EQ(x.data, out.data);
+  }
+}
+
 TEST(CpuEpilogue, DropoutWordsOfEveryInstructionSet) {
   // Each vector form of the draw gives rng::bits's words in element order, for counter runs that are whole
   // vectors, have tails, and wrap the counter's low word (2^32 - 20 + 0..40).

@@ -201,6 +201,13 @@ TEST(ModelGradient, GatPygDropoutSparseInput) {
   c.gat_per_head_dropout = false;
   check_gradients(c);
 }
+// Sparse input without dropout: layer 0's products use the model's (undropped) nonzeros and their transpose.
+TEST(ModelGradient, GatSparseInputNoDropout) {
+  Case c{nn::ConvKind::gat, 2, 3, 0.0f, true};
+  c.gat_heads = 2;
+  c.attention_dropout = 0.3f;
+  check_gradients(c);
+}
 TEST(ModelGradient, GatThreeLayersSparseInput) {
   Case c{nn::ConvKind::gat, 3, 2, 0.5f, true};
   c.gat_heads = 3;
