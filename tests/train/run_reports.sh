@@ -117,7 +117,9 @@ grep -qF "$WORK: is a directory" "$WORK/err" || fail "directory: $(cat "$WORK/er
 grep -qF "$WORK/none.toml: no such file" "$WORK/err" || fail "missing file: $(cat "$WORK/err")"
 for sub in convert "generate sbm" "generate temporal-sbm" "generate rmat" partition train "bench spmm" "bench halo" info; do
   # shellcheck disable=SC2086
-  "$HALOGEN_BIN" $sub --help | grep -q -- "--config FILE" || fail "\`halogen $sub --help\` does not list --config"
+  # (read whole: grep -q exiting early would SIGPIPE a slow writer, a failure under pipefail)
+  help_text=$("$HALOGEN_BIN" $sub --help)
+  grep -q -- "--config FILE" <<<"$help_text" || fail "\`halogen $sub --help\` does not list --config"
 done
 # another command: partition reads its own section of the same file (parts = 4)
 "$HALOGEN_BIN" partition "$WORK/g.h5" -o "$WORK/p4" --config "$WORK/run.toml" >/dev/null || fail "partition --config"
