@@ -62,6 +62,29 @@ void run_epoch_bench(const EpochBenchOptions& o) {
   comm::Communicator& comm = *rank_comm;
   run_rank_job(rank_comm, [&] {
     train::RankInput input = train::load_rank_input(comm, o.dir, o.row_normalize);
+    train::TrainConfig base;  // both overlap modes: only config.model.overlap differs
+    base.model.kind = nn::parse_conv_kind(o.model);
+    base.model.appnp_k = o.appnp_k;
+    base.model.appnp_alpha = o.appnp_alpha;
+    base.model.gin_learn_eps = o.gin_eps_learn;
+    base.model.edge_weight = o.edge_weight;
+    base.model.gat_heads = o.heads;
+    base.model.gat_output_heads = o.output_heads;
+    base.model.attention_dropout = o.attention_dropout;
+    base.model.gat_per_head_dropout = o.gat_dropout == "original";
+    base.model.layers = o.layers;
+    base.model.hidden = o.hidden;
+    base.model.dropout = o.dropout;
+    base.epochs = o.warmup + o.epochs;
+    base.eval_every = base.epochs;  // one evaluation at the end (not timed in epoch_ms)
+    base.print_epochs = false;
+    base.device = device;
+    // Memory planned before the model allocates it, as `halogen train` does.
+    if (!o.ignore_memory_check) {
+      train::run_collectively(
+          comm, [&] { train::check_rank_memory_fits(base.model, input.shard, session.local_size(), device); },
+          train::Report::lowest_failing_rank);
+    }
     if (comm.rank() == 0) {
       std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
                   "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
@@ -79,30 +102,8 @@ void run_epoch_bench(const EpochBenchOptions& o) {
     const bool modes[2] = {true, false};
     for (bool overlap : modes) {
       if ((overlap && o.overlap == "off") || (!overlap && o.overlap == "on")) continue;
-      train::TrainConfig config;
-      config.model.kind = nn::parse_conv_kind(o.model);
-      config.model.appnp_k = o.appnp_k;
-      config.model.appnp_alpha = o.appnp_alpha;
-      config.model.gin_learn_eps = o.gin_eps_learn;
-      config.model.edge_weight = o.edge_weight;
-      config.model.gat_heads = o.heads;
-      config.model.gat_output_heads = o.output_heads;
-      config.model.attention_dropout = o.attention_dropout;
-      config.model.gat_per_head_dropout = o.gat_dropout == "original";
-      config.model.layers = o.layers;
-      config.model.hidden = o.hidden;
-      config.model.dropout = o.dropout;
+      train::TrainConfig config = base;
       config.model.overlap = overlap;
-      config.epochs = o.warmup + o.epochs;
-      config.eval_every = config.epochs;  // one evaluation at the end (not timed in epoch_ms)
-      config.print_epochs = false;
-      config.device = device;
-      // Memory planned before the model allocates it, as `halogen train` does (once: both modes size alike).
-      if (!o.ignore_memory_check && (overlap || o.overlap == "off")) {
-        train::run_collectively(
-            comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size(), device); },
-            train::Report::lowest_failing_rank);
-      }
       std::unique_ptr<train::Trainer> trainer;
       train::run_collectively(comm, [&] { trainer = std::make_unique<train::Trainer>(comm, input.shard, config); });
       const log::Level saved = log::level();

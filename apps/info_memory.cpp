@@ -56,7 +56,7 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
       config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str()
       : config.kind == nn::ConvKind::gat
           ? strformat(", %d heads, %d output heads, %s dropout", config.gat_heads, config.gat_output_heads,
-                      config.gat_per_head_dropout ? "original" : "pyg").c_str()
+                      nn::gat_dropout_name(config.gat_per_head_dropout)).c_str()
           : "");
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;

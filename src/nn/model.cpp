@@ -75,6 +75,11 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
       num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
   check_inputs(shard);
   widths_ = layer_widths(config, shard.num_features, shard.num_classes);
+  {  // The nonzero count decides the input-dropout path (see model.h), which build_layers needs for GAT.
+    int64_t nonzeros = 0;
+    for (float value : shard.features) nonzeros += value != 0.0f;
+    sparse_input_ = uses_sparse_input(nonzeros, num_owned_, shard.num_features);
+  }
   build_layers(shard);
   copy_features(shard);
   copy_labels_and_splits(shard);
@@ -164,7 +169,7 @@ void Model::build_layers(const graph::Shard& shard) {
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
-  if (gat_sparse_first_layer(config_) && uses_sparse_input(feature_nonzeros(shard), num_owned_, shard.num_features))
+  if (gat_sparse_first_layer(config_) && sparse_input_)
     layers_[0]->gat_conv()->expect_sparse_input();  // copy_features gives it the CSR views
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get());
   for (int k = 0; k < store_.count(); ++k) {
@@ -179,10 +184,7 @@ void Model::copy_features(const graph::Shard& shard) {
   HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * f0);
   features_ = Tensor(n, f0, device_);
   features_.copy_from_host(shard.features.data(), features_.size());
-  // Nonzero count decides the input-dropout path (see model.h).
-  const int64_t nonzeros = feature_nonzeros(shard);
-  sparse_input_ = uses_sparse_input(nonzeros, n, f0);
-  if (!sparse_input_) return;
+  if (!sparse_input_) return;  // decided in the constructor
   std::vector<float> values;
   std::vector<int64_t> keys;
   std::vector<int32_t> positions;
@@ -194,6 +196,7 @@ void Model::copy_features(const graph::Shard& shard) {
       keys.push_back(shard.owned_gid[r] * f0 + c);
       positions.push_back(static_cast<int32_t>(r * f0 + c));
     }
+  const int64_t nonzeros = static_cast<int64_t>(values.size());
   nonzero_values_ = Tensor(nonzeros, 1, device_);
   nonzero_values_.copy_from_host(values.data(), nonzeros);
   nonzero_dropped_ = Tensor(nonzeros, 1, device_);
@@ -203,12 +206,6 @@ void Model::copy_features(const graph::Shard& shard) {
   nonzero_position_.copy_from_host(positions.data(), nonzeros);
   sparse_first_layer_ = layers_[0]->transform_first() || gat_sparse_first_layer(config_);
   if (sparse_first_layer_) build_sparse_first_layer(positions, f0);
-}
-
-int64_t Model::feature_nonzeros(const graph::Shard& shard) {
-  int64_t nonzeros = 0;
-  for (float value : shard.features) nonzeros += value != 0.0f;
-  return nonzeros;
 }
 
 bool Model::gat_sparse_first_layer(const ModelConfig& config) {

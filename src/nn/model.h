@@ -77,6 +77,9 @@ struct ModelConfig {
   bool gat_per_head_dropout = true;
 };
 
+// The --gat-dropout name of a placement: "original" (per-head) or "pyg".
+inline const char* gat_dropout_name(bool per_head_dropout) { return per_head_dropout ? "original" : "pyg"; }
+
 // Sizes that determine a rank's memory (memory estimates without building anything).
 struct RankShape {
   int64_t num_owned = 0, num_halo = 0, nnz = 0, num_send = 0;
@@ -123,7 +126,6 @@ class Model {
   // Whether layer 0 takes the sparse input (CSR views) when the features are sparse enough, beyond the
   // transform-first layers: GAT with per-head dropout.
   static bool gat_sparse_first_layer(const ModelConfig& config);
-  static int64_t feature_nonzeros(const graph::Shard& shard);
   ParameterStore& parameters() { return store_; }
   comm::HaloExchange& halo() { return adjacency_->exchange(); }
   DistributedAdjacency& adjacency() { return *adjacency_; }

@@ -43,7 +43,7 @@ std::string NodeClassification::fingerprint() const {
   if (m.kind == nn::ConvKind::gin) text += strformat(" gin_eps_learn=%d", m.gin_learn_eps ? 1 : 0);
   if (m.kind == nn::ConvKind::gat)
     text += strformat(" heads=%d output_heads=%d attention_dropout=%g gat_dropout=%s", m.gat_heads,
-                      m.gat_output_heads, m.attention_dropout, m.gat_per_head_dropout ? "original" : "pyg");
+                      m.gat_output_heads, m.attention_dropout, nn::gat_dropout_name(m.gat_per_head_dropout));
   if (m.edge_weight) text += " edge_weight=1";
   return text;
 }
@@ -66,7 +66,7 @@ RunOptions NodeClassification::options() const {
     add_option(options, "heads", m.gat_heads);
     add_option(options, "output_heads", m.gat_output_heads);
     add_option(options, "attention_dropout", m.attention_dropout);
-    add_option(options, "gat_dropout", std::string(m.gat_per_head_dropout ? "original" : "pyg"));
+    add_option(options, "gat_dropout", std::string(nn::gat_dropout_name(m.gat_per_head_dropout)));
   }
   if (m.edge_weight) add_option(options, "edge_weight", m.edge_weight);
   return options;

@@ -56,6 +56,19 @@ struct ReferenceModel {
     return nullptr;
   }
 
+  // Dropout with the engine's documented key (kernels/ops.h): element (v, c) of an (n, f) matrix is kept when
+  // rng::dropout_keep(seed, stream, v * f + c) and then scaled by 1 / (1 - p). p = 0: unchanged.
+  void drop(Dense& m, uint64_t stream, double p) const {
+    if (p == 0.0) return;
+    const int64_t f = static_cast<int64_t>(m[0].size());
+    for (size_t v = 0; v < m.size(); ++v)
+      for (int64_t c = 0; c < f; ++c)
+        m[v][c] = rng::dropout_keep(config.seed, stream, static_cast<uint64_t>(static_cast<int64_t>(v) * f + c),
+                                    rng::dropout_threshold(static_cast<float>(p)))
+                      ? m[v][c] / (1.0 - p)
+                      : 0.0;
+  }
+
   static Dense product(const Dense& a, const Dense& x) {  // a: (n, n) sparse-ish, x: (n, f)
     const size_t n = a.size(), f = x[0].size();
     Dense out(n, std::vector<double>(f, 0.0));
@@ -95,23 +108,16 @@ struct ReferenceModel {
     Dense h = linear(x, w, nullptr, heads * width);
     // --gat-dropout original: head k's columns of H from its own dropout of x; messages from a dropout of H.
     const double feature_p = training && config.gat_per_head_dropout ? config.dropout : 0.0;
-    auto drop = [&](Dense& m, uint32_t tag) {
-      const uint64_t key_stream = rng::stream_id(rng::kGatFeatureDropout, static_cast<uint32_t>(epoch),
-                                                 static_cast<uint32_t>(l), tag);
-      const int64_t f = static_cast<int64_t>(m[0].size());
-      for (int64_t v = 0; v < n; ++v)
-        for (int64_t c = 0; c < f; ++c)
-          m[v][c] = rng::dropout_keep(config.seed, key_stream, static_cast<uint64_t>(v * f + c),
-                                      rng::dropout_threshold(static_cast<float>(feature_p)))
-                        ? m[v][c] / (1.0 - feature_p)
-                        : 0.0;
+    auto feature_drop = [&](Dense& m, uint32_t tag) {
+      drop(m, rng::stream_id(rng::kGatFeatureDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(l), tag),
+           feature_p);
     };
     Dense messages = h;
     if (feature_p > 0) {
       const int64_t fin = static_cast<int64_t>(x[0].size());
       for (int64_t k = 0; k < heads; ++k) {
         Dense xk = x;
-        drop(xk, static_cast<uint32_t>(1 + k));
+        feature_drop(xk, static_cast<uint32_t>(1 + k));
         for (int64_t v = 0; v < n; ++v)
           for (int64_t o = k * width; o < (k + 1) * width; ++o) {
             double sum = 0;
@@ -120,7 +126,7 @@ struct ReferenceModel {
           }
       }
       messages = h;
-      drop(messages, 0);
+      feature_drop(messages, 0);
     }
     const double* att_src = tensor(params, prefix + "att_src");
     const double* att_dst = tensor(params, prefix + "att_dst");
@@ -178,15 +184,7 @@ struct ReferenceModel {
     const bool layers_drop = config.kind == nn::ConvKind::gat && config.gat_per_head_dropout;
     const double p = training && !layers_drop ? config.dropout : 0.0;
     auto dropout = [&](Dense& x, int layer) {
-      if (p == 0.0) return;
-      const uint64_t stream = rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
-      const int64_t f = static_cast<int64_t>(x[0].size());
-      for (int64_t v = 0; v < n; ++v)
-        for (int64_t c = 0; c < f; ++c)
-          x[v][c] = rng::dropout_keep(config.seed, stream, static_cast<uint64_t>(v * f + c),
-                                      rng::dropout_threshold(static_cast<float>(p)))
-                        ? x[v][c] / (1.0 - p)
-                        : 0.0;
+      drop(x, rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer)), p);
     };
     Dense x(n, std::vector<double>(widths[0]));
     for (int64_t v = 0; v < n; ++v)
