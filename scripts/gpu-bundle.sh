@@ -103,6 +103,18 @@ export PATH="\$HALOGEN_BUNDLE/openmpi/$bindir:\$HALOGEN_BUNDLE/bin:\$PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Sandboxed kernels (gVisor) may lack process_vm_readv: shared-memory transport without single-copy.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# A bare GPU machine has no /etc/openmpi (Debian's defaults, which OPAL_PREFIX does not relocate) and maybe no
+# ssh/rsh. OpenMPI 4.1's rsh launcher then refuses to start even on one node, and without Debian's defaults it
+# picks UCX/OFI, whose modules are not bundled. So the launcher and the transports are set here: 'isolated'
+# starts processes on this node only (no agent needed), ob1 over self/vader/tcp, no OFI MTL, no UCX one-sided.
+export OMPI_MCA_plm=isolated OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mtl=^ofi OMPI_MCA_osc=^ucx,pt2pt
+# Debian's openmpi-mca-params.conf also turns off the verbs/openib BTL's warning on machines without it.
+export OMPI_MCA_btl_base_warn_component_unused=0
+HALOGEN_BUNDLE_SSH=\$(command -v ssh 2>/dev/null); [ -x "\$HALOGEN_BUNDLE_SSH" ] || HALOGEN_BUNDLE_SSH=none
+export HALOGEN_BUNDLE_SSH
+# PMIx looks for its plugins in its build-time path too, where a GPU machine may hold another PMIx: their load
+# errors (and the zlib warning that follows) are noise, the bundled plugins are used.
+export PMIX_MCA_mca_base_component_show_load_errors=0 PMIX_MCA_pcompress_base_silence_warning=1
 EOF
 
 glibc_needed=$(objdump -T "$OUT"/bin/* "$OUT"/tests/* "$OUT"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' |
@@ -114,6 +126,8 @@ glibc_needed=$(objdump -T "$OUT"/bin/* "$OUT"/tests/* "$OUT"/lib/* 2>/dev/null |
   echo "nvcc $(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' "$BUILD"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)"
   echo "glibc_needed $glibc_needed"
   echo "openmpi $(ompi_info --parsable --version 2>/dev/null | head -1)"
+  # Every test binary of the bundle: scripts/gpu-check.sh fails when one of them did not run and report.
+  for test in "$OUT"/tests/*; do [ -x "$test" ] && echo "test $(basename "$test")"; done
 } >"$OUT/MANIFEST"
 
 # ---- check: everything but CUDA resolves inside the bundle --------------------------------------------------------

@@ -46,14 +46,26 @@ void device_fill_zero(void* dst, size_t bytes) { CUDA_CHECK(cudaMemset(dst, 0, b
 
 }  // namespace
 
+namespace {
+std::string last_device_count_error;  // why the last cudaGetDeviceCount found no device ("" when it did)
+}  // namespace
+
 int usable_device_count() {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no driver" error
+    // Kept with CUDA's own words: "CUDA driver version is insufficient for CUDA runtime version" must not read
+    // as "no GPU" (a bundle whose runtime is newer than the machine's driver).
+    last_device_count_error =
+        strformat("cudaGetDeviceCount: %s (%s)", cudaGetErrorString(status), cudaGetErrorName(status));
     return 0;
   }
+  last_device_count_error = count == 0 ? "cudaGetDeviceCount: 0 devices" : "";
   return count;
 }
+
+std::string device_count_error() { return last_device_count_error; }
 
 void install_device_memory() {
   DeviceMemoryOps ops;
@@ -66,7 +78,7 @@ void install_device_memory() {
 
 int initialise_device(int local_rank) {
   const int count = usable_device_count();
-  if (count == 0) throw UserError("--device cuda: no usable CUDA device (cudaGetDeviceCount returned 0 or failed)");
+  if (count == 0) throw UserError("--device cuda: no usable CUDA device (" + device_count_error() + ")");
   const int device = local_rank % count;
   CUDA_CHECK(cudaSetDevice(device));
   install_device_memory();

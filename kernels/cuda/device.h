@@ -12,6 +12,11 @@ namespace halogen::cuda {
 // Number of usable CUDA devices; 0 when the driver is missing or no device is visible (never throws).
 int usable_device_count();
 
+// Why the last usable_device_count() returned 0, in CUDA's words (cudaGetErrorString and the error's name, e.g.
+// "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)");
+// "" when it found a device. For skip messages and errors: a driver problem must not read as "no GPU".
+std::string device_count_error();
+
 // Selects the GPU for this rank (local_rank modulo visible devices) and installs the device-memory hooks.
 // Returns the device ordinal. UserError when no GPU is usable.
 int initialise_device(int local_rank);

@@ -9,6 +9,7 @@ namespace {
 DeviceMemoryOps g_device_ops;
 std::atomic<int64_t> g_in_use[2];
 std::atomic<int64_t> g_peak[2];
+std::atomic<int64_t> g_window_peak[2];  // peak since start_peak_window (a trainer's loop), not since start
 std::atomic<bool> g_host_prefault{false};
 
 int device_index(Device device) { return device == Device::cpu ? 0 : 1; }
@@ -23,6 +24,9 @@ void account(Device device, int64_t delta) {
   const int64_t now = (g_in_use[d] += delta);
   int64_t peak = g_peak[d].load();
   while (now > peak && !g_peak[d].compare_exchange_weak(peak, now)) {
+  }
+  int64_t window = g_window_peak[d].load();
+  while (now > window && !g_window_peak[d].compare_exchange_weak(window, now)) {
   }
 }
 }  // namespace
@@ -85,6 +89,11 @@ void zero_bytes(void* dst, Device device, size_t bytes) {
 
 int64_t bytes_in_use(Device device) { return g_in_use[device_index(device)].load(); }
 int64_t peak_bytes(Device device) { return g_peak[device_index(device)].load(); }
+void start_peak_window(Device device) {
+  const int d = device_index(device);
+  g_window_peak[d].store(g_in_use[d].load());
+}
+int64_t window_peak_bytes(Device device) { return g_window_peak[device_index(device)].load(); }
 
 }  // namespace detail
 }  // namespace halogen

@@ -39,6 +39,10 @@ void zero_bytes(void* dst, Device device, size_t bytes);
 // Bytes currently allocated through Buffer on each device, and the peak since start (for memory reports).
 int64_t bytes_in_use(Device device);
 int64_t peak_bytes(Device device);
+// The peak since the last start_peak_window(device) (which sets it to the bytes in use then): what one run
+// of a trainer allocated in its loop, however large an earlier run in the same process (tests, Python) was.
+void start_peak_window(Device device);
+int64_t window_peak_bytes(Device device);
 }  // namespace detail
 
 // Non-owning 1-D view.

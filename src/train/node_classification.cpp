@@ -109,8 +109,12 @@ void NodeClassification::warm_up(int64_t epoch) {
   // The GPU SpMM makes its cuSPARSE descriptors, workspaces and index copies (Buffers) on the first product of
   // each matrix and width (kernels/cuda/spmm.cu): one training step without an update makes them here. It
   // changes no state the epochs read: parameters and Adam are untouched, gradients are zeroed by every step,
-  // dropout is keyed by the epoch.
-  if (model_.device() == Device::cuda) model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+  // dropout is keyed by the epoch. One evaluation (collective, like every evaluation) makes those of the
+  // products that only evaluation runs: a sparse first layer's undropped features (GAT, GCN), which the first
+  // H200 run caught growing the buffers inside epoch 1.
+  if (model_.device() != Device::cuda) return;
+  model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+  evaluate();
 }
 
 }  // namespace halogen::train

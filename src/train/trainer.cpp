@@ -203,6 +203,7 @@ void Trainer::report_memory_before_training(TrainResult& result) {
                       static_cast<double>(workload_->estimated_bytes()),
                       static_cast<double>(detail::peak_bytes(device))};
   comm_.allreduce_max(memory, 3);
+  detail::start_peak_window(device);  // finish() reports this loop's peak, not an earlier run's in this process
   result.bytes_before_training = static_cast<int64_t>(memory[0]);
   result.estimated_bytes = static_cast<int64_t>(memory[1]);
   log::info(strformat("memory: %.1f MiB of %s buffers per rank (max over ranks; estimate %.1f MiB; peak so far "
@@ -318,7 +319,7 @@ bool Trainer::track_best(const EpochRecord& record, TrainResult& result, Progres
 
 void Trainer::finish(TrainResult& result, double trained_ms, double exposed_ms, int64_t trained_epochs) {
   const Device device = workload_->device();
-  double peak = static_cast<double>(detail::peak_bytes(device));
+  double peak = static_cast<double>(detail::window_peak_bytes(device));
   comm_.allreduce_max(&peak, 1);
   result.allocated_bytes = static_cast<int64_t>(peak);
   log::info(strformat("memory: peak %.1f MiB of %s buffers per rank over the run (max over ranks)", mib(peak),

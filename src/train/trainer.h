@@ -108,7 +108,7 @@ struct TrainResult {
   int64_t last_epoch = 0;
   bool stopped_early = false;
   int64_t bytes_before_training = 0;  // max over ranks of Buffer bytes in use before epoch 1
-  int64_t allocated_bytes = 0;        // max over ranks of the peak Buffer bytes after training
+  int64_t allocated_bytes = 0;        // max over ranks of the peak Buffer bytes of the training loop
   int64_t estimated_bytes = 0;        // the workload's estimate (max over ranks)
 };
 

@@ -4,8 +4,11 @@
 
 #include "kernels/cuda/device.h"
 
-#define HALOGEN_REQUIRE_GPU()                                                               \
-  do {                                                                                      \
-    if (::halogen::cuda::usable_device_count() == 0) GTEST_SKIP() << "no usable CUDA device"; \
-    ::halogen::cuda::initialise_device(0);                                                  \
+// The skip says why in CUDA's words (a driver older than the runtime is not "no GPU"); scripts/gpu-check.sh fails
+// on any skip it does not list as deliberate.
+#define HALOGEN_REQUIRE_GPU()                                                                        \
+  do {                                                                                               \
+    if (::halogen::cuda::usable_device_count() == 0)                                                 \
+      GTEST_SKIP() << "no usable CUDA device: " << ::halogen::cuda::device_count_error();            \
+    ::halogen::cuda::initialise_device(0);                                                           \
   } while (0)
