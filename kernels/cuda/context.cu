@@ -1,5 +1,7 @@
 #include "kernels/cuda/context.h"
 
+#include "kernels/cuda/device_util.cuh"
+
 #include <map>
 
 namespace halogen::kernels::cuda {
@@ -18,6 +20,9 @@ ThreadContext& thread_context() {
     CUSPARSE_CHECK(cusparseCreate(&context.cusparse));
     CUDA_CHECK(cudaMalloc(&context.scratch_double, 2 * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&context.scratch_count, 2 * sizeof(unsigned long long)));
+    CUDA_CHECK(cudaMalloc(&context.sum_partials, kMaxSumBlocks * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&context.async_sum_partials, kMaxSumBlocks * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&context.bias_partials, kBiasPartialFloats * sizeof(float)));
     context.device = device;
   }
   return context;

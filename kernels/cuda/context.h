@@ -25,7 +25,18 @@ struct ThreadContext {
   // synchronises its stream before returning, so one scratch per (thread, device) is never in use twice.
   double* scratch_double = nullptr;                // (2)
   unsigned long long* scratch_count = nullptr;      // (2)
+  // Per-block partial sums of the deterministic two-pass reductions (device_util.cuh, kMaxSumBlocks each): one
+  // area for the synchronising scalar ops above, one for dot_add (which stays asynchronous on its stream), so
+  // that the two never share partials.
+  double* sum_partials = nullptr;                   // (kMaxSumBlocks)
+  double* async_sum_partials = nullptr;             // (kMaxSumBlocks)
+  // Row-chunk partials of bias_backward's two-pass column sums (epilogue.cu): kBiasPartialFloats floats; a
+  // product with more columns uses fewer chunks (one chunk, no partials, for cols > kBiasPartialFloats / 2).
+  float* bias_partials = nullptr;
+  // dot_add and bias_backward use their partials without synchronising: two calls are ordered only when they
+  // are on one stream. The program issues both on its one compute stream (nn/compute_stream.h) per thread.
 };
+constexpr int64_t kBiasPartialFloats = int64_t(1) << 19;  // 2 MiB
 
 // The context of the calling thread on the current device (cudaGetDevice), created on first use.
 ThreadContext& thread_context();

@@ -42,3 +42,42 @@ __device__ T block_sum(T value) {
 }
 
 }  // namespace halogen::kernels::cuda
+
+namespace halogen::kernels::cuda {
+
+// ---- deterministic sums (docs/gpu.md: every reduction runs in a fixed order, so a run repeats bit for bit) ------
+// A scalar sum over a grid-stride loop is done in two passes instead of one atomic per block: each block writes
+// its block_sum to partials[blockIdx.x], then finish_sum_kernel (one block) adds the partials in a fixed order.
+// The order depends only on the grid size, which the launchers derive from the input size alone (at most
+// kMaxSumBlocks blocks), never on which block finished first.
+constexpr int kMaxSumBlocks = 1024;
+constexpr int kFinishThreads = 1024;
+
+// out[0] = (accumulate ? out[0] : 0) + sum of partials[0, count), in a fixed order: thread t adds the partials
+// t, t + 1024, ... (at most one when count <= kMaxSumBlocks), then block_sum's fixed tree. Launch <<<1, 1024>>>.
+template <typename Out>
+__global__ void finish_sum_kernel(const double* partials, int count, Out* out, bool accumulate) {
+  double sum = 0.0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) out[0] = accumulate ? static_cast<Out>(double(out[0]) + sum) : static_cast<Out>(sum);
+}
+
+}  // namespace halogen::kernels::cuda
+
+namespace halogen::kernels::cuda {
+
+// Blocks of a two-pass sum over `count` items with `per_block` items per block and pass: a function of the
+// size alone (grid-stride loops cover the rest).
+inline unsigned sum_blocks(int64_t count, int64_t per_block) {
+  const int64_t blocks = (count + per_block - 1) / per_block;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxSumBlocks ? kMaxSumBlocks : blocks));
+}
+
+// The second pass: out[0] (+)= the sum of partials[0, blocks) on `stream` (see finish_sum_kernel).
+template <typename Out>
+inline void finish_sum(const double* partials, unsigned blocks, Out* out, bool accumulate, cudaStream_t stream) {
+  finish_sum_kernel<Out><<<1, kFinishThreads, 0, stream>>>(partials, static_cast<int>(blocks), out, accumulate);
+}
+
+}  // namespace halogen::kernels::cuda

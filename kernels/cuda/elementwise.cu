@@ -21,8 +21,9 @@ __global__ void axpy_kernel(float alpha, const float* x, float* y, int64_t n) { 
     y[i] += alpha * x[i];
 }
 
-// sums[0] += sum of x^2 (double); counts[0] += number of non-finite elements.
-__global__ void sum_squares_kernel(const float* x, int64_t n, double* sums, unsigned long long* counts) {
+// partials[blockIdx.x] = this block's sum of x^2 (double; finish_sum adds the blocks in a fixed order);
+// counts[0] += number of non-finite elements (an integer atomic: exact in any order).
+__global__ void sum_squares_kernel(const float* x, int64_t n, double* partials, unsigned long long* counts) {
   double sum = 0.0;
   unsigned long long non_finite = 0;
   for (int64_t i = grid_first(); i < n; i += grid_step()) {
@@ -33,7 +34,7 @@ __global__ void sum_squares_kernel(const float* x, int64_t n, double* sums, unsi
   sum = block_sum(sum);
   non_finite = block_sum(non_finite);
   if (threadIdx.x == 0) {
-    atomicAdd(sums, sum);
+    partials[blockIdx.x] = sum;
     if (non_finite) atomicAdd(counts, non_finite);
   }
 }
@@ -60,11 +61,12 @@ double sum_squares(Span<const float> x, Stream stream) {
   HALOGEN_ASSERT(x.device == Device::cuda);
   ThreadContext& context = thread_context();
   const cudaStream_t cuda_stream = to_cuda(stream);
-  CUDA_CHECK(cudaMemsetAsync(context.scratch_double, 0, sizeof(double), cuda_stream));
   CUDA_CHECK(cudaMemsetAsync(context.scratch_count, 0, sizeof(unsigned long long), cuda_stream));
-  const unsigned blocks = grid_for(x.size, kThreads) < 1024 ? grid_for(x.size, kThreads) : 1024;
-  sum_squares_kernel<<<blocks, kThreads, 0, cuda_stream>>>(x.data, x.size, context.scratch_double,
+  const unsigned blocks = sum_blocks(x.size, kThreads);
+  sum_squares_kernel<<<blocks, kThreads, 0, cuda_stream>>>(x.data, x.size, context.sum_partials,
                                                            context.scratch_count);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  finish_sum(context.sum_partials, blocks, context.scratch_double, false, cuda_stream);
   HALOGEN_CUDA_CHECK_LAUNCH();
   double sum = 0.0;
   unsigned long long non_finite = 0;

@@ -1,6 +1,8 @@
 // Row-wise epilogues on the GPU: bias, fused bias/ReLU/dropout, dropout, mask application, bias gradient.
 // Each element does exactly the float operations of kernels/cpu/epilogue.cpp in the same order, and dropout
 // draws from the same counter-based RNG (core/rng.h), so outputs and masks match the CPU bit for bit.
+#include <algorithm>
+
 #include "core/rng.h"
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
@@ -82,25 +84,37 @@ __global__ void relu_dropout_backward_kernel(float* grad, int64_t rows, int64_t 
   }
 }
 
-// grad_bias[c] += sum over rows of grad_out[r, c]. Block (32, 8): threadIdx.x picks a column of the block's
-// 32-column tile, the 8 y-threads of all blocks along y stride over the rows; per-thread partial sums are
-// reduced in shared memory and added with one atomic per (block, column).
-constexpr int kBiasTile = 32, kBiasRowsPerBlock = 8;
+// grad_bias[c] += sum over rows of grad_out[r, c], in two passes with a fixed order (no float atomics: bitwise
+// repeatable). Pass 1, grid (column tiles, chunks), block (32, 8): block (t, k) sums the rows of chunk k,
+// [rows k / K, rows (k+1) / K), for the 32 columns of tile t; its 8 y-threads stride the chunk's rows and are
+// added in y order in shared memory. With one chunk it adds into grad_bias itself; otherwise it writes
+// partials[k, c] and pass 2 adds the K partials of each column in chunk order. K depends only on the shape.
+constexpr int kBiasTile = 32, kBiasRowsPerBlock = 8, kBiasMaxChunks = 64;
 __global__ void bias_backward_kernel(const float* grad_out, int64_t rows, int64_t cols, int64_t stride,
-                                     float* grad_bias) {  // grad_out: (rows, cols); grad_bias: (cols)
+                                     float* grad_bias,    // (cols), when gridDim.y == 1
+                                     float* partials) {   // (gridDim.y, cols), when gridDim.y > 1
   __shared__ float partial[kBiasRowsPerBlock][kBiasTile];
   const int64_t c = int64_t(blockIdx.x) * kBiasTile + threadIdx.x;
+  const int64_t first = rows * blockIdx.y / gridDim.y, last = rows * (blockIdx.y + 1) / gridDim.y;
   float sum = 0.0f;
   if (c < cols) {
-    for (int64_t r = int64_t(blockIdx.y) * kBiasRowsPerBlock + threadIdx.y; r < rows;
-         r += int64_t(gridDim.y) * kBiasRowsPerBlock)
-      sum += grad_out[r * stride + c];
+    for (int64_t r = first + threadIdx.y; r < last; r += kBiasRowsPerBlock) sum += grad_out[r * stride + c];
   }
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.y == 0 && c < cols) {
     for (int y = 1; y < kBiasRowsPerBlock; ++y) sum += partial[y][threadIdx.x];
-    atomicAdd(grad_bias + c, sum);
+    if (gridDim.y == 1) grad_bias[c] += sum;
+    else partials[int64_t(blockIdx.y) * cols + c] = sum;
+  }
+}
+
+__global__ void bias_partials_sum_kernel(const float* partials, int chunks, int64_t cols,  // partials: (chunks, cols)
+                                         float* grad_bias) {                                  // (cols)
+  for (int64_t c = grid_first(); c < cols; c += grid_step()) {
+    float sum = 0.0f;
+    for (int k = 0; k < chunks; ++k) sum += partials[k * cols + c];
+    grad_bias[c] += sum;
   }
 }
 
@@ -131,13 +145,22 @@ void bias_backward(Matrix<const float> grad_out, Span<float> grad_bias, Stream s
   HALOGEN_ASSERT(grad_bias.size == grad_out.cols, "grad_bias has %lld entries, grad_out has %lld columns",
                  (long long)grad_bias.size, (long long)grad_out.cols);
   if (grad_out.size() == 0) return;
-  const int64_t row_blocks = (grad_out.rows + kBiasRowsPerBlock - 1) / kBiasRowsPerBlock;
-  const dim3 grid(static_cast<unsigned>((grad_out.cols + kBiasTile - 1) / kBiasTile),
-                  static_cast<unsigned>(row_blocks < 512 ? row_blocks : 512));
+  // Chunks of at least 256 rows, at most kBiasMaxChunks, and no more than the context's partials hold.
+  const int64_t cols = grad_out.cols;
+  int64_t chunks = (grad_out.rows + 255) / 256;
+  chunks = std::min<int64_t>(std::min<int64_t>(chunks, kBiasMaxChunks), kBiasPartialFloats / cols);
+  chunks = std::max<int64_t>(chunks, 1);
+  float* partials = thread_context().bias_partials;
+  const dim3 grid(static_cast<unsigned>((cols + kBiasTile - 1) / kBiasTile), static_cast<unsigned>(chunks));
   const dim3 block(kBiasTile, kBiasRowsPerBlock);
-  bias_backward_kernel<<<grid, block, 0, to_cuda(stream)>>>(grad_out.data, grad_out.rows, grad_out.cols,
-                                                            detail::row_stride(grad_out), grad_bias.data);
+  bias_backward_kernel<<<grid, block, 0, to_cuda(stream)>>>(grad_out.data, grad_out.rows, cols,
+                                                            detail::row_stride(grad_out), grad_bias.data, partials);
   HALOGEN_CUDA_CHECK_LAUNCH();
+  if (chunks > 1) {
+    bias_partials_sum_kernel<<<grid_for(cols, kThreads), kThreads, 0, to_cuda(stream)>>>(
+        partials, static_cast<int>(chunks), cols, grad_bias.data);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+  }
 }
 
 void bias_relu_dropout(Matrix<float> h, Span<const float> bias, Span<const int64_t> row_gid,

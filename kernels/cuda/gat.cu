@@ -190,6 +190,16 @@ __global__ void elu_dropout_kernel(float* h, int64_t rows, int64_t cols, int64_t
 
 unsigned blocks_for(int64_t count) { return count > 0 ? grid_for(count, kThreads) : 1; }
 
+// Edge matrices (nnz, heads) are indexed e * heads + k by the kernels: they must be contiguous (row stride =
+// heads), which every caller's edge buffers are; a strided view would be read wrongly, so it is refused.
+template <typename T>
+void require_edge_matrix(Matrix<T> m, const char* what) {
+  detail::require_device(m, what);
+  HALOGEN_ASSERT(m.rows <= 1 || detail::row_stride(m) == m.cols,
+                 "%s: an edge matrix must be contiguous (row stride %lld, %lld heads)", what,
+                 (long long)detail::row_stride(m), (long long)m.cols);
+}
+
 void require_csr(const CsrView& a, const char* what) {
   HALOGEN_ASSERT(a.rows == 0 || a.device == Device::cuda, "%s is a %s CSR, the CUDA kernel needs device memory",
                  what, device_name(a.device));
@@ -237,7 +247,7 @@ void gat_edge_scores(const CsrView& a, Matrix<const float> s_dst, Matrix<const f
   require_csr(a, "gat_edge_scores a");
   detail::require_device(s_dst, "gat_edge_scores s_dst");
   detail::require_device(s_src, "gat_edge_scores s_src");
-  detail::require_device(scores, "gat_edge_scores scores");
+  require_edge_matrix(scores, "gat_edge_scores scores");
   const int64_t heads = scores.cols;
   HALOGEN_ASSERT(scores.rows == a.nnz && s_dst.rows == a.rows && s_src.rows == a.cols && s_dst.cols == heads &&
                      s_src.cols == heads,
@@ -258,7 +268,7 @@ void gat_edge_scores_backward(const CsrView& a, const CsrView& a_t, Span<const i
   detail::require_device(a_t_edge, "gat_edge_scores_backward a_t_edge");
   detail::require_device(s_dst, "gat_edge_scores_backward s_dst");
   detail::require_device(s_src, "gat_edge_scores_backward s_src");
-  detail::require_device(grad_scores, "gat_edge_scores_backward grad_scores");
+  require_edge_matrix(grad_scores, "gat_edge_scores_backward grad_scores");
   detail::require_device(grad_s_dst, "gat_edge_scores_backward grad_s_dst");
   detail::require_device(grad_s_src, "gat_edge_scores_backward grad_s_src");
   const int64_t heads = grad_scores.cols;
@@ -282,7 +292,7 @@ void gat_edge_scores_backward(const CsrView& a, const CsrView& a_t, Span<const i
 
 void edge_softmax(const CsrView& a, Matrix<float> scores, Stream stream) {
   require_csr(a, "edge_softmax a");
-  detail::require_device(scores, "edge_softmax scores");
+  require_edge_matrix(scores, "edge_softmax scores");
   HALOGEN_ASSERT(scores.rows == a.nnz, "edge_softmax: scores has %lld rows for %lld edges", (long long)scores.rows,
                  (long long)a.nnz);
   if (a.rows == 0 || scores.cols == 0) return;
@@ -293,8 +303,8 @@ void edge_softmax(const CsrView& a, Matrix<float> scores, Stream stream) {
 
 void edge_softmax_backward(const CsrView& a, Matrix<const float> alpha, Matrix<float> grad, Stream stream) {
   require_csr(a, "edge_softmax_backward a");
-  detail::require_device(alpha, "edge_softmax_backward alpha");
-  detail::require_device(grad, "edge_softmax_backward grad");
+  require_edge_matrix(alpha, "edge_softmax_backward alpha");
+  require_edge_matrix(grad, "edge_softmax_backward grad");
   HALOGEN_ASSERT(alpha.rows == a.nnz && grad.rows == a.nnz && alpha.cols == grad.cols, "edge_softmax_backward");
   if (a.rows == 0 || grad.cols == 0) return;
   edge_softmax_backward_kernel<<<blocks_for(a.rows * grad.cols), kThreads, 0, to_cuda(stream)>>>(
@@ -305,8 +315,8 @@ void edge_softmax_backward(const CsrView& a, Matrix<const float> alpha, Matrix<f
 void edge_dropout(const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
                   const EpilogueParams& params, Matrix<const float> in, Matrix<float> out, Stream stream) {
   require_csr(a, "edge_dropout a");
-  detail::require_device(in, "edge_dropout in");
-  detail::require_device(out, "edge_dropout out");
+  require_edge_matrix(in, "edge_dropout in");
+  require_edge_matrix(out, "edge_dropout out");
   const float p = params.dropout;
   HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", double(p));
   HALOGEN_ASSERT(in.rows == a.nnz && out.rows == a.nnz && in.cols == out.cols, "edge_dropout: shapes");
@@ -331,7 +341,7 @@ void edge_dropout(const CsrView& a, Span<const int64_t> row_gid, Span<const int6
 void weighted_spmm(const CsrView& a, Matrix<const float> weights, Matrix<const float> x, Matrix<float> out,
                    Stream stream) {
   require_csr(a, "weighted_spmm a");
-  detail::require_device(weights, "weighted_spmm weights");
+  require_edge_matrix(weights, "weighted_spmm weights");
   detail::require_device(x, "weighted_spmm x");
   detail::require_device(out, "weighted_spmm out");
   const int64_t heads = weights.cols;
@@ -349,7 +359,7 @@ void weighted_spmm_transpose(const CsrView& a_t, Span<const int32_t> a_t_edge, M
                              Matrix<const float> g, Matrix<float> out, Stream stream) {
   require_csr(a_t, "weighted_spmm_transpose a_t");
   detail::require_device(a_t_edge, "weighted_spmm_transpose a_t_edge");
-  detail::require_device(weights, "weighted_spmm_transpose weights");
+  require_edge_matrix(weights, "weighted_spmm_transpose weights");
   detail::require_device(g, "weighted_spmm_transpose g");
   detail::require_device(out, "weighted_spmm_transpose out");
   const int64_t heads = weights.cols;
@@ -367,7 +377,7 @@ void edge_dot(const CsrView& a, Matrix<const float> g, Matrix<const float> x, Ma
   require_csr(a, "edge_dot a");
   detail::require_device(g, "edge_dot g");
   detail::require_device(x, "edge_dot x");
-  detail::require_device(out, "edge_dot out");
+  require_edge_matrix(out, "edge_dot out");
   const int64_t heads = out.cols;
   HALOGEN_ASSERT(heads >= 1 && out.rows == a.nnz && g.rows == a.rows && x.rows == a.cols && g.cols == x.cols &&
                      x.cols % heads == 0,

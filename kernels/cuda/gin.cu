@@ -21,10 +21,11 @@ __global__ void one_plus_eps_add_kernel(const float* x, int64_t x_stride, const 
   }
 }
 
-// result[0] += this block's sum of a * b (double inside the block, one float atomic per block).
+// partials[blockIdx.x] = this block's sum of a * b (double); finish_sum then adds the blocks in a fixed order
+// and result[0] += the total rounded once to float (no float atomics: bitwise repeatable).
 __global__ void dot_add_kernel(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
                                int64_t rows, int64_t cols,
-                               float* result) {  // a, b: (rows, cols); result: (1)
+                               double* partials) {  // a, b: (rows, cols); partials: (gridDim.x)
   double sum = 0.0;
   const int64_t count = rows * cols;
   for (int64_t i = grid_first(); i < count; i += grid_step()) {
@@ -32,7 +33,7 @@ __global__ void dot_add_kernel(const float* a, int64_t a_stride, const float* b,
     sum += double(a[r * a_stride + c]) * double(b[r * b_stride + c]);
   }
   sum = block_sum(sum);
-  if (threadIdx.x == 0) atomicAdd(result, float(sum));
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
 }  // namespace
@@ -54,9 +55,13 @@ void dot_add(Matrix<const float> a, Matrix<const float> b, Span<float> result, S
   detail::require_same_shape(b, a, "dot_add b", "a");
   HALOGEN_ASSERT(result.size == 1 && result.device == Device::cuda, "result must be one device float");
   if (a.size() == 0) return;
-  const unsigned blocks = grid_for(a.size(), kThreads) < 1024 ? grid_for(a.size(), kThreads) : 1024;
+  // Asynchronous (eps stays on the device): its own partials, never those of the synchronising scalar ops.
+  double* partials = thread_context().async_sum_partials;
+  const unsigned blocks = sum_blocks(a.size(), kThreads);
   dot_add_kernel<<<blocks, kThreads, 0, to_cuda(stream)>>>(
-      a.data, detail::row_stride(a), b.data, detail::row_stride(b), a.rows, a.cols, result.data);
+      a.data, detail::row_stride(a), b.data, detail::row_stride(b), a.rows, a.cols, partials);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  finish_sum(partials, blocks, result.data, true, to_cuda(stream));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,5 @@
-// Link scores of row pairs, their backward (float atomics) and the binary cross-entropy with logits.
+// Link scores of row pairs, their backward (row-owned, in pair order: no atomics) and the binary cross-entropy
+// with logits.
 #include <cmath>
 
 #include "kernels/cuda/checks.h"
@@ -27,24 +28,41 @@ __global__ void pair_dot_kernel(const float* x, int64_t cols, int64_t stride,  /
   }
 }
 
-// One warp per pair: grad_x[a] += g x[b], grad_x[b] += g x[a] with atomics.
-__global__ void pair_dot_backward_kernel(const float* x, int64_t cols, int64_t stride,  // x: (n, cols)
+// grad_x[a] += g x[b], grad_x[b] += g x[a] for every pair, without atomics, as kernels/cpu/link.cpp does it:
+// block k owns the output rows [n k / B, n (k+1) / B) and walks all pairs in order (staged through shared
+// memory, kThreads at a time), adding only into its rows, the threads striding the columns. Every row receives
+// its terms in pair order (the a-side term of a pair before its b-side term) whatever the grid: bitwise
+// repeatable, and the CPU's order. Each block reads all pair indices (12 bytes a pair, from L2); the f-wide
+// updates are done once.
+__global__ void pair_dot_backward_kernel(const float* x, int64_t n, int64_t cols, int64_t stride,  // x: (n, cols)
                                          const int32_t* a, const int32_t* b, const float* grad, int64_t m,
                                          float* grad_x, int64_t grad_stride) {           // grad_x: (n, cols)
-  const int lane = threadIdx.x % 32;
-  for (int64_t k = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32; k < m;
-       k += int64_t(gridDim.x) * kWarpsPerBlock) {
-    const int64_t u = a[k], v = b[k];
-    const float g = grad[k];
-    for (int64_t c = lane; c < cols; c += 32) {
-      atomicAdd(grad_x + u * grad_stride + c, g * x[v * stride + c]);
-      atomicAdd(grad_x + v * grad_stride + c, g * x[u * stride + c]);
+  __shared__ int32_t source[kThreads], target[kThreads];
+  __shared__ float weight[kThreads];
+  const int64_t first = n * blockIdx.x / gridDim.x, last = n * (blockIdx.x + 1) / gridDim.x;
+  for (int64_t base = 0; base < m; base += kThreads) {
+    const int64_t k = base + threadIdx.x;
+    if (k < m) {
+      source[threadIdx.x] = a[k];
+      target[threadIdx.x] = b[k];
+      weight[threadIdx.x] = grad[k];
     }
+    __syncthreads();
+    const int count = static_cast<int>(m - base < kThreads ? m - base : kThreads);
+    for (int j = 0; j < count; ++j) {
+      const int64_t u = source[j], v = target[j];
+      const float g = weight[j];
+      if (u >= first && u < last)
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) grad_x[u * grad_stride + c] += g * x[v * stride + c];
+      if (v >= first && v < last)
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) grad_x[v * grad_stride + c] += g * x[u * stride + c];
+    }
+    __syncthreads();  // the next chunk overwrites the staged pairs
   }
 }
 
 __global__ void bce_with_logits_kernel(const float* scores, const uint8_t* labels, int64_t m, float scale,
-                                       float* grad, double* loss_sum) {  // scores, labels, grad: (m)
+                                       float* grad, double* partials) {  // scores, labels, grad: (m)
   double loss = 0.0;
   for (int64_t k = grid_first(); k < m; k += grid_step()) {
     const double s = scores[k], label = labels[k] ? 1.0 : 0.0;
@@ -52,7 +70,7 @@ __global__ void bce_with_logits_kernel(const float* scores, const uint8_t* label
     grad[k] = static_cast<float>((1.0 / (1.0 + exp(-s)) - label) * scale);
   }
   loss = block_sum(loss);
-  if (threadIdx.x == 0 && loss != 0.0) atomicAdd(loss_sum, loss);
+  if (threadIdx.x == 0) partials[blockIdx.x] = loss;  // summed in a fixed order by finish_sum
 }
 
 void require_pairs(Matrix<const float> x, Span<const int32_t> a, Span<const int32_t> b, int64_t m, const char* op) {
@@ -84,8 +102,11 @@ void pair_dot_backward(Matrix<const float> x, Span<const int32_t> a, Span<const 
   detail::require_device(grad_x, "pair_dot_backward grad_x");
   detail::require_same_shape(grad_x, x, "grad_x", "x");
   if (grad_scores.size == 0 || x.cols == 0) return;
-  pair_dot_backward_kernel<<<warp_grid(grad_scores.size), kThreads, 0, to_cuda(stream)>>>(
-      x.data, x.cols, detail::row_stride(x), a.data, b.data, grad_scores.data, grad_scores.size, grad_x.data,
+  // Row ranges of at least 64 rows, at most 256 blocks (every block reads all pairs).
+  const int64_t ranges = (x.rows + 63) / 64;
+  const unsigned blocks = static_cast<unsigned>(ranges < 1 ? 1 : (ranges > 256 ? 256 : ranges));
+  pair_dot_backward_kernel<<<blocks, kThreads, 0, to_cuda(stream)>>>(
+      x.data, x.rows, x.cols, detail::row_stride(x), a.data, b.data, grad_scores.data, grad_scores.size, grad_x.data,
       detail::row_stride(grad_x));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
@@ -101,10 +122,11 @@ double bce_with_logits(Span<const float> scores, Span<const uint8_t> labels, flo
   detail::require_device(grad_scores, "bce_with_logits grad_scores");
   ThreadContext& context = thread_context();
   const cudaStream_t cuda_stream = to_cuda(stream);
-  CUDA_CHECK(cudaMemsetAsync(context.scratch_double, 0, sizeof(double), cuda_stream));
-  const unsigned blocks = grid_for(m, kThreads) < 1024 ? grid_for(m, kThreads) : 1024;
+  const unsigned blocks = sum_blocks(m, kThreads);
   bce_with_logits_kernel<<<blocks, kThreads, 0, cuda_stream>>>(scores.data, labels.data, m, scale,
-                                                               grad_scores.data, context.scratch_double);
+                                                               grad_scores.data, context.sum_partials);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  finish_sum(context.sum_partials, blocks, context.scratch_double, false, cuda_stream);
   HALOGEN_CUDA_CHECK_LAUNCH();
   double sum = 0.0;
   CUDA_CHECK(cudaMemcpyAsync(&sum, context.scratch_double, sizeof(double), cudaMemcpyDeviceToHost, cuda_stream));

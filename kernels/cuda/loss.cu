@@ -18,7 +18,7 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, int64_t logit_
                                              const int32_t* labels,         // (logit_rows)
                                              const int64_t* rows, int64_t count,  // rows: (count)
                                              float scale, float* grad, int64_t grad_stride,  // grad: like logits
-                                             double* loss_sum, unsigned long long* counts) {
+                                             double* partials, unsigned long long* counts) {
   const int lane = threadIdx.x % 32;
   double loss = 0.0;
   for (int64_t i = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32; i < count;
@@ -45,7 +45,7 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, int64_t logit_
     if (lane == 0) loss += log(sum_exp) - static_cast<double>(row[label] - max_logit);
   }
   loss = block_sum(loss);
-  if (threadIdx.x == 0 && loss != 0.0) atomicAdd(loss_sum, loss);
+  if (threadIdx.x == 0) partials[blockIdx.x] = loss;  // summed in a fixed order by finish_sum
 }
 
 // counts[0] += rows whose argmax (ties -> lowest index) equals the label; counts[1] += rows out of range.
@@ -99,7 +99,7 @@ void check_loss_inputs(Matrix<const float> logits, Span<const int32_t> labels, S
 
 unsigned blocks_for_rows(int64_t count) {
   const int64_t blocks = (count + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxSumBlocks ? kMaxSumBlocks : blocks));
 }
 
 }  // namespace
@@ -119,11 +119,12 @@ double softmax_cross_entropy(Matrix<const float> logits, Span<const int32_t> lab
   }
   if (rows.size == 0) return 0.0;
   ThreadContext& context = thread_context();
-  CUDA_CHECK(cudaMemsetAsync(context.scratch_double, 0, sizeof(double), cuda_stream));
   CUDA_CHECK(cudaMemsetAsync(context.scratch_count, 0, 2 * sizeof(unsigned long long), cuda_stream));
   softmax_cross_entropy_kernel<<<blocks_for_rows(rows.size), kThreads, 0, cuda_stream>>>(
       logits.data, logits.rows, classes, detail::row_stride(logits), labels.data, rows.data, rows.size, scale,
-      grad_logits.data, detail::row_stride(grad_logits), context.scratch_double, context.scratch_count);
+      grad_logits.data, detail::row_stride(grad_logits), context.sum_partials, context.scratch_count);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  finish_sum(context.sum_partials, blocks_for_rows(rows.size), context.scratch_double, false, cuda_stream);
   HALOGEN_CUDA_CHECK_LAUNCH();
   double loss = 0.0;
   unsigned long long counts[2] = {0, 0};

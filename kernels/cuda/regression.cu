@@ -1,6 +1,6 @@
 // Squared error of a prediction against targets on the GPU (kernels/cpu/regression.cpp is the reference): the
 // per-element arithmetic is the CPU's (difference and square in double); only the order of the additions
-// differs (a block tree, then one atomic add per block).
+// differs (a block tree, then the blocks' sums added in a fixed order: bitwise repeatable).
 #include "kernels/cuda/checks.h"
 #include "kernels/cuda/context.h"
 #include "kernels/cuda/device_util.cuh"
@@ -16,7 +16,7 @@ __global__ void squared_error_kernel(const float* y, int64_t y_stride,          
                                      const float* target, int64_t target_stride,  // target: (n, f)
                                      int64_t n, int64_t f, double grad_scale,
                                      float* grad, int64_t grad_stride,             // grad: (n, f) or null
-                                     double* sum_out) {
+                                     double* partials) {  // (gridDim.x)
   double sum = 0.0;
   for (ElementCursor at(grid_first(), grid_step(), f); at.row < n; at.advance()) {
     const int64_t r = at.row, c = at.col;
@@ -25,7 +25,7 @@ __global__ void squared_error_kernel(const float* y, int64_t y_stride,          
     if (grad != nullptr) grad[r * grad_stride + c] = static_cast<float>(grad_scale * e);
   }
   sum = block_sum(sum);
-  if (threadIdx.x == 0 && sum != 0.0) atomicAdd(sum_out, sum);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
 }  // namespace
@@ -43,10 +43,12 @@ double squared_error(Matrix<const float> y, Matrix<const float> target, double g
   if (y.size() == 0) return 0.0;
   const cudaStream_t cuda_stream = to_cuda(stream);
   ThreadContext& context = thread_context();
-  CUDA_CHECK(cudaMemsetAsync(context.scratch_double, 0, sizeof(double), cuda_stream));
-  squared_error_kernel<<<grid_for(y.size(), kThreads), kThreads, 0, cuda_stream>>>(
+  const unsigned blocks = sum_blocks(y.size(), kThreads);
+  squared_error_kernel<<<blocks, kThreads, 0, cuda_stream>>>(
       y.data, detail::row_stride(y), target.data, detail::row_stride(target), y.rows, y.cols, grad_scale,
-      want_grad ? grad_y.data : nullptr, want_grad ? detail::row_stride(grad_y) : 0, context.scratch_double);
+      want_grad ? grad_y.data : nullptr, want_grad ? detail::row_stride(grad_y) : 0, context.sum_partials);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+  finish_sum(context.sum_partials, blocks, context.scratch_double, false, cuda_stream);
   HALOGEN_CUDA_CHECK_LAUNCH();
   double sum = 0.0;
   CUDA_CHECK(cudaMemcpyAsync(&sum, context.scratch_double, sizeof(double), cudaMemcpyDeviceToHost, cuda_stream));

@@ -29,9 +29,10 @@
 // Algorithm: CUSPARSE_SPMM_CSR_ALG3, which the cuSPARSE documentation lists as giving deterministic (bit-wise)
 // results for each run (we only use op(A) = A, the case the guarantee covers; row-major dense matrices are
 // supported since cuSPARSE 11.7.1), so that a GPU run repeats itself bit for bit and --resume continues
-// exactly. Where ALG3 refuses a shape (CUSPARSE_STATUS_NOT_SUPPORTED from cusparseSpMM_bufferSize or
-// _preprocess; since CUDA 12.2.1 it no longer falls back silently) that (matrix, width) entry uses
-// CUSPARSE_SPMM_ALG_DEFAULT and a warning names the shape, once. The environment variable
+// exactly. Where ALG3 refuses a shape (any error status from cusparseSpMM_bufferSize or _preprocess:
+// NOT_SUPPORTED, and INVALID_VALUE for some shapes; since CUDA 12.2.1 it no longer falls back silently) that
+// (matrix, width) entry uses CUSPARSE_SPMM_ALG_DEFAULT and a warning names the shape, the refusal and both
+// algorithms, once. The algorithm in use is logged once per process ("spmm: CUSPARSE_SPMM_CSR_ALG3 ..."). The environment variable
 // HALOGEN_SPMM_ALG=default|csr1|csr2|csr3 selects another for benchmarking (read once).
 //
 // out is written with beta = 0 when not accumulating. cuSPARSE does not document that beta = 0 leaves C
@@ -82,6 +83,16 @@ cusparseSpMMAlg_t spmm_algorithm() {
     throw UserError(strformat("HALOGEN_SPMM_ALG=%s: expected default, csr1, csr2 or csr3", name));
   }();
   return algorithm;
+}
+
+const char* algorithm_name(cusparseSpMMAlg_t algorithm) {
+  switch (algorithm) {
+    case CUSPARSE_SPMM_ALG_DEFAULT: return "CUSPARSE_SPMM_ALG_DEFAULT";
+    case CUSPARSE_SPMM_CSR_ALG1: return "CUSPARSE_SPMM_CSR_ALG1";
+    case CUSPARSE_SPMM_CSR_ALG2: return "CUSPARSE_SPMM_CSR_ALG2";
+    case CUSPARSE_SPMM_CSR_ALG3: return "CUSPARSE_SPMM_CSR_ALG3";
+    default: return "another cuSPARSE SpMM algorithm";
+  }
 }
 
 // Destroys descriptors from destructors, which must not throw: a failure is reported on stderr (the handle is
@@ -238,13 +249,21 @@ void build_dense_entry(DenseEntry& entry, cusparseHandle_t handle, const SparseE
       return CUSPARSE_STATUS_SUCCESS;
     return status;
   };
+  static std::once_flag announced;  // which algorithm the products use, once per process (rank 0 prints it)
+  std::call_once(announced, [] {
+    log::info(strformat("spmm: %s%s", algorithm_name(spmm_algorithm()),
+                        spmm_algorithm() == CUSPARSE_SPMM_CSR_ALG3 ? " (bitwise reproducible)" : " (HALOGEN_SPMM_ALG)"));
+  });
   cusparseStatus_t status = prepare(spmm_algorithm());
-  if (status == CUSPARSE_STATUS_NOT_SUPPORTED && entry.algorithm != CUSPARSE_SPMM_ALG_DEFAULT) {
-    log::rank_line(strformat("warning: cuSPARSE SpMM algorithm %d does not support A (%lld, %lld, nnz %lld) times "
-                             "a (%lld, %lld) row-major matrix: this product uses CUSPARSE_SPMM_ALG_DEFAULT, which "
-                             "is not documented as bitwise reproducible",
-                             static_cast<int>(entry.algorithm), (long long)sparse.rows, (long long)sparse.cols,
-                             (long long)sparse.nnz, (long long)x.rows, (long long)x.cols));
+  if (status != CUSPARSE_STATUS_SUCCESS && entry.algorithm != CUSPARSE_SPMM_ALG_DEFAULT) {
+    // Any refusal, not only NOT_SUPPORTED: cuSPARSE versions differ in how they refuse a shape (INVALID_VALUE
+    // for some row-major widths), and the default algorithm computes the same product.
+    log::rank_line(strformat("warning: cuSPARSE SpMM %s refused A (%lld, %lld, nnz %lld) times a (%lld, %lld) "
+                             "row-major matrix (%s): this product runs CUSPARSE_SPMM_ALG_DEFAULT, which is not "
+                             "documented as bitwise reproducible",
+                             algorithm_name(entry.algorithm), (long long)sparse.rows, (long long)sparse.cols,
+                             (long long)sparse.nnz, (long long)x.rows, (long long)x.cols,
+                             cusparseGetErrorName(status)));
     entry.refused_workspace = std::move(entry.workspace);  // moved, not freed: we hold the cache's mutex
     status = prepare(CUSPARSE_SPMM_ALG_DEFAULT);
   }

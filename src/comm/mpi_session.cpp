@@ -20,6 +20,17 @@ void abort_all(int exit_code) {
   std::_Exit(exit_code);
 }
 
+namespace {
+int g_thread_level = MPI_THREAD_SINGLE;  // what MPI provided (MPI_Query_thread), for abort_all_from_any_thread
+}  // namespace
+
+void abort_all_from_any_thread(int exit_code) {
+  if (g_thread_level == MPI_THREAD_MULTIPLE) abort_all(exit_code);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(exit_code);
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_CHECK(MPI_Initialized(&initialized));
@@ -30,6 +41,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   }
   // Errors in MPI calls return codes (checked by MPI_CHECK, which aborts the job with the call site).
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_CHECK(MPI_Query_thread(&g_thread_level));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   MPI_Comm node_comm;

@@ -24,4 +24,12 @@ class MpiSession {
 // Aborts every rank with `exit_code` (MPI_Abort when MPI is initialised, else exits this process).
 [[noreturn]] void abort_all(int exit_code);
 
+// abort_all for a thread that is not the one that initialised MPI (the NCCL watchdog). Under
+// MPI_THREAD_FUNNELED (what MpiSession asks for: OpenMP threads never call MPI) only the main thread may call
+// MPI, MPI_Abort included, so this ends this process alone with `exit_code` (stdout and stderr flushed) unless
+// MPI provided MPI_THREAD_MULTIPLE. The launcher then ends the job: mpiexec aborts every rank when one exits
+// non-zero, srun does with --kill-on-bad-exit=1 (scripts/slurm/*.sbatch), and a peer blocked on this rank is
+// ended by its own watchdog within HALOGEN_COMM_TIMEOUT.
+[[noreturn]] void abort_all_from_any_thread(int exit_code);
+
 }  // namespace halogen::comm

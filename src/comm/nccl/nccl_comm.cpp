@@ -82,7 +82,7 @@ struct NcclWatch final : WatchdogSource {
   void fail(const std::string& reason) override {
     log::rank_line("error: NCCL watchdog: " + reason + "; aborting the job");
     ncclCommAbort(nccl);  // unblocks NCCL kernels that wait for a peer
-    abort_all(1);
+    abort_all_from_any_thread(1);  // this is the watchdog thread: no MPI call under MPI_THREAD_FUNNELED
   }
 
   ~NcclWatch() override {
@@ -170,19 +170,29 @@ std::unique_ptr<Request> NcclComm::start_exchange(const std::vector<Message>& se
   // The comm stream starts after everything queued so far on the compute stream (e.g. packing the rows).
   CUDA_CHECK(cudaEventRecord(state_->compute_ready, to_cuda(compute_stream)));
   CUDA_CHECK(cudaStreamWaitEvent(state_->stream, state_->compute_ready, 0));
-  NCCL_CHECK(ncclGroupStart());
-  for (const Message& m : receives) {
+  // Every message is checked before the group opens: an assert (an exception) between ncclGroupStart and
+  // ncclGroupEnd would leave the group open, and the next NCCL call of this thread would join it.
+  for (const Message& m : receives)
     HALOGEN_ASSERT(m.peer != rank_ && m.peer >= 0 && m.peer < size_ && m.count >= 0, "receive from peer %d of %lld",
                    m.peer, (long long)m.count);
-    if (m.count > 0)
-      NCCL_CHECK(ncclRecv(m.data, static_cast<size_t>(m.count), ncclFloat, m.peer, state_->nccl, state_->stream));
-  }
-  for (const Message& m : sends) {
+  for (const Message& m : sends)
     HALOGEN_ASSERT(m.peer != rank_ && m.peer >= 0 && m.peer < size_ && m.count >= 0, "send to peer %d of %lld",
                    m.peer, (long long)m.count);
+  // A failing ncclSend/ncclRecv throws inside the group: the guard closes it on the way out.
+  struct GroupGuard {
+    bool open = true;
+    ~GroupGuard() {
+      if (open) ncclGroupEnd();  // the error already being reported is the one that matters
+    }
+  } group;
+  NCCL_CHECK(ncclGroupStart());
+  for (const Message& m : receives)
+    if (m.count > 0)
+      NCCL_CHECK(ncclRecv(m.data, static_cast<size_t>(m.count), ncclFloat, m.peer, state_->nccl, state_->stream));
+  for (const Message& m : sends)
     if (m.count > 0)
       NCCL_CHECK(ncclSend(m.data, static_cast<size_t>(m.count), ncclFloat, m.peer, state_->nccl, state_->stream));
-  }
+  group.open = false;
   NCCL_CHECK(ncclGroupEnd());
   state_->watch.track(state_->stream);
   auto request = std::make_unique<NcclRequest>();

@@ -1,0 +1,194 @@
+// GpuDeterminism: a GPU run repeats itself bit for bit (docs/gpu.md). Every reduction on the default path runs
+// in a fixed order: two-pass block sums instead of float atomics (losses, bias gradients, GIN's eps gradient,
+// sum of squares), row-owned link gradients in pair order, cuSPARSE's CSR_ALG3 SpMM, cuBLAS without atomics.
+// So, on one GPU:
+//   - two runs of every static model (GCN, SAGE, GIN with learned eps, APPNP, GAT; sparse features and edge
+//     weights too) give bitwise-equal per-epoch losses and accuracies;
+//   - two runs of every temporal model (EvolveGCN-O, T-GCN, GConvGRU) and task (regression, link prediction)
+//     give bitwise-equal losses and final metrics;
+//   - --resume is exact: 3 epochs, a checkpoint, 3 more epochs from it give the losses of epochs 4-6 of one
+//     6-epoch run, bit for bit (static and temporal).
+// Tolerance: none (EXPECT_EQ on doubles). One run with a float atomic in its sums differs in the last bits of
+// some epoch's loss with high probability; the epochs' losses are sums over hundreds of vertices.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "comm/self_comm.h"
+#include "dynamic/temporal_shards.h"
+#include "gpu_test_util.h"
+#include "train/synthetic_graph.h"
+#include "train/trainer.h"
+
+using namespace halogen;
+
+namespace {
+
+struct StaticCase {
+  nn::ConvKind kind = nn::ConvKind::gcn;
+  int64_t hidden = 32;
+  bool sparse_features = false;
+  bool edge_weight = false;
+};
+
+std::string scratch_dir(const std::string& name) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("halogen-gpu-determinism-" + name + "-" + std::to_string(::getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+graph::Graph static_graph(const StaticCase& c) {
+  graph::Graph g = halogen::testing::synthetic_graph(/*n=*/700, /*classes=*/5, /*features=*/24, /*picks=*/4,
+                                                     /*seed=*/13, /*isolated=*/9);
+  if (c.sparse_features)
+    for (size_t i = 0; i < g.features.size(); ++i)
+      if (i % 5 != 0) g.features[i] = 0.0f;
+  if (c.edge_weight) halogen::testing::add_edge_weights(g);
+  return g;
+}
+
+train::TrainResult train_static(const StaticCase& c, int64_t epochs, const std::string& checkpoint_dir = "",
+                                bool resume = false) {
+  const graph::Graph g = static_graph(c);
+  comm::SelfComm comm(Device::cuda);
+  train::TrainConfig config;
+  config.model.kind = c.kind;
+  config.model.layers = 3;
+  config.model.hidden = c.hidden;
+  config.model.dropout = 0.5f;
+  config.model.seed = 21;
+  config.model.gin_learn_eps = true;
+  config.model.appnp_k = 10;
+  config.model.edge_weight = c.edge_weight;
+  config.model.gat_heads = 4;
+  config.model.gat_output_heads = 2;
+  config.lr = 0.02f;
+  config.epochs = epochs;
+  config.print_epochs = false;
+  config.device = Device::cuda;
+  config.checkpoint_dir = checkpoint_dir;
+  config.resume = resume;
+  train::Trainer trainer(comm, halogen::testing::whole_graph_shard(g), config);
+  return trainer.run();
+}
+
+train::TrainResult train_temporal(nn::TemporalKind model, train::TaskKind task, int64_t epochs,
+                                  const std::string& checkpoint_dir = "", bool resume = false) {
+  graph::Graph g = halogen::testing::small_temporal_graph(80, 7, 4, 9);
+  halogen::testing::add_series(g);
+  const graph::Shard shard = halogen::testing::temporal_shard(g, halogen::testing::block_assignment(g.num_nodes, 1), 1, 0,
+                                                             /*link_negatives=*/2, /*link_seed=*/4);
+  comm::SelfComm comm(Device::cuda);
+  train::TemporalTrainConfig config;
+  config.device = Device::cuda;
+  config.model.kind = model;
+  config.model.hidden = 8;
+  config.model.layers = model == nn::TemporalKind::evolvegcn_o ? 2 : 1;
+  config.model.cheb_k = 3;
+  config.model.seed = 11;
+  config.task.kind = task;
+  config.task.lags = 2;
+  config.task.train_fraction = 0.6;
+  config.task.negatives = 2;
+  config.task.seed = 4;
+  config.task.source = "memory";
+  config.window = 2;
+  config.epochs = epochs;
+  config.eval_every = 1;
+  config.print_epochs = false;
+  config.checkpoint_dir = checkpoint_dir;
+  config.resume = resume;
+  train::Trainer trainer(comm, shard, config);
+  return trainer.run();
+}
+
+// Bitwise: the same doubles, epoch by epoch (first `offset` epochs of `a` skipped), and the same metrics.
+void expect_identical(const train::TrainResult& a, const train::TrainResult& b, size_t offset, const std::string& what) {
+  ASSERT_EQ(a.epochs.size(), b.epochs.size() + offset) << what;
+  ASSERT_FALSE(b.epochs.empty()) << what;
+  for (size_t e = 0; e < b.epochs.size(); ++e) {
+    const train::EpochRecord& x = a.epochs[e + offset];
+    const train::EpochRecord& y = b.epochs[e];
+    EXPECT_EQ(x.epoch, y.epoch) << what;
+    EXPECT_EQ(x.loss, y.loss) << what << ": loss of epoch " << x.epoch;
+    for (const auto& [name, value] : x.metrics) {
+      ASSERT_TRUE(y.metrics.count(name)) << what << ": " << name;
+      EXPECT_EQ(value, y.metrics.at(name)) << what << ": " << name << " of epoch " << x.epoch;
+    }
+  }
+}
+
+TEST(GpuDeterminism, StaticModelsRepeatBitForBit) {
+  HALOGEN_REQUIRE_GPU();
+  const std::vector<std::pair<std::string, StaticCase>> cases = {
+      {"gcn", {nn::ConvKind::gcn, 32, false, false}},
+      {"gcn sparse first layer", {nn::ConvKind::gcn, 16, true, false}},
+      {"gcn edge weights", {nn::ConvKind::gcn, 32, false, true}},
+      {"sage", {nn::ConvKind::sage, 32, false, false}},
+      {"gin learned eps", {nn::ConvKind::gin, 32, false, false}},
+      {"appnp", {nn::ConvKind::appnp, 32, false, false}},
+      {"gat", {nn::ConvKind::gat, 8, false, false}},
+      {"gat sparse features", {nn::ConvKind::gat, 8, true, false}},
+  };
+  for (const auto& [name, c] : cases) {
+    const train::TrainResult first = train_static(c, 8);
+    const train::TrainResult second = train_static(c, 8);
+    // The losses must move, or equality would prove little.
+    ASSERT_NE(first.epochs.front().loss, first.epochs.back().loss) << name;
+    expect_identical(first, second, 0, name);
+  }
+}
+
+TEST(GpuDeterminism, TemporalModelsRepeatBitForBit) {
+  HALOGEN_REQUIRE_GPU();
+  for (const nn::TemporalKind model :
+       {nn::TemporalKind::evolvegcn_o, nn::TemporalKind::tgcn, nn::TemporalKind::gconvgru}) {
+    for (const train::TaskKind task : {train::TaskKind::regression, train::TaskKind::link}) {
+      const std::string name = std::string(nn::temporal_kind_name(model)) + " " + train::task_kind_name(task);
+      const train::TrainResult first = train_temporal(model, task, 4);
+      const train::TrainResult second = train_temporal(model, task, 4);
+      expect_identical(first, second, 0, name);
+      ASSERT_EQ(first.final_metrics.size(), second.final_metrics.size()) << name;
+      for (const auto& [metric, value] : first.final_metrics)
+        EXPECT_EQ(value, second.final_metrics.at(metric)) << name << ": " << metric;
+    }
+  }
+}
+
+TEST(GpuDeterminism, ResumeIsExact) {
+  HALOGEN_REQUIRE_GPU();
+  {
+    const StaticCase c{nn::ConvKind::gcn, 32, false, false};
+    const std::string dir = scratch_dir("static");
+    const train::TrainResult whole = train_static(c, 6);
+    train_static(c, 3, dir);
+    const train::TrainResult resumed = train_static(c, 6, dir, /*resume=*/true);
+    ASSERT_EQ(resumed.epochs.size(), 3u);
+    expect_identical(whole, resumed, 3, "gcn --resume after epoch 3");
+    std::filesystem::remove_all(dir);
+  }
+  {
+    const StaticCase c{nn::ConvKind::gat, 8, true, false};
+    const std::string dir = scratch_dir("gat");
+    const train::TrainResult whole = train_static(c, 6);
+    train_static(c, 3, dir);
+    const train::TrainResult resumed = train_static(c, 6, dir, /*resume=*/true);
+    expect_identical(whole, resumed, 3, "gat --resume after epoch 3");
+    std::filesystem::remove_all(dir);
+  }
+  {
+    const std::string dir = scratch_dir("temporal");
+    const train::TrainResult whole = train_temporal(nn::TemporalKind::gconvgru, train::TaskKind::regression, 6);
+    train_temporal(nn::TemporalKind::gconvgru, train::TaskKind::regression, 3, dir);
+    const train::TrainResult resumed =
+        train_temporal(nn::TemporalKind::gconvgru, train::TaskKind::regression, 6, dir, /*resume=*/true);
+    expect_identical(whole, resumed, 3, "gconvgru --resume after epoch 3");
+    std::filesystem::remove_all(dir);
+  }
+}
+
+}  // namespace
