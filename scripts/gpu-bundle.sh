@@ -3,7 +3,7 @@
 # toolkit but none of our other dependencies (MPI, HDF5, METIS, OpenBLAS, ...): scripts/gpu-check.sh runs it.
 #
 #   cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALOGEN_CUDA=ON   # sm_90 by default
-#   scripts/gpu-bundle.sh [--no-build] [BUILD_DIR=build/gpu] [BUNDLE_DIR=build/gpu-bundle]
+#   scripts/gpu-bundle.sh [--no-build] [--no-archive] [BUILD_DIR=build/gpu] [BUNDLE_DIR=build/gpu-bundle]
 #   scripts/gpu-bundle.sh build/release      # the release preset's build works too (CUDA on, sm_90)
 #
 # The bundle:
@@ -26,7 +26,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_FIRST=1
-if [ "${1:-}" = "--no-build" ]; then BUILD_FIRST=0; shift; fi
+ARCHIVE=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) BUILD_FIRST=0; shift ;;
+    --no-archive) ARCHIVE=0; shift ;;  # the directory only (tests/apps/gpu_bundle_relocated_test.sh)
+    *) break ;;
+  esac
+done
 BUILD=$(realpath -m "${1:-$ROOT/build/gpu}")
 OUT=$(realpath -m "${2:-$ROOT/build/gpu-bundle}")
 
@@ -139,6 +146,10 @@ if [ -n "$unresolved" ]; then
   exit 1
 fi
 
-XZ_OPT=${XZ_OPT:--6 -T2} tar -C "$(dirname "$OUT")" -cJf "$OUT.tar.xz" "$(basename "$OUT")"
-echo "bundle $OUT: $(du -sh "$OUT" | cut -f1), archive $OUT.tar.xz: $(du -h "$OUT.tar.xz" | cut -f1)"
+if [ "$ARCHIVE" = 1 ]; then
+  XZ_OPT=${XZ_OPT:--6 -T2} tar -C "$(dirname "$OUT")" -cJf "$OUT.tar.xz" "$(basename "$OUT")"
+  echo "bundle $OUT: $(du -sh "$OUT" | cut -f1), archive $OUT.tar.xz: $(du -h "$OUT.tar.xz" | cut -f1)"
+else
+  echo "bundle $OUT: $(du -sh "$OUT" | cut -f1) (no archive)"
+fi
 cat "$OUT/MANIFEST"
