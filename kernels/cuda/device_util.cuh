@@ -60,7 +60,8 @@ __global__ void finish_sum_kernel(const double* partials, int count, Out* out, b
   double sum = 0.0;
   for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
   sum = block_sum(sum);
-  if (threadIdx.x == 0) out[0] = accumulate ? static_cast<Out>(double(out[0]) + sum) : static_cast<Out>(sum);
+  // The total is rounded to Out once, then added (as kernels/cpu/gin.cpp's dot_add does: result += float(total)).
+  if (threadIdx.x == 0) out[0] = accumulate ? out[0] + static_cast<Out>(sum) : static_cast<Out>(sum);
 }
 
 }  // namespace halogen::kernels::cuda

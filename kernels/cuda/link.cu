@@ -32,7 +32,7 @@ __global__ void pair_dot_kernel(const float* x, int64_t cols, int64_t stride,  /
 // block k owns the output rows [n k / B, n (k+1) / B) and walks all pairs in order (staged through shared
 // memory, kThreads at a time), adding only into its rows, the threads striding the columns. Every row receives
 // its terms in pair order (the a-side term of a pair before its b-side term) whatever the grid: bitwise
-// repeatable, and the CPU's order. Each block reads all pair indices (12 bytes a pair, from L2); the f-wide
+// repeatable, and the CPU's order and arithmetic (equal to kernels/cpu/link.cpp bit for bit). Each block reads all pair indices (12 bytes a pair, from L2); the f-wide
 // updates are done once.
 __global__ void pair_dot_backward_kernel(const float* x, int64_t n, int64_t cols, int64_t stride,  // x: (n, cols)
                                          const int32_t* a, const int32_t* b, const float* grad, int64_t m,
@@ -52,10 +52,13 @@ __global__ void pair_dot_backward_kernel(const float* x, int64_t n, int64_t cols
     for (int j = 0; j < count; ++j) {
       const int64_t u = source[j], v = target[j];
       const float g = weight[j];
+      // Rounded multiply, then add (no contraction to an FMA): the CPU's arithmetic, so equal bit for bit.
       if (u >= first && u < last)
-        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) grad_x[u * grad_stride + c] += g * x[v * stride + c];
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+          grad_x[u * grad_stride + c] = __fadd_rn(grad_x[u * grad_stride + c], __fmul_rn(g, x[v * stride + c]));
       if (v >= first && v < last)
-        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) grad_x[v * grad_stride + c] += g * x[u * stride + c];
+        for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+          grad_x[v * grad_stride + c] = __fadd_rn(grad_x[v * grad_stride + c], __fmul_rn(g, x[u * stride + c]));
     }
     __syncthreads();  // the next chunk overwrites the staged pairs
   }

@@ -35,8 +35,8 @@ TEST(GpuGin, DotAddMatchesCpuExactly) {
     kernels::cpu::dot_add(a.view(), b.view(), Span<float>{result.data(), 1, Device::cpu});
     kernels::cuda::dot_add(a_device.view(), b_device.view(),
                            Span<float>{result_device.data(), 1, Device::cuda});
-    // Dyadic products summed: exact in double; the GPU adds its block sums as floats, exact while the partial
-    // sums stay within float's 24 bits (multiples of 1/64 below 2^18 at these sizes).
+    // Dyadic products summed: exact in double on both (block sums, then the blocks in a fixed order), and the
+    // total rounded once to float and added, as on the CPU: equal bit for bit.
     EXPECT_EQ(to_host(result_device), result) << "rows " << rows;
   }
 }

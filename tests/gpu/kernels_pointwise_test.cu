@@ -98,9 +98,37 @@ TEST(GpuEpilogue, DropoutMatchesCpuInPlaceAndWithoutMask) {
   EXPECT_EQ(x_device.host(), x.data);
 }
 
+// The sparse-input dropout (Model::input_dropout, GAT's per-head masks on the nonzeros): an (nnz, 1) column whose
+// "row ids" are keys gid * F + c of any size. The CPU draws these eight Philox calls at a time (AVX2) with scalar
+// tails; the GPU one element at a time: the factors must agree bit for bit, for every key, tails included.
+TEST(GpuEpilogue, DropoutOfAKeyedColumnMatchesCpu) {
+  HALOGEN_REQUIRE_GPU();
+  for (int64_t rows : {1, 7, 8, 9, 10007}) {
+    HostMatrix x{rows, 1, 1, uniform_values(rows, 40, -2.0f, 2.0f)};
+    HostMatrix out{rows, 1, 1, std::vector<float>(rows, 0.0f)};
+    std::vector<int64_t> keys(rows);
+    for (int64_t i = 0; i < rows; ++i)
+      keys[i] = static_cast<int64_t>(rng::uniform_u64(41, 1, i) % (int64_t(1) << 40)) * 100 + i % 100;
+    DeviceMatrix x_device(x), out_device(out);
+    Buffer<int64_t> keys_device = to_device(keys);
+    for (const float p : {0.5f, 0.6f}) {
+      kernels::EpilogueParams params;
+      params.dropout = p;
+      params.seed = 12;
+      params.rng_stream = rng::stream_id(rng::kGatFeatureDropout, 3, 0, 2);
+      kernels::cpu::dropout(x.view(), Span<const int64_t>{keys.data(), rows, Device::cpu}, params, out.view(),
+                            Matrix<float>{});
+      kernels::cuda::dropout(x_device.view(), Span<const int64_t>{keys_device.data(), rows, Device::cuda}, params,
+                             out_device.view(), Matrix<float>{});
+      EXPECT_EQ(out_device.host(), out.data) << rows << " rows, p " << p;
+    }
+  }
+}
+
 TEST(GpuEpilogue, BiasBackwardMatchesCpuExactly) {
   HALOGEN_REQUIRE_GPU();
-  // Dyadic inputs: column sums are exact in any order (parity_util.h), including the GPU's atomics.
+  // Dyadic inputs: column sums are exact in any order (parity_util.h): one row chunk (1, 9 rows) and the
+  // two-pass chunks (5000 rows: 20 chunks summed in order).
   for (int64_t rows : {1, 9, 5000})
     for (int64_t width : {1, 31, 33, 256}) {
       HostMatrix grad = dyadic_matrix(rows, width, width + 5, rows + width);
