@@ -4,8 +4,8 @@
 // So, on one GPU:
 //   - two runs of every static model (GCN, SAGE, GIN with learned eps, APPNP, GAT; sparse features and edge
 //     weights too) give bitwise-equal per-epoch losses and accuracies;
-//   - two runs of every temporal model (EvolveGCN-O, T-GCN, GConvGRU) and task (regression, link prediction)
-//     give bitwise-equal losses and final metrics;
+//   - two runs of every temporal model (EvolveGCN-O, T-GCN, GConvGRU) and GPU task (regression, node
+//     classification; link prediction runs on the CPU only) give bitwise-equal losses and final metrics;
 //   - --resume is exact: 3 epochs, a checkpoint, 3 more epochs from it give the losses of epochs 4-6 of one
 //     6-epoch run, bit for bit (static and temporal).
 // Tolerance: none (EXPECT_EQ on doubles). One run with a float atomic in its sums differs in the last bits of
@@ -147,7 +147,10 @@ TEST(GpuDeterminism, TemporalModelsRepeatBitForBit) {
   HALOGEN_REQUIRE_GPU();
   for (const nn::TemporalKind model :
        {nn::TemporalKind::evolvegcn_o, nn::TemporalKind::tgcn, nn::TemporalKind::gconvgru}) {
-    for (const train::TaskKind task : {train::TaskKind::regression, train::TaskKind::link}) {
+    // Regression and node classification: --task link runs on the CPU only (its row fetch is a host exchange;
+    // the first H200 run of this suite stopped there). The GPU's link gradient (pair_dot_backward) is row-owned
+    // in pair order and equal to the CPU's bit for bit (GpuRecurrent.PairScoresAndBackwardMatchCpu).
+    for (const train::TaskKind task : {train::TaskKind::regression, train::TaskKind::node}) {
       const std::string name = std::string(nn::temporal_kind_name(model)) + " " + train::task_kind_name(task);
       const train::TrainResult first = train_temporal(model, task, 4);
       const train::TrainResult second = train_temporal(model, task, 4);
