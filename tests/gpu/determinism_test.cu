@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "comm/self_comm.h"
+#include "dynamic/temporal_config.h"
 #include "dynamic/temporal_shards.h"
 #include "gpu_test_util.h"
+#include "static_case.h"
 #include "train/synthetic_graph.h"
 #include "train/trainer.h"
 
@@ -26,12 +28,7 @@ using namespace halogen;
 
 namespace {
 
-struct StaticCase {
-  nn::ConvKind kind = nn::ConvKind::gcn;
-  int64_t hidden = 32;
-  bool sparse_features = false;
-  bool edge_weight = false;
-};
+using StaticCase = gpu_test::StaticCase;
 
 std::string scratch_dir(const std::string& name) {
   const std::string dir = (std::filesystem::temp_directory_path() /
@@ -41,35 +38,12 @@ std::string scratch_dir(const std::string& name) {
   return dir;
 }
 
-graph::Graph static_graph(const StaticCase& c) {
-  graph::Graph g = halogen::testing::synthetic_graph(/*n=*/700, /*classes=*/5, /*features=*/24, /*picks=*/4,
-                                                     /*seed=*/13, /*isolated=*/9);
-  if (c.sparse_features)
-    for (size_t i = 0; i < g.features.size(); ++i)
-      if (i % 5 != 0) g.features[i] = 0.0f;
-  if (c.edge_weight) halogen::testing::add_edge_weights(g);
-  return g;
-}
-
 train::TrainResult train_static(const StaticCase& c, int64_t epochs, const std::string& checkpoint_dir = "",
                                 bool resume = false) {
-  const graph::Graph g = static_graph(c);
+  const graph::Graph g = gpu_test::static_case_graph(c);
   comm::SelfComm comm(Device::cuda);
-  train::TrainConfig config;
-  config.model.kind = c.kind;
-  config.model.layers = 3;
-  config.model.hidden = c.hidden;
-  config.model.dropout = 0.5f;
-  config.model.seed = 21;
-  config.model.gin_learn_eps = true;
-  config.model.appnp_k = 10;
-  config.model.edge_weight = c.edge_weight;
-  config.model.gat_heads = 4;
-  config.model.gat_output_heads = 2;
-  config.lr = 0.02f;
+  train::TrainConfig config = gpu_test::static_case_config(c, Device::cuda);
   config.epochs = epochs;
-  config.print_epochs = false;
-  config.device = Device::cuda;
   config.checkpoint_dir = checkpoint_dir;
   config.resume = resume;
   train::Trainer trainer(comm, halogen::testing::whole_graph_shard(g), config);
@@ -83,23 +57,8 @@ train::TrainResult train_temporal(nn::TemporalKind model, train::TaskKind task, 
   const graph::Shard shard = halogen::testing::temporal_shard(g, halogen::testing::block_assignment(g.num_nodes, 1), 1, 0,
                                                              /*link_negatives=*/2, /*link_seed=*/4);
   comm::SelfComm comm(Device::cuda);
-  train::TemporalTrainConfig config;
-  config.device = Device::cuda;
-  config.model.kind = model;
-  config.model.hidden = 8;
-  config.model.layers = model == nn::TemporalKind::evolvegcn_o ? 2 : 1;
-  config.model.cheb_k = 3;
-  config.model.seed = 11;
-  config.task.kind = task;
-  config.task.lags = 2;
-  config.task.train_fraction = 0.6;
-  config.task.negatives = 2;
-  config.task.seed = 4;
-  config.task.source = "memory";
-  config.window = 2;
+  train::TemporalTrainConfig config = halogen::testing::small_temporal_config(model, task, Device::cuda);
   config.epochs = epochs;
-  config.eval_every = 1;
-  config.print_epochs = false;
   config.checkpoint_dir = checkpoint_dir;
   config.resume = resume;
   train::Trainer trainer(comm, shard, config);

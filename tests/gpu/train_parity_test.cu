@@ -22,6 +22,7 @@
 #include "comm/self_comm.h"
 #include "core/buffer.h"
 #include "gpu_test_util.h"
+#include "static_case.h"
 #include "train/synthetic_graph.h"
 #include "train/trainer.h"
 
@@ -29,37 +30,12 @@ using namespace halogen;
 
 namespace {
 
-struct Case {
-  nn::ConvKind kind = nn::ConvKind::gcn;
-  int64_t hidden = 32;
-  bool sparse_features = false;  // zero 80% of the features: sparse input dropout (+ sparse first layer)
-  bool edge_weight = false;      // symmetric edge weights in [0.25, 2] (--edge-weight)
-  int64_t epochs = 20;
-};
+using Case = gpu_test::StaticCase;
 
 train::TrainResult train_on(Device device, const Case& c) {
-  graph::Graph g = halogen::testing::synthetic_graph(/*n=*/600, /*classes=*/4, /*features=*/24, /*picks=*/4, /*seed=*/7,
-                                            /*isolated=*/11);
-  if (c.sparse_features)
-    for (size_t i = 0; i < g.features.size(); ++i)
-      if (i % 5 != 0) g.features[i] = 0.0f;
-  if (c.edge_weight) halogen::testing::add_edge_weights(g);
+  const graph::Graph g = gpu_test::static_case_graph(c);
   comm::SelfComm comm(device);
-  train::TrainConfig config;
-  config.model.kind = c.kind;
-  config.model.layers = 3;
-  config.model.hidden = c.hidden;
-  config.model.dropout = 0.5f;
-  config.model.seed = 9;
-  config.model.gin_learn_eps = true;  // gin only: the device-resident eps and its gradient (dot_add)
-  config.model.appnp_k = 10;
-  config.model.edge_weight = c.edge_weight;
-  config.model.gat_heads = 4;         // gat only: 4 heads x hidden, 2 averaged output heads, attention dropout
-  config.model.gat_output_heads = 2;  // 0.6 (the masks keyed by global edge ids: the same on both devices)
-  config.lr = 0.02f;
-  config.epochs = c.epochs;
-  config.print_epochs = false;
-  config.device = device;
+  const train::TrainConfig config = gpu_test::static_case_config(c, device);
   train::Trainer trainer(comm, halogen::testing::whole_graph_shard(g), config);
   train::TrainResult result = trainer.run();
   // result.bytes_before_training: bytes in use when the trainer reports its memory, just before epoch 1 (after

@@ -12,6 +12,7 @@
 #include "comm/mpi_comm.h"
 #include "comm/self_comm.h"
 #include "core/error.h"
+#include "dynamic/temporal_config.h"
 #include "dynamic/temporal_shards.h"
 #include "train/trainer.h"
 
@@ -28,22 +29,7 @@ train::TrainResult train(comm::Communicator& comm, const graph::Graph& g, const 
                               nn::TemporalKind model, train::TaskKind task) {
   const graph::Shard shard = testing::temporal_shard(g, part_of, comm.size(), comm.rank(), /*link_negatives=*/2,
                                                      /*link_seed=*/4);
-  train::TemporalTrainConfig config;
-  config.model.kind = model;
-  config.model.hidden = 6;
-  config.model.layers = model == nn::TemporalKind::evolvegcn_o ? 2 : 1;
-  config.model.cheb_k = 3;
-  config.model.seed = 11;
-  config.task.kind = task;
-  config.task.lags = 2;
-  config.task.train_fraction = 0.6;
-  config.task.negatives = 2;
-  config.task.seed = 4;
-  config.task.source = "memory";
-  config.window = 2;
-  config.epochs = 3;
-  config.eval_every = 1;
-  config.print_epochs = false;
+  const train::TemporalTrainConfig config = testing::small_temporal_config(model, task);
   train::Trainer trainer(comm, shard, config);
   return trainer.run();
 }
