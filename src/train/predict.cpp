@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -79,10 +81,52 @@ std::vector<float> global_order(const std::vector<std::vector<float>>& parts, co
   return ordered;
 }
 
+// Softmax probabilities and the argmax class of each row of logits (n, width).
+void softmax_rows(const std::vector<float>& rows, int64_t n, int64_t width, std::vector<float>& probabilities,
+                  std::vector<int32_t>& predicted) {
+  probabilities.assign(rows.size(), 0.0f);
+  predicted.assign(static_cast<size_t>(n), 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) {
+    const float* logits = rows.data() + v * width;
+    int64_t best = 0;
+    for (int64_t c = 1; c < width; ++c)
+      if (logits[c] > logits[best]) best = c;  // strict: ties keep the lowest class (kernels' count_correct)
+    double sum = 0;
+    for (int64_t c = 0; c < width; ++c) sum += std::exp(static_cast<double>(logits[c]) - logits[best]);
+    for (int64_t c = 0; c < width; ++c)
+      probabilities[v * width + c] = static_cast<float>(std::exp(static_cast<double>(logits[c]) - logits[best]) / sum);
+    predicted[v] = static_cast<int32_t>(best);
+  }
+}
+
+// The dataset as read back from the closed file must be what was written, byte for byte. HDF5 reports neither a
+// chunk it could not flush at close (a full disk) nor, on reading, a chunk that was never written (the fill
+// value, 0): only comparing the data catches a file of the right shape holding zeros.
+template <typename T>
+void expect_written(const h5::File& file, const std::string& dataset, const std::vector<T>& expected,
+                    const std::string& output) {
+  std::vector<T> read;
+  try {
+    read = file.read<T>(dataset);
+  } catch (const UserError&) {
+    read.clear();
+  }
+  HALOGEN_USER_CHECK(read.size() == expected.size() &&
+                         std::memcmp(read.data(), expected.data(), expected.size() * sizeof(T)) == 0,
+                     "%s: cannot write the predictions: %s did not read back as written (disk full?)%s",
+                     output.c_str(), dataset.c_str(),
+                     std::filesystem::exists(output) ? "; the earlier file is left as it was" : "");
+}
+
 void write_predictions(const PredictRequest& request, const CheckpointHeader& header, const std::vector<float>& rows,
                        int64_t n, int64_t width) {
   io::AtomicOutput output(request.output);
-  {
+  const bool embeddings = request.embeddings_layer >= 0;
+  std::vector<float> probabilities;
+  std::vector<int32_t> predicted;
+  if (!embeddings) softmax_rows(rows, n, width, probabilities, predicted);
+  try {
     h5::File file(output.temp_path(), h5::Mode::create);
     file.set_attr("format", std::string("halogen-predictions"));
     file.set_attr("format_version", int64_t{1});
@@ -91,33 +135,30 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
     file.set_attr("model", header.model);
     file.set_attr("graph_checksum", header.graph_checksum);
     file.set_attr("num_nodes", n);
-    if (request.embeddings_layer >= 0) {
+    if (embeddings) {
       file.set_attr("layer", int64_t{request.embeddings_layer});
       file.write("/embeddings", rows.data(), {n, width}, /*compress=*/true);
     } else {
-      std::vector<float> probabilities(rows.size());
-      std::vector<int32_t> predicted(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static)
-      for (int64_t v = 0; v < n; ++v) {
-        const float* logits = rows.data() + v * width;
-        int64_t best = 0;
-        for (int64_t c = 1; c < width; ++c)
-          if (logits[c] > logits[best]) best = c;  // strict: ties keep the lowest class (kernels' count_correct)
-        double sum = 0;
-        for (int64_t c = 0; c < width; ++c) sum += std::exp(static_cast<double>(logits[c]) - logits[best]);
-        for (int64_t c = 0; c < width; ++c)
-          probabilities[v * width + c] = static_cast<float>(std::exp(static_cast<double>(logits[c]) - logits[best]) / sum);
-        predicted[v] = static_cast<int32_t>(best);
-      }
       file.write("/probabilities", probabilities.data(), {n, width}, /*compress=*/true);
       file.write("/predicted", predicted.data(), {n}, /*compress=*/true);
     }
+    file.close();  // checked: a flush that fails (a full disk) is an error here, not at a silent destructor
+  } catch (const UserError& e) {
+    // Named by the output, not by its hidden temporary (which AtomicOutput removes); the earlier file stays.
+    std::string message = e.what();
+    for (size_t at = message.find(output.temp_path()); at != std::string::npos;
+         at = message.find(output.temp_path(), at + request.output.size()))
+      message.replace(at, output.temp_path().size(), request.output);
+    if (std::filesystem::exists(request.output)) message += "; the earlier " + request.output + " is left as it was";
+    throw UserError(message);
   }
-  // A failed close is not reported by h5::File: reopening proves the file complete before it is moved into place.
   const h5::File check(output.temp_path(), h5::Mode::read);
-  HALOGEN_USER_CHECK(check.shape(request.embeddings_layer >= 0 ? "/embeddings" : "/probabilities") ==
-                         (std::vector<int64_t>{n, width}),
-                     "%s: cannot write the predictions (disk full?)", request.output.c_str());
+  if (embeddings) {
+    expect_written(check, "/embeddings", rows, request.output);
+  } else {
+    expect_written(check, "/probabilities", probabilities, request.output);
+    expect_written(check, "/predicted", predicted, request.output);
+  }
   output.commit();
 }
 
