@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include <sys/resource.h>
+
 #include "core/error.h"
 #include "core/format.h"
 
@@ -43,14 +45,47 @@ int64_t cgroup_room_bytes() {
   return std::max<int64_t>(0, limit - std::max<int64_t>(0, usage));
 }
 
+// A "Vm...:" line of /proc/self/status in bytes; -1 when absent.
+int64_t self_status_bytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key) {
+    if (key == field && in >> kib >> unit) return kib * 1024;
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return -1;
+}
+
 }  // namespace
+
+ProcessRoom process_room() {
+  ProcessRoom room;
+  // RLIMIT_AS caps the address space (VmSize), RLIMIT_DATA the data segment and private mappings (VmData):
+  // what `ulimit -v` / `ulimit -d` and schedulers set. The smaller headroom is what an allocation can use.
+  const struct { int resource; const char* name; const char* status; } limits[] = {
+      {RLIMIT_AS, "address-space limit (ulimit -v)", "VmSize:"}, {RLIMIT_DATA, "data limit (ulimit -d)", "VmData:"}};
+  for (const auto& limit : limits) {
+    struct rlimit value {};
+    if (getrlimit(limit.resource, &value) != 0 || value.rlim_cur == RLIM_INFINITY) continue;
+    const int64_t cap = value.rlim_cur > static_cast<rlim_t>(std::numeric_limits<int64_t>::max())
+                            ? std::numeric_limits<int64_t>::max()
+                            : static_cast<int64_t>(value.rlim_cur);
+    const int64_t used = std::max<int64_t>(0, self_status_bytes(limit.status));
+    const int64_t left = std::max<int64_t>(0, cap - used);
+    if (room.bytes < 0 || left < room.bytes) room = ProcessRoom{left, cap, used, limit.name};
+  }
+  return room;
+}
 
 int64_t available_memory_bytes() {
   if (const char* forced = std::getenv("HALOGEN_MEMORY_AVAILABLE_MIB");
       forced != nullptr && *forced != '\0') {
     char* end = nullptr;
     const long long mib = std::strtoll(forced, &end, 10);
-    if (end != forced && *end == '\0' && mib >= 0) return saturating_bytes(mib, int64_t{1} << 20);
+    HALOGEN_USER_CHECK(end != forced && *end == '\0' && mib >= 0,
+                       "HALOGEN_MEMORY_AVAILABLE_MIB=%s: expected a whole number of MiB, 0 or more", forced);
+    return saturating_bytes(mib, int64_t{1} << 20);
   }
   const int64_t available = mem_available_bytes();
   const int64_t room = cgroup_room_bytes();
@@ -64,7 +99,20 @@ int64_t saturating_bytes(int64_t count, int64_t bytes_each) {
   return count * bytes_each;
 }
 
+void check_process_memory_fits(int64_t bytes, const std::string& what, const std::string& hint) {
+  const ProcessRoom room = process_room();
+  if (room.bytes < 0 || bytes <= room.bytes) return;
+  throw UserError(strformat("%s needs %.1f MiB, but this process may allocate only %.1f MiB more under its %s "
+                            "(%.1f MiB, %.1f MiB in use)%s%s%s",
+                            what.c_str(), static_cast<double>(bytes) / 1048576.0,
+                            static_cast<double>(room.bytes) / 1048576.0, room.limit_name,
+                            static_cast<double>(room.limit_bytes) / 1048576.0,
+                            static_cast<double>(room.used_bytes) / 1048576.0, hint.empty() ? "" : " (",
+                            hint.c_str(), hint.empty() ? "" : ")"));
+}
+
 void check_memory_fits(int64_t bytes, const std::string& what, const std::string& hint) {
+  check_process_memory_fits(bytes, what, hint);
   const int64_t available = available_memory_bytes();
   if (available < 0 || bytes <= available) return;
   throw UserError(strformat("%s needs %.1f MiB, but only %.1f MiB of memory is available%s%s%s", what.c_str(),

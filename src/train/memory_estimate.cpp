@@ -43,6 +43,8 @@ namespace {
 // The host check (ranks_on_node ranks share the node's memory) or, on the GPU, this rank's device alone.
 void check_fits(int64_t per_rank, int ranks_on_node, Device device, const std::string& what, const char* hint) {
   if (device == Device::cpu) {
+    check_process_memory_fits(per_rank, what + " per rank", hint);  // a process limit holds per rank, the
+                                                                     // node's memory for all of them
     const int ranks = std::max(1, ranks_on_node);
     check_memory_fits(saturating_bytes(per_rank, ranks),
                       strformat("%s at %.1f MiB per rank x %d rank(s) on this node", what.c_str(),
