@@ -22,6 +22,7 @@
 #include "io/atomic_file.h"
 #include "io/part_file.h"
 #include "kernels/device.h"
+#include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/load.h"
 #include "train/memory_estimate.h"
@@ -188,13 +189,30 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
 }
 
 // --metrics never replaces an input: the graph file, the partition's meta.json, assignment or a shard (a path
-// that does not exist yet never matches).
+// that does not exist yet never matches); nor this run's checkpoint files or directory, nor a lock file.
 void refuse_outputs_over_inputs(comm::Communicator& comm, const TrainFlags& flags, const io::PartitionMeta& meta) {
   if (flags.metrics.empty()) return;
   train::run_collectively(comm, [&] {
     std::vector<std::string> inputs = {meta.graph_file, flags.dir + "/meta.json", io::assignment_path(flags.dir)};
     for (int part = 0; part < meta.num_parts; ++part) inputs.push_back(io::shard_path(flags.dir, part));
     for (const std::string& input : inputs) io::refuse_output_equal_to_input(flags.metrics, input, "--metrics");
+    // Nor one of this run's own outputs, existing or not: a checkpoint's rename would replace the metrics.
+    if (!flags.checkpoint.empty()) {
+      namespace fs = std::filesystem;
+      std::error_code error;
+      const fs::path metrics = fs::weakly_canonical(flags.metrics, error);
+      for (const std::string& own : {train::last_checkpoint_path(flags.checkpoint),
+                                     train::best_checkpoint_path(flags.checkpoint), flags.checkpoint}) {
+        std::error_code own_error;
+        HALOGEN_USER_CHECK(error || metrics != fs::weakly_canonical(own, own_error) || own_error,
+                           "--metrics %s is %s, an output of --checkpoint %s: writing both would destroy the metrics "
+                           "(choose another file)",
+                           flags.metrics.c_str(), own.c_str(), flags.checkpoint.c_str());
+      }
+    }
+    const std::string name = std::filesystem::path(flags.metrics).filename().string(), lock = ".halogen.lock";
+    HALOGEN_USER_CHECK(name.size() < lock.size() || name.compare(name.size() - lock.size(), lock.size(), lock) != 0,
+                       "--metrics %s is a lock file of halogen (choose another file)", flags.metrics.c_str());
   }, train::Report::lowest_failing_rank);
 }
 

@@ -217,6 +217,12 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
 
 PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, const graph::Shard& shard,
                        const CheckpointHeader& header, const CheckpointModel& config, const PredictRequest& request) {
+  // Rank 0 writes the output: it holds the output's lock from before any work to the rename, so a second
+  // predict into the same file is refused with this one's pid instead of both saying "wrote".
+  std::unique_ptr<io::OutputLock> lock;
+  run_collectively(comm, [&] {
+    if (comm.rank() == 0) lock = std::make_unique<io::OutputLock>(request.output);
+  }, Report::lowest_failing_rank);
   std::unique_ptr<nn::Model> model;
   run_collectively(comm, [&] { model = std::make_unique<nn::Model>(config.model, comm, shard, comm.device()); });
   nn::ParameterStore& store = model->parameters();

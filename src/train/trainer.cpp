@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "io/atomic_file.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/metrics.h"
@@ -340,6 +341,23 @@ void Trainer::finish(TrainResult& result, double trained_ms, double exposed_ms, 
 }
 
 // The metrics file (with its header) and the TensorBoard events, on rank 0; a failure stops every rank.
+void Trainer::lock_outputs() {
+  run_collectively(
+      comm_,
+      [&] {
+        if (comm_.rank() != 0) return;  // rank 0 writes every output of a run
+        std::vector<std::string> outputs;
+        if (!config_.checkpoint_dir.empty()) {
+          outputs.push_back(last_checkpoint_path(config_.checkpoint_dir));
+          outputs.push_back(best_checkpoint_path(config_.checkpoint_dir));
+        }
+        if (!config_.metrics_path.empty()) outputs.push_back(config_.metrics_path);
+        for (const std::string& output : outputs)
+          output_locks_.push_back(std::make_unique<io::OutputLock>(output, /*create_parent=*/true));
+      },
+      Report::lowest_failing_rank);
+}
+
 void Trainer::open_outputs(int64_t first_epoch) {
   const std::vector<std::string> hosts = gather_host_names(comm_);  // collective: before rank 0 goes alone
   run_collectively(
@@ -389,6 +407,7 @@ TrainResult Trainer::run() {
   TrainResult result;
   result.best_valid_acc = -1;
   Progress progress;
+  lock_outputs();
   const int64_t first_epoch = restore(result, progress);
   open_outputs(first_epoch);
   workload_->warm_up(first_epoch);

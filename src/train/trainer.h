@@ -33,6 +33,10 @@
 #include "train/temporal_workload.h"
 #include "train/workload.h"
 
+namespace halogen::io {
+class OutputLock;  // io/atomic_file.h
+}  // namespace halogen::io
+
 namespace halogen::train {
 
 class MetricsWriter;      // train/metrics.h
@@ -127,6 +131,7 @@ class Trainer {
  private:
   struct Progress;
   void check_config() const;
+  void lock_outputs();
   int64_t restore(TrainResult& result, Progress& progress);
   // One untimed gradient allreduce (the epochs' buckets, on zeroed gradients) and one host allreduce before epoch
   // 1: NCCL connects lazily on an operation's first use, which would otherwise land in epoch 1's time.
@@ -150,6 +155,10 @@ class Trainer {
   std::unique_ptr<nn::Adam> adam_;
   std::unique_ptr<nn::GradientReducer> reducer_;  // on the workload's gradients, timed by its clock
   std::unique_ptr<MetricsWriter> metrics_;
+  // Rank 0's locks on this run's outputs (checkpoint files, metrics file), held from before --resume reads the
+  // checkpoint until the run ends: a second job on one of them is refused with the holder's pid, and taking
+  // a lock removes what a killed writer left beside that output (io::OutputLock).
+  std::vector<std::unique_ptr<io::OutputLock>> output_locks_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
 };
 
