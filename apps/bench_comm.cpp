@@ -126,7 +126,7 @@ void add_comm_bench_options(CLI::App* cmd, CommBenchOptions* options) {
   cmd->add_option("--iters", options->iterations, "Timed iterations per size")
       ->capture_default_str()
       ->check(positive());
-  cmd->add_option("--seed", options->seed, "Seed of the checked data")->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Seed of the checked data")->check(seed_value())->capture_default_str();
   cmd->add_flag("--inject-error", options->inject_error,
                 "Corrupt one received element on the last rank (shows that the check counts; exits 1)");
 }

@@ -180,7 +180,7 @@ void add_bench_gemm(CLI::App& bench) {
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--ref-size", options->ref_size, "Size of the square reference sgemm (0: skip)")
       ->check(non_negative())->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Seed of the data")->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Seed of the data")->check(seed_value())->capture_default_str();
   cmd->callback([options] { run_gemm_bench(*options); });
 }
 

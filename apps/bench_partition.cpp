@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/bench.h"
 #include "apps/commands.h"
 #include "core/error.h"
@@ -165,7 +166,7 @@ void add_bench_partition(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--graph", options.graph_file, "Benchmark this graph file instead of the generated graphs");
   cmd->add_option("--seed", options.seed, "Seed of the generators and the partitioners")
-      ->capture_default_str();
+      ->check(seed_value())->capture_default_str();
   cmd->callback([] { run(options); });
 }
 

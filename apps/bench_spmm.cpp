@@ -394,7 +394,9 @@ void add_bench_spmm(CLI::App& bench) {
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
       ->check(positive())->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")->capture_default_str();
+  cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->add_option("--device", options->device,
                   "cpu (OpenMP kernel, against a STREAM triad) or cuda (cuSPARSE, against device-to-device copy GB/s)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -33,6 +34,19 @@ CLI::Validator finite_number(double lower, bool lower_inclusive) {
 
 CLI::Validator non_negative() { return bounded_below(0, true, "", "NONNEGATIVE"); }
 CLI::Validator positive() { return bounded_below(0, false, "", "POSITIVE"); }
+
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        errno = 0;
+        if (digits) std::strtoull(text.c_str(), nullptr, 10);
+        return digits && errno != ERANGE ? std::string()
+                                         : "value " + text + " is not a seed: a whole number from 0 to 2^64-1";
+      },
+      "SEED");
+}
 
 CLI::Validator finite_interval(double lower, double upper_exclusive) {
   const std::string interval = strformat("in [%g, %g)", lower, upper_exclusive);

@@ -17,6 +17,9 @@ CLI::Validator finite_interval(double lower, double upper_exclusive);
 // ("Value -1 not in range 0.000000 to 1797693...", and "Value 0 not in range 0.000000 to ..." for a positive
 // one): "value -1 must be >= 0", "value 0 must be > 0"; NaN and infinity are refused too.
 CLI::Validator non_negative();
+// A seed: a whole number 0 .. 2^64-1 written in decimal digits (CLI11 would read "-1" into an unsigned seed
+// as 18446744073709551615, which then went into metrics and checkpoints).
+CLI::Validator seed_value();
 CLI::Validator positive();
 
 // `requested` OpenMP threads, clamped to the CPUs online on this node (more cannot run at once; libgomp fails

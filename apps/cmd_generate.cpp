@@ -1,6 +1,7 @@
 // `halogen generate sbm|rmat`: synthetic graph files, deterministic per seed.
 #include <string>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "core/format.h"
 #include "core/log.h"
@@ -61,7 +62,9 @@ void add_generate_command(CLI::App& app) {
       ->add_option("--valid-fraction", sbm.valid_fraction,
                    "Fraction in the validation split (test: the rest)")
       ->capture_default_str();
-  sbm_cmd->add_option("--seed", sbm.seed, "Random seed (same seed, same file)")->capture_default_str();
+  sbm_cmd->add_option("--seed", sbm.seed, "Random seed (same seed, same file)")
+      ->check(seed_value())
+      ->capture_default_str();
   sbm_cmd->add_option("--name", sbm_name, "Name stored in the file (default: sbm)");
   sbm_cmd->add_option("-o,--output", sbm_output, "Output graph file (.h5)")->required();
   sbm_cmd->callback([] {
@@ -95,7 +98,7 @@ void add_generate_command(CLI::App& app) {
   temporal_cmd->add_option("--signal", temporal.sbm.signal, "Class-mean distance in units of the noise")
       ->capture_default_str();
   temporal_cmd->add_option("--seed", temporal.sbm.seed, "Random seed (same seed, same file)")
-      ->capture_default_str();
+      ->check(seed_value())->capture_default_str();
   temporal_cmd->add_option("-o,--output", temporal_output, "Output graph file (.h5)")->required();
   temporal_cmd->callback([] {
     const io::OutputLock lock(temporal_output);  // one job per output file
@@ -126,7 +129,9 @@ void add_generate_command(CLI::App& app) {
   rmat_cmd
       ->add_option("--classes", rmat.classes, "Random labels in [0, classes) with a 60/20/20 split (0: none)")
       ->capture_default_str();
-  rmat_cmd->add_option("--seed", rmat.seed, "Random seed (same seed, same file)")->capture_default_str();
+  rmat_cmd->add_option("--seed", rmat.seed, "Random seed (same seed, same file)")
+      ->check(seed_value())
+      ->capture_default_str();
   rmat_cmd->add_option("--name", rmat_name, "Name stored in the file (default: rmat-SCALE-EDGEFACTOR)");
   rmat_cmd->add_option("-o,--output", rmat_output, "Output graph file (.h5)")->required();
   rmat_cmd->callback([] {

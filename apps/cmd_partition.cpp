@@ -140,7 +140,9 @@ void add_partition_command(CLI::App& app) {
   cmd->add_option("--imbalance", flags->imbalance,
                   "Allowed max/mean part load, e.g. 1.03 (METIS ufactor = 1000*(imbalance-1))")
       ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "Seed of METIS and of the random method")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "Seed of METIS and of the random method")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->add_option("--balance", flags->balance,
                   "all: owned vertices, stored edges and training vertices each within --imbalance (METIS "
                   "multi-constraint, then a rebalancing pass); or one of the former modes: vertices, edges "

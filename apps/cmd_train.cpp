@@ -471,7 +471,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
       ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
-      ->capture_default_str();
+      ->check(seed_value())->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
   cmd->add_option("--eval-every", flags->eval_every,
                   "Evaluate train/valid/test accuracy every N epochs (temporal models: 10)")
