@@ -22,15 +22,19 @@ int64_t read_integer_file(const char* path) {
   return std::strtoll(word.c_str(), nullptr, 10);
 }
 
-int64_t mem_available_bytes() {
-  std::ifstream in("/proc/meminfo");
+// A "Key: N kB" line of a /proc file (/proc/meminfo, /proc/self/status) in bytes; -1 when absent.
+int64_t proc_kib_field_bytes(const char* path, const std::string& field) {
+  std::ifstream in(path);
   std::string key, unit;
   int64_t kib = 0;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
+  while (in >> key) {
+    if (key == field && in >> kib >> unit) return kib * 1024;
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
   }
   return -1;
 }
+
+int64_t mem_available_bytes() { return proc_kib_field_bytes("/proc/meminfo", "MemAvailable:"); }
 
 // Room left under this process's cgroup limit; -1 when there is no limit.
 int64_t cgroup_room_bytes() {
@@ -43,18 +47,6 @@ int64_t cgroup_room_bytes() {
   // v1 reports "no limit" as a number near 2^63.
   if (limit < 0 || limit >= (int64_t{1} << 60)) return -1;
   return std::max<int64_t>(0, limit - std::max<int64_t>(0, usage));
-}
-
-// A "Vm...:" line of /proc/self/status in bytes; -1 when absent.
-int64_t self_status_bytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string key, unit;
-  int64_t kib = 0;
-  while (in >> key) {
-    if (key == field && in >> kib >> unit) return kib * 1024;
-    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return -1;
 }
 
 }  // namespace
@@ -71,7 +63,7 @@ ProcessRoom process_room() {
     const int64_t cap = value.rlim_cur > static_cast<rlim_t>(std::numeric_limits<int64_t>::max())
                             ? std::numeric_limits<int64_t>::max()
                             : static_cast<int64_t>(value.rlim_cur);
-    const int64_t used = std::max<int64_t>(0, self_status_bytes(limit.status));
+    const int64_t used = std::max<int64_t>(0, proc_kib_field_bytes("/proc/self/status", limit.status));
     const int64_t left = std::max<int64_t>(0, cap - used);
     if (room.bytes < 0 || left < room.bytes) room = ProcessRoom{left, cap, used, limit.name};
   }
