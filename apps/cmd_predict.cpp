@@ -10,6 +10,7 @@
 #include "apps/commands.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_session.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
@@ -28,12 +29,14 @@ struct PredictFlags {
   std::string output = "predictions.h5";
   int embeddings = -1;
   int threads = 0;
+  double comm_timeout = 0;
 };
 
 void run_predict(const PredictFlags& flags) {
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  if (flags.comm_timeout > 0) comm::set_comm_timeout_seconds(flags.comm_timeout);
   set_rank_threads(flags.threads, session);
   Device device = Device::cpu;
   std::unique_ptr<comm::Communicator> rank_comm = make_rank_comm("cpu", "", session, device);
@@ -102,6 +105,10 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
       ->check(non_negative());
+  cmd->add_option("--comm-timeout", flags->comm_timeout,
+                  "Seconds a rank waits for one communication before it ends the job, naming the peer (default: "
+                  "HALOGEN_COMM_TIMEOUT, else 600)")
+      ->check(finite_number(0.0, false));
   cmd->callback([flags] { run_predict(*flags); });
 }
 

@@ -15,6 +15,7 @@
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
+#include "comm/watchdog.h"
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -48,6 +49,7 @@ struct TrainFlags {
   int64_t eval_every = 1;
   int64_t patience = 0;
   int threads = 0;
+  double comm_timeout = 0;  // --comm-timeout; 0: HALOGEN_COMM_TIMEOUT or the default
   std::string metrics;
   std::string checkpoint;
   int64_t checkpoint_every = 0;
@@ -153,6 +155,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"allow-lr-change", flags.allow_lr_change}};
   j["comm"] = flags.comm.empty() ? "auto" : flags.comm;
   j["tf32"] = flags.tf32;
+  j["comm-timeout"] = comm::comm_timeout_seconds();
   j["ignore-memory-check"] = flags.ignore_memory_check;
   if (is_temporal(flags.model)) {
     const auto& temporal = static_cast<const train::TemporalTrainConfig&>(run);
@@ -359,6 +362,7 @@ void run_train(const TrainFlags& flags) {
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  if (flags.comm_timeout > 0) comm::set_comm_timeout_seconds(flags.comm_timeout);
   for (const std::string& option : flags.unused_options) log::warn(option);
   set_rank_threads(flags.threads, session);
   Device device = Device::cpu;
@@ -494,6 +498,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--save-best", flags->save_best,
                 "Also keep DIR/best.h5: the model of the best validation accuracy (needs --checkpoint DIR)");
   cmd->add_flag("--allow-lr-change", flags->allow_lr_change, "With --resume: continue with a changed --lr");
+  cmd->add_option("--comm-timeout", flags->comm_timeout,
+                  "Seconds a rank waits for one communication (halo exchange, allreduce) before it ends the job, "
+                  "naming the peer (default: HALOGEN_COMM_TIMEOUT, else 600)")
+      ->check(finite_number(0.0, false));
   cmd->add_flag("--no-overlap", flags->no_overlap, "Wait for halo exchanges before the local product (comparison)");
   cmd->add_option("--device", flags->device,
                   "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")

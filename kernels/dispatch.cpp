@@ -2,6 +2,7 @@
 // first use) for device views, chosen by the op's dispatch device (kernels/op_list.h). The chosen backend
 // asserts that every other view lives on the same device. A device view without a loadable backend is a
 // UserError (it cannot normally exist: device memory comes from kernels::device::initialise_device).
+#include "core/check.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/ops.h"
@@ -15,6 +16,17 @@ namespace halogen::kernels {
   }
 #include "kernels/op_list.h"
 #undef HALOGEN_OP
+
+namespace {
+thread_local detail::ProgressState t_progress;
+}  // namespace
+
+ProgressHook::ProgressHook(ProgressFn fn, void* context) {
+  HALOGEN_ASSERT(t_progress.fn == nullptr, "progress hooks do not nest");
+  t_progress = {fn, context};
+}
+ProgressHook::~ProgressHook() { t_progress = {}; }
+const detail::ProgressState& detail::progress_state() { return t_progress; }
 
 void release_sparse_cache() {
   cpu::release_sparse_cache();

@@ -234,4 +234,27 @@ enum class GruMix { z_keeps_state, z_takes_candidate };
 // Frees the cached sparse-matrix state of every backend (see spmm); the CUDA backend's only when it is loaded.
 void release_sparse_cache();
 
+// Progress during a long CPU product. While a ProgressHook lives on a thread, the CPU spmm that this thread
+// calls cuts its rows into chunks of at most about kProgressChunkCost nonzeros and runs fn(context) on this
+// thread (OpenMP's master thread of the product) after each chunk it computed. The distributed adjacency uses
+// it to call MPI progress for the halo exchange in flight: MPI over TCP moves a message only inside MPI calls,
+// so without it the exchange would wait for the final MPI wait and hide nothing (docs/train.md, "Overlap").
+// fn must be cheap (a few microseconds). Hooks do not nest; the GPU kernels ignore them.
+using ProgressFn = void (*)(void* context);
+class ProgressHook {
+ public:
+  ProgressHook(ProgressFn fn, void* context);
+  ~ProgressHook();
+  ProgressHook(const ProgressHook&) = delete;
+  ProgressHook& operator=(const ProgressHook&) = delete;
+};
+inline constexpr int64_t kProgressChunkCost = 32768;
+namespace detail {
+struct ProgressState {
+  ProgressFn fn = nullptr;
+  void* context = nullptr;
+};
+const ProgressState& progress_state();  // of the calling thread (fn == nullptr: no hook)
+}  // namespace detail
+
 }  // namespace halogen::kernels

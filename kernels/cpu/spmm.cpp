@@ -182,14 +182,19 @@ void spmm_parallel(const CsrView& a, Matrix<const float> x, Matrix<float> out) {
                      x.stride,  std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
   const int threads = omp_get_max_threads();
   const int64_t total_cost = a.nnz + a.rows * kRowCost;
-  // Several chunks per thread so that dynamic scheduling can even out rows whose gathers miss the cache more.
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(a.rows, threads == 1 ? 1 : 16 * threads));
+  // Several chunks per thread so that dynamic scheduling can even out rows whose gathers miss the cache more;
+  // with a progress hook (kernels/ops.h), small enough chunks that the hook runs often.
+  const kernels::detail::ProgressState hook = kernels::detail::progress_state();
+  int64_t chunks = threads == 1 ? 1 : 16 * threads;
+  if (hook.fn != nullptr) chunks = std::max<int64_t>(chunks, total_cost / kProgressChunkCost);
+  chunks = std::max<int64_t>(1, std::min<int64_t>(a.rows, chunks));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t row_begin = chunk == 0 ? 0 : row_at_cost(a.indptr, a.rows, total_cost * chunk / chunks);
     const int64_t row_end =
         chunk == chunks - 1 ? a.rows : row_at_cost(a.indptr, a.rows, total_cost * (chunk + 1) / chunks);
     rows_function(a, args, x.cols, out.data, out.stride, row_begin, row_end);
+    if (hook.fn != nullptr && omp_get_thread_num() == 0) hook.fn(hook.context);
   }
 }
 

@@ -43,6 +43,10 @@ class HaloExchange {
 
   void start_reverse(Matrix<const float> partial, kernels::Stream stream = nullptr);  // (n_halo, f), stride f
   void finish_reverse(Matrix<float> grad_own, kernels::Stream stream = nullptr);      // (n_own, f) "+="
+  // Lets the exchange in flight advance without waiting (Communicator::progress); nothing when none is.
+  void progress() {
+    if (in_flight_) comm_.progress(*in_flight_);
+  }
 
   int64_t num_owned() const { return num_owned_; }
   int64_t num_halo() const { return num_halo_; }

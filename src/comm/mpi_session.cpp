@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 
 #include "core/check.h"
@@ -16,7 +18,15 @@ void abort_all(int exit_code) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  if (initialized && !finalized) {
+    // MPI_Abort asks the launcher to end the job; when a peer's host is gone that request can block (PMIx_Abort
+    // under srun waits for the step, whose other node no longer answers). This rank leaves within 5 s anyway.
+    std::thread([exit_code] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      std::_Exit(exit_code);
+    }).detach();
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+  }
   std::_Exit(exit_code);
 }
 

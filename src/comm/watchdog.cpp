@@ -14,7 +14,7 @@ std::string watchdog_verdict(const std::string& async_error, double oldest_age_s
   if (oldest_age_s > timeout_s)
     return strformat(
         "an operation has been in flight for %.0f s, more than the %.0f s timeout (a peer failed or "
-        "stopped; set HALOGEN_COMM_TIMEOUT to change the limit)",
+        "stopped; --comm-timeout or HALOGEN_COMM_TIMEOUT sets the limit)",
         oldest_age_s, timeout_s);
   return {};
 }
@@ -52,7 +52,17 @@ void CommWatchdog::run() {
   }
 }
 
+namespace {
+double g_timeout_override = 0;  // set_comm_timeout_seconds; 0: none
+}  // namespace
+
+void set_comm_timeout_seconds(double seconds) {
+  HALOGEN_ASSERT(std::isfinite(seconds) && seconds > 0);
+  g_timeout_override = seconds;
+}
+
 double comm_timeout_seconds() {
+  if (g_timeout_override > 0) return g_timeout_override;
   const char* text = std::getenv("HALOGEN_COMM_TIMEOUT");
   if (text == nullptr || *text == '\0') return 600.0;
   char* end = nullptr;

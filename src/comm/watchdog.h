@@ -57,9 +57,14 @@ class CommWatchdog {
   std::thread thread_;
 };
 
-// The timeout of device communicators' watchdogs, in seconds: $HALOGEN_COMM_TIMEOUT when set (a positive
-// number; anything else is a UserError naming the variable), else 600 (long enough for NCCL's first
-// connection setup and the largest exchange, short enough that a hung job ends well within a batch slot).
+// The communication timeout, in seconds: how long any rank waits for one communication (a halo exchange, an
+// allreduce, a barrier; MpiComm on the CPU, the NCCL watchdog on GPUs) before it ends the job. The value given
+// to set_comm_timeout_seconds (`--comm-timeout` of train and predict) when set, else $HALOGEN_COMM_TIMEOUT
+// when set (a positive number; anything else is a UserError naming the variable), else 600: long enough for
+// NCCL's first connection setup, the largest exchange and a peer that is still reading a big shard, short
+// enough that a hung job ends well within a batch slot.
 double comm_timeout_seconds();
+// Overrides HALOGEN_COMM_TIMEOUT for communicators made afterwards (seconds > 0).
+void set_comm_timeout_seconds(double seconds);
 
 }  // namespace halogen::comm

@@ -1,9 +1,26 @@
 #include "nn/distributed_adjacency.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/error.h"
 #include "kernels/ops.h"
 
 namespace halogen::nn {
+namespace {
+
+// HALOGEN_HALO_PROGRESS=0 turns off the progress calls during the local product (for measurements: docs/train.md).
+bool progress_calls_enabled() {
+  static const bool enabled = [] {
+    const char* text = std::getenv("HALOGEN_HALO_PROGRESS");
+    return text == nullptr || std::strcmp(text, "0") != 0;
+  }();
+  return enabled;
+}
+
+void progress_exchange(void* exchange) { static_cast<comm::HaloExchange*>(exchange)->progress(); }
+
+}  // namespace
 
 DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph::LocalGraph& local,
                                            const graph::HaloPlan& plan, int64_t max_width, Device device,
@@ -40,11 +57,19 @@ void DistributedAdjacency::end(Phase phase) {
 }
 
 // out "=" (or "+=") a x, timed; skips empty products (a rank without halo has an A_halo with no entries).
-void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
+// `while_exchanging`: this rank's exchange is in flight (overlap), so on the CPU the product calls MPI progress
+// between its row chunks (kernels::ProgressHook): over a network, the messages move during the product.
+void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
+                                   bool while_exchanging) {
   if (out.rows == 0 || out.cols == 0) return;
   if (accumulate && a.nnz() == 0) return;
   begin(Phase::spmm);
-  kernels::spmm(a.view(), x, out, accumulate, stream_);
+  if (while_exchanging && device_ == Device::cpu && moves_rows() && progress_calls_enabled()) {
+    kernels::ProgressHook hook(&progress_exchange, exchange_.get());
+    kernels::spmm(a.view(), x, out, accumulate, stream_);
+  } else {
+    kernels::spmm(a.view(), x, out, accumulate, stream_);
+  }
   end(Phase::spmm);
 }
 
@@ -75,7 +100,7 @@ void DistributedAdjacency::forward(Matrix<float> x, Matrix<float> out, OverlapWo
   const int64_t n = num_owned_;
   start_forward(x);
   if (!overlap_) finish_forward();
-  product(own_, x.slice_rows(0, n), out, false);
+  product(own_, x.slice_rows(0, n), out, false, overlap_);
   if (extra) extra();
   if (overlap_) finish_forward();
   product(halo_, x.slice_rows(n, n + num_halo_), out, true);
@@ -100,7 +125,7 @@ void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, O
     if (moves_rows()) end(Phase::halo_total);
   };
   if (overlap_) {
-    product(own_t_, g, out, false);
+    product(own_t_, g, out, false, true);
     if (extra) extra();
     receive();
   } else {
@@ -171,7 +196,7 @@ void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
     DistributedAdjacency& a = *adjacencies[i];
     if (i + 1 < m) post(i + 1);
     const int64_t n = a.num_owned_;
-    a.product(a.own_, x[i].slice_rows(0, n), out[i], false);
+    a.product(a.own_, x[i].slice_rows(0, n), out[i], false, true);
     a.begin(Phase::halo_exposed);
     a.exchange_->finish_forward(a.stream_);
     a.end(Phase::halo_exposed);

@@ -82,7 +82,8 @@ class DistributedAdjacency {
  private:
   friend void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
                                 FunctionRef<Matrix<float>(int64_t)> input_of, const std::vector<Matrix<float>>& out);
-  void product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate);
+  void product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
+               bool while_exchanging = false);
   bool moves_rows() const;
   void begin(Phase phase);
   void end(Phase phase);

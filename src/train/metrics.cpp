@@ -168,7 +168,10 @@ void MetricsWriter::epoch(const EpochRecord& r, const Workload& workload) {
                       {"allreduce_ms", r.allreduce_ms},
                       {"allreduce_exposed_ms", r.allreduce_exposed_ms},
                       {"other_ms", r.other_ms},
-                      {"eval_ms", r.eval_ms}};
+                      {"eval_ms", r.eval_ms},
+                      {"compute_ms_max", r.compute_ms_max},
+                      {"compute_ms_min", r.compute_ms_min},
+                      {"slowest_rank", r.slowest_rank}};
   for (const auto& [name, value] : r.metrics) j[name] = value;
   if (r.snapshots_per_s > 0) j["snapshots_per_s"] = r.snapshots_per_s;
   line(j.dump());

@@ -8,7 +8,8 @@
 // "commit", "hosts": [<distinct host names, in rank order>], "ranks", "device", "start_time" (UTC, ISO
 // 8601)[, "resumed_after_epoch"]}, then one object per evaluated epoch {epoch, task, loss, <metrics by name:
 // train_acc valid_acc test_acc | test_mse ... >, epoch_ms, spmm_ms, gemm_ms, halo_ms, halo_exposed_ms,
-// allreduce_ms, allreduce_exposed_ms, other_ms, eval_ms[, snapshots_per_s]}, then {"final": true, model,
+// allreduce_ms, allreduce_exposed_ms, other_ms, eval_ms, compute_ms_max, compute_ms_min, slowest_rank
+// [, snapshots_per_s]}, then {"final": true, model,
 // task, ranks, epochs (last_epoch), best_epoch, best_valid_acc, test_acc_at_best, train_acc_at_best,
 // mean_epoch_ms, last_epoch, stopped_early, allocated_bytes, estimated_bytes, bytes_before_training,
 // exposed_comm_share, final_loss, <final metrics>, <baselines>, <workload summary>[, snapshots_per_s]}.

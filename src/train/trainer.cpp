@@ -257,9 +257,17 @@ double Trainer::optimizer_step(int64_t epoch, int64_t step) {
 // Phase times of the training pass, max over ranks (evaluation records into the clock too: dropped before).
 void Trainer::take_phase_times(EpochRecord& record) {
   const nn::PhaseTimes times = workload_->clock().take();
-  double phase[7] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms,          times.halo_total_ms,
-                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_exposed_ms};
-  comm_.allreduce_max(phase, 7);
+  const double compute_ms =
+      std::max(0.0, record.epoch_ms - times.halo_exposed_ms - times.allreduce_exposed_ms);
+  double phase[9] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms,          times.halo_total_ms,
+                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_exposed_ms, compute_ms, -compute_ms};
+  comm_.allreduce_max(phase, 9);
+  record.compute_ms_max = phase[7];
+  record.compute_ms_min = -phase[8];
+  // The slowest rank: the highest-numbered one whose compute equals the maximum (one more scalar reduction).
+  double slowest = compute_ms == record.compute_ms_max ? static_cast<double>(comm_.rank()) : -1.0;
+  comm_.allreduce_max(&slowest, 1);
+  record.slowest_rank = static_cast<int>(slowest);
   record.epoch_ms = phase[0];
   record.spmm_ms = phase[1];
   record.gemm_ms = phase[2];

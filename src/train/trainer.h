@@ -98,6 +98,10 @@ struct EpochRecord {
   double epoch_ms = 0, spmm_ms = 0, gemm_ms = 0, halo_ms = 0, halo_exposed_ms = 0, allreduce_ms = 0,
          allreduce_exposed_ms = 0, other_ms = 0, eval_ms = 0;
   double snapshots_per_s = 0;   // temporal models: trained time steps per second of epoch_ms
+  // Stragglers: a rank's compute = its own epoch_ms - halo_exposed_ms - allreduce_exposed_ms (the time it was
+  // not waiting for others); the largest and smallest over ranks, and the rank of the largest (the slowest).
+  double compute_ms_max = 0, compute_ms_min = 0;
+  int slowest_rank = 0;
 };
 
 struct TrainResult {

@@ -62,7 +62,8 @@ def main():
     def figures(record):  # every number that is not a time or a rate
         return {k for k, v in record.items()
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "epoch"
-                and not k.endswith("_ms") and k != "snapshots_per_s"}
+                and not k.endswith("_ms") and not k.startswith("compute_ms_")
+                and k not in ("snapshots_per_s", "slowest_rank")}
 
     for e in common:
         keys = figures(a_epochs[e])
