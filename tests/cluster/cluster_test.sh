@@ -200,9 +200,10 @@ epochs = [r for r in records if "epoch" in r and not r.get("final")]
 assert len(epochs) == 5, len(epochs)
 slow = [r["slowest_rank"] for r in epochs]
 assert slow[1:].count(1) >= 3, f"slowest_rank per epoch: {slow}"
-ratio = min(r["compute_ms_max"] / max(r["compute_ms_min"], 1e-9) for r in epochs[1:])
-assert ratio > 1.5, f"compute_ms_max / compute_ms_min = {ratio:.2f}, expected the 0.2-CPU host far slower"
-print(f"cluster test: slow host: slowest_rank {slow}, compute max/min >= {ratio:.1f}")
+ratios = sorted(r["compute_ms_max"] / max(r["compute_ms_min"], 1e-9) for r in epochs[1:])
+median = (ratios[1] + ratios[2]) / 2
+assert median > 1.5, f"compute_ms_max / compute_ms_min per epoch {ratios}: expected the 0.2-CPU host far slower"
+print(f"cluster test: slow host: slowest_rank {slow}, compute max/min median {median:.1f}")
 PY
   check_down
   ;;
