@@ -73,6 +73,7 @@ struct TrainFlags {
   // run reports (issue 16): periodic progress in logs, TensorBoard events
   double progress_every = 30;
   std::string tensorboard;
+  std::string trace;
   // gin, appnp, weighted edges (static models)
   int appnp_k = 10;
   float appnp_alpha = 0.1f;
@@ -121,6 +122,7 @@ void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
   config.print_epochs = !flags.quiet;
   config.progress_every_s = flags.progress_every;
   config.tensorboard_dir = flags.tensorboard;
+  config.trace_path = flags.trace;
 }
 
 // A float option as the user would write it (0.01, not 0.009999999776).
@@ -151,6 +153,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"quiet", flags.quiet},
                       {"progress-every", flags.progress_every},
                       {"tensorboard", flags.tensorboard},
+                      {"trace", flags.trace},
                       {"save-best", flags.save_best},
                       {"allow-lr-change", flags.allow_lr_change}};
   j["comm"] = flags.comm.empty() ? "auto" : flags.comm;
@@ -571,6 +574,9 @@ void add_train_command(CLI::App& app) {
          "seconds (0: off)")
       ->check(non_negative())
       ->capture_default_str();
+  cmd->add_option("--trace", flags->trace,
+                  "Write a Chrome/Perfetto trace (JSON) of every rank's spmm, gemm, halo and allreduce spans "
+                  "(rank 0 writes one merged file; CPU only)");
   cmd->add_option("--tensorboard", flags->tensorboard,
                   "Write TensorBoard event files (loss, evaluation figures, epoch time per epoch) into DIR");
   cmd->callback([flags, cmd] {

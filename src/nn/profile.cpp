@@ -21,8 +21,14 @@ class WallPhaseClock final : public PhaseClock {
   void end(Phase phase, kernels::Stream) override {
     const int p = static_cast<int>(phase);
     HALOGEN_ASSERT(started_at_[p] >= 0, "phase %d ended without begin", p);
-    times_[phase] += 1e3 * (wall_seconds() - started_at_[p]);
+    const double now = wall_seconds();
+    times_[phase] += 1e3 * (now - started_at_[p]);
+    if (recorder_ != nullptr) recorder_->record(phase, started_at_[p], now);
     started_at_[p] = -1;
+  }
+  bool set_trace(TraceRecorder* recorder) override {
+    recorder_ = recorder;
+    return true;
   }
   PhaseTimes take() override {
     PhaseTimes taken = times_;
@@ -33,6 +39,7 @@ class WallPhaseClock final : public PhaseClock {
  private:
   PhaseTimes times_;
   double started_at_[kNumPhases] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  TraceRecorder* recorder_ = nullptr;
 };
 
 }  // namespace
@@ -50,6 +57,25 @@ double& PhaseTimes::operator[](Phase phase) {
   }
   HALOGEN_ASSERT(false, "unknown phase %d", static_cast<int>(phase));
   return spmm_ms;
+}
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::spmm: return "spmm";
+    case Phase::gemm: return "gemm";
+    case Phase::elementwise: return "elementwise";
+    case Phase::halo_exposed: return "halo post/wait";
+    case Phase::halo_total: return "halo in flight";
+    case Phase::allreduce: return "allreduce in flight";
+    case Phase::optimizer: return "optimizer";
+    case Phase::allreduce_exposed: return "allreduce wait";
+  }
+  return "?";
+}
+
+TraceRecorder::TraceRecorder(int64_t capacity) : capacity_(capacity) {
+  HALOGEN_ASSERT(capacity >= 0);
+  spans_.reserve(static_cast<size_t>(capacity));
 }
 
 std::unique_ptr<PhaseClock> make_phase_clock(Device device) {

@@ -21,7 +21,9 @@
 // GradientReducer::finish() (in flight, nn/gradient_reducer.h) plus the trainer's loss allreduce, and
 // allreduce_exposed the part of it the backward pass did not hide (the wait in finish(), the loss allreduce);
 // optimizer is the trainer's.
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/buffer.h"
 #include "kernels/ops.h"
@@ -44,6 +46,39 @@ struct PhaseTimes {
   void reset() { *this = PhaseTimes{}; }
 };
 
+// The phase's name in traces ("spmm", "halo wait", ...).
+const char* phase_name(Phase phase);
+
+// One interval of one phase on this rank, for `train --trace` (train/trace.h): seconds on the host's wall clock.
+struct TraceSpan {
+  int32_t phase = 0;
+  int32_t epoch = 0;
+  double begin_s = 0, end_s = 0;
+};
+
+// Keeps the spans a clock reports, up to a capacity allocated once (no allocation while training); spans past
+// it are counted, not kept.
+class TraceRecorder {
+ public:
+  explicit TraceRecorder(int64_t capacity);
+  void set_epoch(int64_t epoch) { epoch_ = static_cast<int32_t>(epoch); }
+  void record(Phase phase, double begin_s, double end_s) {
+    if (static_cast<int64_t>(spans_.size()) >= capacity_) {
+      ++dropped_;
+      return;
+    }
+    spans_.push_back(TraceSpan{static_cast<int32_t>(phase), epoch_, begin_s, end_s});
+  }
+  const std::vector<TraceSpan>& spans() const { return spans_; }
+  int64_t dropped() const { return dropped_; }
+
+ private:
+  int64_t capacity_;
+  int32_t epoch_ = 0;
+  int64_t dropped_ = 0;
+  std::vector<TraceSpan> spans_;
+};
+
 class PhaseClock {
  public:
   virtual ~PhaseClock() = default;
@@ -51,6 +86,9 @@ class PhaseClock {
   virtual void end(Phase phase, kernels::Stream stream) = 0;
   // Milliseconds per phase since the last take(); starts over.
   virtual PhaseTimes take() = 0;
+  // Reports every interval to `recorder` from now on (nullptr: stop). False when this clock cannot (the CUDA
+  // clock's intervals are GPU events, not host times).
+  virtual bool set_trace(TraceRecorder* /*recorder*/) { return false; }
 };
 
 // The clock for work on `device`. Device::cuda without the CUDA backend or a usable GPU is a UserError.

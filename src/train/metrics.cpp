@@ -89,7 +89,7 @@ bool keep_lines_up_to(const std::string& path, int64_t epoch) {
 
 }  // namespace
 
-std::vector<std::string> gather_host_names(comm::Communicator& comm) {
+std::vector<std::string> rank_host_names(comm::Communicator& comm) {
   // Through the communicator's one integer collective: rank r writes its name (up to 255 bytes) into its slot
   // of a zeroed array, and the sum over ranks is every rank's name. Once per run, so its size does not
   // matter.
@@ -101,9 +101,15 @@ std::vector<std::string> gather_host_names(comm::Communicator& comm) {
   std::vector<std::string> hosts;
   for (int r = 0; r < comm.size(); ++r) {
     const char* bytes = reinterpret_cast<const char*>(slots.data() + kSlot * r);
-    std::string host(bytes, strnlen(bytes, 255));
-    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+    hosts.emplace_back(bytes, strnlen(bytes, 255));
   }
+  return hosts;
+}
+
+std::vector<std::string> gather_host_names(comm::Communicator& comm) {
+  std::vector<std::string> hosts;
+  for (const std::string& host : rank_host_names(comm))
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
   return hosts;
 }
 

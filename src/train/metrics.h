@@ -43,6 +43,8 @@ struct RunHeader {
 
 // The distinct host names of the job's ranks, in rank order (collective; every rank gets the list).
 std::vector<std::string> gather_host_names(comm::Communicator& comm);
+// Every rank's host name, in rank order (collective).
+std::vector<std::string> rank_host_names(comm::Communicator& comm);
 
 class MetricsWriter {
  public:

@@ -18,6 +18,7 @@
 #include "train/metrics.h"
 #include "train/node_classification.h"
 #include "train/tensorboard.h"
+#include "train/trace.h"
 
 namespace halogen::train {
 namespace {
@@ -423,6 +424,17 @@ TrainResult Trainer::run() {
   report_memory_before_training(result);
   result.baselines = workload_->baselines();
   if (!result.baselines.empty()) log::info("baselines:" + metrics_text(result.baselines));
+  if (!config_.trace_path.empty()) {
+    trace_ = std::make_unique<nn::TraceRecorder>(kTraceSpansPerRank);
+    run_collectively(comm_, [&] {
+      HALOGEN_USER_CHECK(workload_->clock().set_trace(trace_.get()),
+                         "--trace records host wall-clock spans of the CPU kernels; with --device cuda use Nsight "
+                         "Systems (the NVTX ranges name the same phases)");
+      if (comm_.rank() == 0) io::AtomicOutput check(config_.trace_path);  // UserError: no such directory
+    }, Report::lowest_failing_rank);
+    comm_.barrier();  // the common origin of every rank's spans
+    trace_origin_s_ = wall_seconds();
+  }
 
   double trained_ms = 0, exposed_ms = 0;
   int64_t trained_epochs = 0;
@@ -435,6 +447,7 @@ TrainResult Trainer::run() {
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
     if (epoch == kill_epoch && comm_.rank() == 0) std::raise(SIGKILL);
     EpochRecord record;
+    if (trace_) trace_->set_epoch(epoch);
     train_epoch(epoch, record);
     trained_ms += record.epoch_ms;
     exposed_ms += record.halo_exposed_ms + record.allreduce_exposed_ms;
@@ -476,6 +489,12 @@ TrainResult Trainer::run() {
                           (long long)epoch, (long long)config_.patience));
       break;
     }
+  }
+  if (trace_) {
+    workload_->clock().set_trace(nullptr);
+    write_trace(comm_, *trace_, trace_origin_s_, config_.trace_path);
+    log::info(strformat("wrote trace %s: %zu spans on rank 0 (open it in https://ui.perfetto.dev)",
+                        config_.trace_path.c_str(), trace_->spans().size()));
   }
   finish(result, trained_ms, exposed_ms, trained_epochs);
   return result;

@@ -68,6 +68,7 @@ struct RunConfig {
   // suffice (under mpirun/srun a rank cannot tell where its output ends up: it prints them).
   double progress_every_s = 30;
   std::string tensorboard_dir;  // TensorBoard event files (rank 0; train/tensorboard.h); empty = none
+  std::string trace_path;       // --trace: Chrome/Perfetto trace of every rank (rank 0; train/trace.h); empty = none
 };
 
 // Static graphs: GCN/SAGE node classification (train/node_classification.h).
@@ -164,6 +165,8 @@ class Trainer {
   // a lock removes what a killed writer left beside that output (io::OutputLock).
   std::vector<std::unique_ptr<io::OutputLock>> output_locks_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
+  std::unique_ptr<nn::TraceRecorder> trace_;  // --trace (allocated before epoch 1)
+  double trace_origin_s_ = 0;
 };
 
 }  // namespace halogen::train

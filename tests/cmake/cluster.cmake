@@ -8,4 +8,6 @@ foreach(mode slurm faults elastic)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cluster/cluster_test.sh ${mode} $<TARGET_FILE:halogen>)
   set_tests_properties(cluster.${mode} PROPERTIES LABELS cluster ENVIRONMENT "${HALOGEN_TEST_ENV}"
                        SKIP_RETURN_CODE 77 TIMEOUT 420 RUN_SERIAL TRUE)
+  # Not in the sanitizer build (label asan_slow): they test processes, links and launchers, not memory.
+  set_property(TEST cluster.${mode} APPEND PROPERTY LABELS asan_slow)
 endforeach()
