@@ -85,7 +85,7 @@ for model in $models; do
         bash "$cluster" down >/dev/null 2>&1
       fi
       while read -r overlap _ranks _threads epoch_ms spmm_ms _gemm halo_ms exposed_ms _rest; do
-        share=$(python3 -c "print(f'{$exposed_ms / max($halo_ms, 1e-9):.3f}')")
+        share=$(python3 -c "print(f'{$exposed_ms / $halo_ms:.3f}' if $halo_ms > 0 else '0')")  # 1 host: no halo
         echo "$model,$h,$link,${cpus:-shared},$overlap,$epoch_ms,$spmm_ms,$halo_ms,$exposed_ms,$share,$halo_bytes" >>"$csv"
       done <<<"$rows"
       echo "cluster_scaling: $model, $h host(s), link $link done" >&2
@@ -98,7 +98,8 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 print("| model | hosts | link | overlap | epoch ms | halo ms | exposed ms | exposed / halo | halo MB per rank and layer |")
 print("|---|---|---|---|---|---|---|---|---|")
 for r in rows:
+    halo = float(r["halo_ms"])
+    share = f"{100 * float(r['exposed_share']):.1f}%" if halo > 0 else "-"
     print(f"| {r['model']} | {r['hosts']} | {r['link']} | {r['overlap']} | {float(r['epoch_ms']):.0f} | "
-          f"{float(r['halo_ms']):.0f} | {float(r['exposed_ms']):.0f} | {100 * float(r['exposed_share']):.1f}% | "
-          f"{int(r['halo_bytes_per_rank']) / 1e6:.1f} |")
+          f"{halo:.0f} | {float(r['exposed_ms']):.0f} | {share} | {int(r['halo_bytes_per_rank']) / 1e6:.1f} |")
 PY
