@@ -14,6 +14,7 @@ packages=(
   python3-venv python3-pytest python3-pandas python3-torch python3-tqdm python3-jinja2
   clang libclang-rt-dev libomp-dev  # libFuzzer harness of the input readers (scripts/fuzz.sh, preset fuzz)
   slurm-wlm munge
+  iproute2 util-linux  # the emulated cluster (scripts/cluster/cluster.sh: ip netns, tc, nsenter, unshare)
 )
 
 sudo_cmd=()
