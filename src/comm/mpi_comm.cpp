@@ -53,6 +53,14 @@ struct WaitState {
   std::atomic<bool> active{false};
 };
 WaitState g_wait;
+
+// Seconds since the current wait began (clock_gettime: async-signal-safe, so the handler below uses it too).
+double wait_age_s() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec - g_wait.start.tv_sec) +
+         1e-9 * static_cast<double>(now.tv_nsec - g_wait.start.tv_nsec);
+}
 const MpiComm* g_comm = nullptr;  // the communicator whose hosts the handler names
 struct sigaction g_previous_term, g_previous_int;
 
@@ -91,9 +99,7 @@ void on_termination_signal(int sig) {
     // Only a rank that waits for named peers, or for a collective for 2 s or more, says so: when a rank fails
     // with an error of its own, the others are ended in some collective a moment later, and that needs no line.
     bool waiting = g_wait.active.load(std::memory_order_acquire);
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const long long ms = (now.tv_sec - g_wait.start.tv_sec) * 1000LL + (now.tv_nsec - g_wait.start.tv_nsec) / 1000000;
+    const long long ms = static_cast<long long>(wait_age_s() * 1e3);
     if (waiting && g_wait.peers == nullptr && ms < 2000) waiting = false;
     if (waiting) {
       line.add(" after waiting ");
@@ -175,11 +181,7 @@ class StuckWait final : public WatchdogSource {
   std::string async_error() override { return {}; }
   double oldest_in_flight_age_s() override {
     if (!g_wait.active.load(std::memory_order_acquire)) return -1;
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const double age = static_cast<double>(now.tv_sec - g_wait.start.tv_sec) +
-                       1e-9 * static_cast<double>(now.tv_nsec - g_wait.start.tv_nsec);
-    return age - 5.0;
+    return wait_age_s() - 5.0;
   }
   void fail(const std::string&) override {
     const double waited = oldest_in_flight_age_s() + 5.0;
@@ -226,8 +228,6 @@ void MpiComm::wait_all(MPI_Request* requests, int n, const int* peers, const cha
   int done = 0;
   MPI_CHECK(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
   if (done) return;
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
   g_wait.requests = requests;
   g_wait.peers = peers;
   g_wait.count = n;
@@ -242,7 +242,7 @@ void MpiComm::wait_all(MPI_Request* requests, int n, const int* peers, const cha
       return;
     }
     if (patient || (spin & 255) == 0) {
-      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+      const double waited = wait_age_s();
       if (waited > timeout_s_) fail_timeout(requests, n, peers, what, waited);
       // Waiting long (a peer far behind, a slow link): the core goes to whatever shares it (other ranks, the
       // kernel's TCP work), and a rank under a CPU quota spends its quota on its own work, not on waiting.

@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <cstdlib>
+#include <thread>
 
 #include "core/check.h"
 #include "core/runtime.h"

@@ -32,12 +32,19 @@ constexpr const char* kLaneNames[] = {"compute", "halo", "halo wait", "allreduce
 void write_trace(comm::Communicator& comm, const nn::TraceRecorder& recorder, double origin_s,
                  const std::string& path) {
   const std::vector<std::string> hosts = rank_host_names(comm);
-  // Every rank's spans on every rank, through the sum collective (zeros in the others' slots): 4 doubles per
-  // span (phase, epoch, begin, end), in slots as long as the longest rank's list.
-  double longest[2] = {static_cast<double>(recorder.spans().size()), static_cast<double>(recorder.dropped())};
-  comm.allreduce_max(longest, 2);
-  const double dropped_max = longest[1];
-  const int64_t slot = 4 * static_cast<int64_t>(longest[0]);
+  // Every rank's span count and dropped count (slot r: rank r's; zeros elsewhere, so the sum is all of them).
+  std::vector<double> counts(static_cast<size_t>(2 * comm.size()), 0.0);
+  counts[static_cast<size_t>(2 * comm.rank())] = static_cast<double>(recorder.spans().size());
+  counts[static_cast<size_t>(2 * comm.rank() + 1)] = static_cast<double>(recorder.dropped());
+  comm.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
+  double longest = 0, dropped_max = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    longest = std::max(longest, counts[static_cast<size_t>(2 * r)]);
+    dropped_max = std::max(dropped_max, counts[static_cast<size_t>(2 * r + 1)]);
+  }
+  // Then every rank's spans, the same way: 4 doubles per span (phase, epoch, begin, end), in slots as long as
+  // the longest rank's list.
+  const int64_t slot = 4 * static_cast<int64_t>(longest);
   std::vector<double> all(static_cast<size_t>(slot * comm.size()), 0.0);
   double* own = all.data() + slot * comm.rank();
   for (const nn::TraceSpan& span : recorder.spans()) {
@@ -46,9 +53,6 @@ void write_trace(comm::Communicator& comm, const nn::TraceRecorder& recorder, do
     *own++ = (span.begin_s - origin_s) * 1e6;
     *own++ = (span.end_s - origin_s) * 1e6;
   }
-  std::vector<double> counts(static_cast<size_t>(comm.size()), 0.0);
-  counts[static_cast<size_t>(comm.rank())] = static_cast<double>(recorder.spans().size());
-  comm.allreduce_sum(counts.data(), static_cast<int64_t>(counts.size()));
   comm.allreduce_sum(all.data(), static_cast<int64_t>(all.size()));
   run_collectively(comm, [&] {
     if (comm.rank() != 0) return;
@@ -61,7 +65,7 @@ void write_trace(comm::Communicator& comm, const nn::TraceRecorder& recorder, do
         events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", r}, {"tid", lane},
                           {"args", {{"name", kLaneNames[lane]}}}});
       const double* s = all.data() + slot * r;
-      for (int64_t i = 0; i < static_cast<int64_t>(counts[static_cast<size_t>(r)]); ++i, s += 4) {
+      for (int64_t i = 0; i < static_cast<int64_t>(counts[static_cast<size_t>(2 * r)]); ++i, s += 4) {
         const auto phase = static_cast<nn::Phase>(static_cast<int>(s[0]));
         events.push_back({{"name", nn::phase_name(phase)}, {"ph", "X"}, {"pid", r}, {"tid", lane_of(phase)},
                           {"ts", s[2]}, {"dur", std::max(0.0, s[3] - s[2])},

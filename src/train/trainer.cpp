@@ -78,7 +78,8 @@ struct Trainer::Progress {
 };
 
 Trainer::Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config)
-    : comm_(comm), workload_(std::move(workload)), config_(config) {
+    : comm_(comm), workload_(std::move(workload)), config_(config),
+      phase_buffer_(static_cast<size_t>(7 + comm.size())) {
   check_config();
   adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, workload_->parameters()));
   reducer_ = std::make_unique<nn::GradientReducer>(workload_->parameters(), comm_, workload_->gradient_bucket_bytes(),
@@ -258,17 +259,22 @@ double Trainer::optimizer_step(int64_t epoch, int64_t step) {
 // Phase times of the training pass, max over ranks (evaluation records into the clock too: dropped before).
 void Trainer::take_phase_times(EpochRecord& record) {
   const nn::PhaseTimes times = workload_->clock().take();
-  const double compute_ms =
-      std::max(0.0, record.epoch_ms - times.halo_exposed_ms - times.allreduce_exposed_ms);
-  double phase[9] = {record.epoch_ms,          times.spmm_ms,      times.gemm_ms,          times.halo_total_ms,
-                     times.halo_exposed_ms, times.allreduce_ms, times.allreduce_exposed_ms, compute_ms, -compute_ms};
-  comm_.allreduce_max(phase, 9);
-  record.compute_ms_max = phase[7];
-  record.compute_ms_min = -phase[8];
-  // The slowest rank: the highest-numbered one whose compute equals the maximum (one more scalar reduction).
-  double slowest = compute_ms == record.compute_ms_max ? static_cast<double>(comm_.rank()) : -1.0;
-  comm_.allreduce_max(&slowest, 1);
-  record.slowest_rank = static_cast<int>(slowest);
+  // Seven phase times, then one slot per rank for its compute (epoch minus the time it waited for others, >= 0;
+  // the other ranks' slots are 0), all maxed in one reduction: the per-rank compute comes back whole, so the
+  // maximum, the minimum and the slowest rank are read off it.
+  std::vector<double>& phase = phase_buffer_;
+  std::fill(phase.begin(), phase.end(), 0.0);
+  const double own[7] = {record.epoch_ms,        times.spmm_ms,      times.gemm_ms,
+                         times.halo_total_ms,    times.halo_exposed_ms, times.allreduce_ms,
+                         times.allreduce_exposed_ms};
+  std::copy(own, own + 7, phase.begin());
+  phase[7 + comm_.rank()] = std::max(0.0, record.epoch_ms - times.halo_exposed_ms - times.allreduce_exposed_ms);
+  comm_.allreduce_max(phase.data(), static_cast<int64_t>(phase.size()));
+  const auto compute = phase.begin() + 7;
+  const auto slowest = std::max_element(compute, phase.end());
+  record.compute_ms_max = *slowest;
+  record.compute_ms_min = *std::min_element(compute, phase.end());
+  record.slowest_rank = static_cast<int>(slowest - compute);
   record.epoch_ms = phase[0];
   record.spmm_ms = phase[1];
   record.gemm_ms = phase[2];

@@ -100,7 +100,8 @@ struct EpochRecord {
          allreduce_exposed_ms = 0, other_ms = 0, eval_ms = 0;
   double snapshots_per_s = 0;   // temporal models: trained time steps per second of epoch_ms
   // Stragglers: a rank's compute = its own epoch_ms - halo_exposed_ms - allreduce_exposed_ms (the time it was
-  // not waiting for others); the largest and smallest over ranks, and the rank of the largest (the slowest).
+  // not waiting for others); the largest and smallest over ranks, and the rank of the largest (the slowest; the
+  // lowest-numbered one on a tie).
   double compute_ms_max = 0, compute_ms_min = 0;
   int slowest_rank = 0;
 };
@@ -165,6 +166,7 @@ class Trainer {
   // a lock removes what a killed writer left beside that output (io::OutputLock).
   std::vector<std::unique_ptr<io::OutputLock>> output_locks_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
+  std::vector<double> phase_buffer_;          // take_phase_times' reduction: 7 phase times + one slot per rank
   std::unique_ptr<nn::TraceRecorder> trace_;  // --trace (allocated before epoch 1)
   double trace_origin_s_ = 0;
 };
