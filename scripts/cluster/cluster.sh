@@ -29,6 +29,8 @@ readonly SUBNET=10.101.0
 STATE=${HALOGEN_CLUSTER_DIR:-/tmp/halogen-cluster}
 PROG=$(basename "$0")
 SELF=$(realpath "${BASH_SOURCE[0]}")
+# shellcheck source=slurm_common.sh
+source "$(dirname "$SELF")/slurm_common.sh"
 
 die() { echo "$PROG: error: $*" >&2; exit 2; }
 note() { echo "$PROG: $*" >&2; }
@@ -182,11 +184,7 @@ start_slurm() {
   for tool in munged slurmctld slurmd sbatch sinfo; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (scripts/install-deps.sh installs slurm-wlm and munge)"
   done
-  mkdir -p "$d"/{munge,state,spool,log,run,tmp}
-  chmod 700 "$d/munge"
-  mungekey --create --keyfile="$d/munge/munge.key" >/dev/null 2>&1 ||
-    dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
-  chmod 600 "$d/munge/munge.key"
+  slurm_prepare_dir "$d"
   local slurm_cpus=$cpus
   [ -z "$slurm_cpus" ] && slurm_cpus=$(getconf _NPROCESSORS_ONLN)
   slurm_cpus=$(python3 -c "import math,sys; print(max(1, math.ceil(float(sys.argv[1]))))" "$slurm_cpus")
@@ -196,38 +194,9 @@ ClusterName=halogen$ID
 SlurmctldHost=node1($SUBNET.1)
 SlurmctldPort=6817
 SlurmdPort=6818
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.sock
-MpiDefault=pmix
-ProctrackType=proctrack/linuxproc
 # task/none: the emulated hosts share the machine's CPUs, so binding each host's ranks to "its" cores would
 # put ranks of different hosts on the same core.
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-ReturnToService=2
-StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool/slurmd-%n
-TmpFS=$d/tmp
-SlurmctldPidFile=$d/run/slurmctld.pid
-SlurmdPidFile=$d/run/slurmd-%n.pid
-SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd-%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-MailProg=/bin/true
-KillWait=5
-MinJobAge=300
-InactiveLimit=0
-SlurmctldTimeout=30
-SlurmdTimeout=30
+$(slurm_conf_common "$d" task/none)
 CONF
   for ((k = 1; k <= n; k++)); do
     echo "NodeName=node$k NodeAddr=$SUBNET.$k CPUs=$slurm_cpus RealMemory=1000 State=UNKNOWN" >>"$d/slurm.conf"
@@ -237,9 +206,8 @@ CONF
 
   # munged and slurmctld on node1 (the head node), one slurmd per host; all inside the hosts, so that `kill`
   # and `down` find them there.
-  "$STATE/bin/enter" node1 setsid munged --foreground --force --key-file="$d/munge/munge.key" \
-    --socket="$d/munge/munge.sock" --pid-file="$d/munge/munged.pid" --seed-file="$d/munge/munged.seed" \
-    --log-file="$d/log/munged.log" >>"$d/log/munged.out" 2>&1 </dev/null &
+  slurm_munged_argv "$d"
+  "$STATE/bin/enter" node1 setsid "${MUNGED_ARGV[@]}" >>"$d/log/munged.out" 2>&1 </dev/null &
   for _ in $(seq 1 50); do [ -S "$d/munge/munge.sock" ] && break; sleep 0.1; done
   [ -S "$d/munge/munge.sock" ] || { tail -n 20 "$d"/log/munged.*; die "munged did not start"; }
   "$STATE/bin/enter" node1 setsid slurmctld -D -i -f "$d/slurm.conf" >>"$d/log/slurmctld.out" 2>&1 </dev/null &

@@ -71,15 +71,9 @@ check_down() {
   echo "cluster test: down left nothing behind ($prefix)"
 }
 
-# Waits until job $1 has ended (at most $2 s); prints its final state.
-wait_job() {
-  local id=$1 deadline=$((SECONDS + $2)) state=""
-  while [ $SECONDS -lt $deadline ]; do
-    state=$(on node1 -- scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.5 ;; *) echo "$state"; return 0 ;; esac
-  done
-  echo "TIMEOUT_WAITING(${state:-unknown})"
-}
+# shellcheck source=../../scripts/cluster/slurm_common.sh
+source "$source_dir/scripts/cluster/slurm_common.sh"
+wait_job() { slurm_wait_job "$1" "$2" bash "$cluster" exec node1 --; }
 
 # The pids of halogen processes (ranks, not their launchers) working in this test's directory.
 ranks_running() {

@@ -16,6 +16,9 @@
 # (no cgroups needed inside containers), TaskPlugin=task/affinity when this process may set CPU affinity on
 # every CPU it is given, else task/none (CLUSTER_TASK_PLUGIN says which was used).
 
+# shellcheck source=../../scripts/cluster/slurm_common.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../../scripts/cluster/slurm_common.sh"
+
 CLUSTER_PIDS=()
 CLUSTER_DIR=""
 CLUSTER_TASK_PLUGIN=""
@@ -64,16 +67,9 @@ cluster_start() {
   CLUSTER_DIR="$1"
   local cpus="${2:-2}"
   local d="$CLUSTER_DIR" node ctld_port slurmd_port
-  mkdir -p "$d"/{munge,state,spool,log,run,tmp}
-  chmod 700 "$d" "$d/munge"
-
-  # munge: own key, socket, pid and seed files.
-  mungekey --create --keyfile="$d/munge/munge.key" >/dev/null 2>&1 ||
-    dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
-  chmod 600 "$d/munge/munge.key"
-  munged --foreground --force --key-file="$d/munge/munge.key" --socket="$d/munge/munge.sock" \
-    --pid-file="$d/munge/munged.pid" --seed-file="$d/munge/munged.seed" --log-file="$d/log/munged.log" \
-    >>"$d/log/munged.log" 2>&1 &
+  slurm_prepare_dir "$d"
+  slurm_munged_argv "$d"
+  "${MUNGED_ARGV[@]}" >>"$d/log/munged.log" 2>&1 &
   CLUSTER_PIDS+=($!)
   for _ in $(seq 1 50); do [ -S "$d/munge/munge.sock" ] && break; sleep 0.1; done
   if [ ! -S "$d/munge/munge.sock" ]; then echo "cluster: munged did not start"; cluster_logs; return 1; fi
@@ -90,38 +86,7 @@ ClusterName=halogentest
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.sock
-MpiDefault=pmix
-ProctrackType=proctrack/linuxproc
-TaskPlugin=$CLUSTER_TASK_PLUGIN
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-ReturnToService=2
-StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool/slurmd-%n
-# TmpFS: the PMIx plugin makes its per-step directories here, not in /tmp, where another run of this test
-# (job ids start at 1 in every throw-away cluster) may have left /tmp/spmix_appdir_<uid>_1.0 behind.
-TmpFS=$d/tmp
-SlurmctldPidFile=$d/run/slurmctld.pid
-SlurmdPidFile=$d/run/slurmd-%n.pid
-SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-MailProg=/bin/true
-KillWait=5
-MinJobAge=300
-InactiveLimit=0
-SlurmctldTimeout=30
-SlurmdTimeout=30
+$(slurm_conf_common "$d" "$CLUSTER_TASK_PLUGIN")
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF

@@ -60,16 +60,7 @@ fail() {
   exit 1
 }
 
-# Waits until job $1 has ended (at most $2 seconds); prints its final state.
-wait_job() {
-  local id=$1 deadline=$((SECONDS + $2)) state=""
-  while [ $SECONDS -lt $deadline ]; do
-    state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.5 ;; *) echo "$state"; return 0 ;; esac
-  done
-  scancel "$id" 2>/dev/null
-  echo "TIMEOUT_WAITING(${state:-unknown})"
-}
+wait_job() { slurm_wait_job "$1" "$2"; }  # scripts/cluster/slurm_common.sh (sourced by local_cluster.sh)
 job_exit() { scontrol show job "$1" | sed -n 's/.*[^a-zA-Z]ExitCode=\([0-9:]*\).*/\1/p'; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
