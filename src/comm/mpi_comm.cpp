@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/liveness.h"
 #include "comm/mpi_session.h"
 #include "comm/watchdog.h"
 #include "core/check.h"
@@ -86,6 +87,7 @@ struct SignalLine {
 };
 
 void on_termination_signal(int sig) {
+  PeerLiveness::announce_end();  // ending on purpose: the peers must not report this rank lost
   const MpiComm* comm = g_comm;
   if (comm != nullptr) {
     SignalLine line;
@@ -96,11 +98,12 @@ void on_termination_signal(int sig) {
     line.add("] error: ");
     line.add(comm->host_of(comm->rank()).c_str());
     line.add(sig == SIGTERM ? ": ended by SIGTERM" : ": interrupted by SIGINT");
-    // Only a rank that waits for named peers, or for a collective for 2 s or more, says so: when a rank fails
-    // with an error of its own, the others are ended in some collective a moment later, and that needs no line.
+    // Only a rank that has waited for named peers for 1 s or more, or for a collective for 2 s or more, says
+    // so: when a rank fails with an error of its own (or PeerLiveness ended the job), the others are ended a
+    // moment later in whatever they were doing, and that needs no line.
     bool waiting = g_wait.active.load(std::memory_order_acquire);
     const long long ms = static_cast<long long>(wait_age_s() * 1e3);
-    if (waiting && g_wait.peers == nullptr && ms < 2000) waiting = false;
+    if (waiting && ms < (g_wait.peers == nullptr ? 2000 : 1000)) waiting = false;
     if (waiting) {
       line.add(" after waiting ");
       line.add(ms / 1000);
@@ -213,6 +216,7 @@ MpiComm::MpiComm(MPI_Comm base) {
   for (int r = 0; r < size_; ++r) hosts_[static_cast<size_t>(r)] = std::string(&all[static_cast<size_t>(r) * kHostChars]);
   if (g_comm == nullptr && size_ > 1) {
     g_comm = this;
+    liveness_ = std::make_unique<PeerLiveness>(comm_, hosts_);
     stuck_ = std::make_unique<StuckWait>(*this);
     watchdog_ = std::make_unique<CommWatchdog>(*stuck_, timeout_s_, 1.0);
     struct sigaction action{};
@@ -260,6 +264,7 @@ void MpiComm::fail_timeout(const MPI_Request* requests, int n, const int* peers,
 }
 
 MpiComm::~MpiComm() {
+  liveness_.reset();
   watchdog_.reset();
   if (g_comm == this) {
     sigaction(SIGTERM, &g_previous_term, nullptr);

@@ -14,12 +14,15 @@
 // messages, the peers still owed (rank number and host name), then aborts the job (MPI_Abort). A watchdog thread
 // (comm/watchdog.h) does the same 5 s later for a main thread that is stuck inside an MPI call (after a peer's
 // host died, OpenMPI's own abort can block under srun), ending this process alone; the launcher ends the rest.
+// A peer whose process ended (killed, crashed, its host's processes gone) is noticed sooner, within a moment,
+// by PeerLiveness (comm/liveness.h): the timeout remains for a peer that is stopped, frozen or cut off.
 #include <mpi.h>
 
 #include <memory>
 #include <string>
 
 #include "comm/communicator.h"
+#include "comm/liveness.h"
 #include "comm/watchdog.h"
 
 namespace halogen::comm {
@@ -66,6 +69,7 @@ class MpiComm final : public Communicator {
   int rank_ = 0, size_ = 1;
   double timeout_s_ = 600;
   std::vector<std::string> hosts_;
+  std::unique_ptr<PeerLiveness> liveness_;  // a peer whose process ended without a goodbye ends the job at once
   std::unique_ptr<WatchdogSource> stuck_;  // the current wait's age, for watchdog_
   std::unique_ptr<CommWatchdog> watchdog_;
 };

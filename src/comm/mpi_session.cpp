@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <thread>
 
+#include "comm/liveness.h"
 #include "core/check.h"
 #include "core/runtime.h"
 
 namespace halogen::comm {
 
 void abort_all(int exit_code) {
+  PeerLiveness::announce_end();  // the peers are ended by the launcher, not reported lost
   std::fflush(stdout);
   std::fflush(stderr);
   int initialized = 0, finalized = 0;
@@ -36,6 +38,7 @@ int g_thread_level = MPI_THREAD_SINGLE;  // what MPI provided (MPI_Query_thread)
 
 void abort_all_from_any_thread(int exit_code) {
   if (g_thread_level == MPI_THREAD_MULTIPLE) abort_all(exit_code);
+  PeerLiveness::announce_end();
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(exit_code);

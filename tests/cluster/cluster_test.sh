@@ -118,10 +118,11 @@ slurm)
 
 faults)
   cd "$work" || exit 1
-  # 1. A host killed mid-epoch (Slurm): the survivor ends within 30 s with a line naming rank 1 and node2.
+  # 1. A host killed mid-epoch (Slurm, the default communication timeout of 600 s): the survivor ends within
+  #    30 s with a line naming rank 1 and node2 (PeerLiveness: the lost rank's connection closed).
   up 2 --bandwidth 10gbit --slurm
   id=$(HALOGEN="$halogen" PART_DIR="$work/p2" METRICS="$work/kill.jsonl" \
-    TRAIN_ARGS="${common[*]} --epochs 1000000 --checkpoint $work/ck-kill --checkpoint-every 20 --comm-timeout 8" \
+    TRAIN_ARGS="${common[*]} --epochs 1000000 --checkpoint $work/ck-kill --checkpoint-every 20" \
     on node1 -- sbatch --parsable --nodes 2 --ntasks-per-node 1 "$source_dir/scripts/slurm/train_cpu.sbatch") ||
     fail "sbatch of the long job"
   id=${id%%;*}
@@ -135,10 +136,27 @@ faults)
   echo "cluster test: killed host: the other rank ended after $((SECONDS - start)) s"
   sleep 1
   out="$work/halogen-train-cpu-$id.out"
-  grep -E "error: .*rank 1 \(node2\)" "$out" >/dev/null || fail "no error line names rank 1 (node2): $(cat "$out")"
-  grep -E "error: .*rank 1 \(node2\)" "$out" | head -n 1
+  grep -E "error: lost rank 1 \(node2\)" "$out" >/dev/null || fail "no error line names rank 1 (node2): $(cat "$out")"
+  grep -E "error: lost rank 1 \(node2\)" "$out" | head -n 1
   "$halogen" predict "$work/p1" --checkpoint "$work/ck-kill" -o "$work/kill-pred.h5" >/dev/null 2>&1 ||
     fail "the checkpoint of the killed job is not readable"
+  check_down
+
+  #    The same under mpirun (which runs on node1 and relays every rank's output).
+  up 2 --bandwidth 10gbit
+  bash "$cluster" mpirun -np 2 "$halogen" train "$work/p2" "${common[@]}" --epochs 1000000 --checkpoint "$work/ck-kill0" \
+    --checkpoint-every 20 >"$work/kill0.txt" 2>&1 &
+  job=$!
+  for _ in $(seq 1 300); do [ -f "$work/ck-kill0/last.h5" ] && break; sleep 0.1; done
+  [ -f "$work/ck-kill0/last.h5" ] || fail "no checkpoint within 30 s (mpirun, killed host)"
+  sleep 1
+  start=$SECONDS
+  bash "$cluster" kill node2 2>/dev/null
+  for _ in $(seq 1 300); do [ -n "$(ranks_running)" ] || break; sleep 0.1; done
+  [ -z "$(ranks_running)" ] || fail "a rank still runs 30 s after node2 was killed (mpirun)"
+  wait "$job" && fail "the job whose node2 was killed exited 0"
+  echo "cluster test: killed host (mpirun): the other rank ended after $((SECONDS - start)) s"
+  grep -E "error: lost rank 1 \(node2\)" "$work/kill0.txt" || fail "no error line names rank 1 (node2) (mpirun)"
   check_down
 
   # 2. A dead link (mpirun): the job ends within the communication timeout, naming the peer.
@@ -185,17 +203,19 @@ faults)
   "$halogen" partition "$work/big.h5" -k 2 -o "$work/big.p2" >/dev/null
   up 2 --bandwidth 10gbit
   bash "$cluster" shape node2 --cpus 0.2 2>/dev/null
-  timeout 180 bash "$cluster" mpirun -np 2 "$halogen" train "$work/big.p2" --hidden 256 --seed 4 --quiet --epochs 5 \
+  timeout 180 bash "$cluster" mpirun -np 2 "$halogen" train "$work/big.p2" --hidden 512 --seed 4 --quiet --epochs 12 \
     --metrics "$work/slow.jsonl" >"$work/slow.txt" 2>&1 || fail "the run with a slow host failed"
   python3 - "$work/slow.jsonl" <<'PY' || fail "the straggler is not in the metrics"
 import json, sys
 records = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 epochs = [r for r in records if "epoch" in r and not r.get("final")]
-assert len(epochs) == 5, len(epochs)
+assert len(epochs) == 12, len(epochs)
 slow = [r["slowest_rank"] for r in epochs]
-assert slow[1:].count(1) >= 3, f"slowest_rank per epoch: {slow}"
+# Most epochs, not all: the quota is enforced per 100 ms period, so in some epochs the throttled time lands
+# outside the slow rank's compute (evaluation, a wait) and either rank may come out slowest.
+assert slow[1:].count(1) >= 7, f"slowest_rank per epoch: {slow}"
 ratios = sorted(r["compute_ms_max"] / max(r["compute_ms_min"], 1e-9) for r in epochs[1:])
-median = (ratios[1] + ratios[2]) / 2
+median = ratios[len(ratios) // 2]
 assert median > 1.5, f"compute_ms_max / compute_ms_min per epoch {ratios}: expected the 0.2-CPU host far slower"
 print(f"cluster test: slow host: slowest_rank {slow}, compute max/min median {median:.1f}")
 PY
