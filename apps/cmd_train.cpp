@@ -67,6 +67,8 @@ struct TrainFlags {
   int64_t window = 0;
   int64_t lags = 4;
   double train_fraction = 0.9;
+  std::string target_scaling = "per-node";
+  float clip_grad_norm = 0.0f;  // given or not: clip_given (temporal models have a per-model default)
   int64_t negatives = 1;  // given or not: negatives_given
   int cheb_k = 2;
   int64_t embedding = 0;
@@ -85,7 +87,7 @@ struct TrainFlags {
   float attention_dropout = 0.6f;
   std::string gat_dropout = "original";
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
-       layers_given = false, negatives_given = false, window_given = false;
+       layers_given = false, negatives_given = false, window_given = false, clip_given = false, lr_given = false;
   std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
 };
 
@@ -95,11 +97,13 @@ struct TrainFlags {
 struct TemporalDefaults {
   int64_t epochs;
   int64_t windows_per_epoch;  // --task regression only, when --window is not given (0: one window)
+  float clip_grad_norm;       // --clip-grad-norm
+  float lr;                   // --lr
 };
 TemporalDefaults temporal_defaults(const std::string& model) {
-  if (model == "tgcn") return {50, 0};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
-  if (model == "gconvgru") return {50, 0};
-  return {50, 15};  // evolvegcn-o: needs several updates per epoch (one window per epoch: the mean's level)
+  if (model == "tgcn") return {50, 0, 1.0f, 0.01f};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
+  if (model == "gconvgru") return {50, 0, 1.0f, 0.01f};
+  return {50, 15, 1.0f, 0.01f};  // evolvegcn-o: several updates per epoch (one window per epoch: the mean's level)
 }
 constexpr const char* kTemporalDefaultsHelp =
     "temporal models: 50 epochs, hidden 32, 1 layer, weight decay 0, eval every 10; evolvegcn-o --task "
@@ -111,6 +115,7 @@ bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || mo
 void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
   config.epochs = flags.epochs;
   config.lr = flags.lr;
+  config.clip_grad_norm = flags.clip_grad_norm;
   config.eval_every = flags.eval_every;
   config.patience = flags.patience;
   config.metrics_path = flags.metrics;
@@ -140,6 +145,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"lr", option_value(run.lr)},
                       {"weight-decay", option_value(run.weight_decay)},
                       {"weight-decay-all-layers", run.weight_decay_all_layers},
+                      {"clip-grad-norm", option_value(run.clip_grad_norm)},
                       {"seed", flags.seed},
                       {"eval-every", run.eval_every},
                       {"patience", run.patience},
@@ -170,6 +176,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
       j["windows-per-epoch"] = temporal.windows_per_epoch;
     j["lags"] = flags.lags;
     j["train-fraction"] = flags.train_fraction;
+    if (flags.task == "regression") j["target-scaling"] = flags.target_scaling;
     j["negatives"] = temporal.task.negatives;
     j["cheb-k"] = flags.cheb_k;
     j["embedding"] = flags.embedding;
@@ -244,6 +251,8 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
   set_run_config(flags, config);
   const TemporalDefaults defaults = temporal_defaults(flags.model);
   config.epochs = flags.epochs_given ? flags.epochs : defaults.epochs;
+  config.lr = flags.lr_given ? flags.lr : defaults.lr;
+  config.clip_grad_norm = flags.clip_given ? flags.clip_grad_norm : defaults.clip_grad_norm;
   config.weight_decay = flags.weight_decay_given ? flags.weight_decay : 0.0f;
   config.eval_every = flags.eval_every_given ? flags.eval_every : 10;
   config.model.kind = nn::parse_temporal_kind(flags.model);
@@ -254,6 +263,7 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
   config.task.kind = train::parse_task_kind(flags.task);
   config.task.lags = flags.lags;
   config.task.train_fraction = flags.train_fraction;
+  config.task.scaling = train::parse_target_scaling(flags.target_scaling);
   config.task.negatives = flags.negatives_given ? flags.negatives : 0;  // 0: the partition's link_negatives
   config.task.seed = flags.seed;
   config.task.source = flags.dir;
@@ -470,6 +480,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", flags->lr, "Adam learning rate, > 0")
       ->check(finite_number(0.0, false))
       ->capture_default_str();
+  cmd->add_option("--clip-grad-norm", flags->clip_grad_norm,
+                  "Scale the gradients to at most this global L2 norm before each update (torch's "
+                  "clip_grad_norm_); 0: off (the default, except temporal models: 1)")
+      ->check(finite_number(0.0, true));
   cmd->add_option("--weight-decay", flags->weight_decay,
                   "L2 weight decay on the FIRST layer's parameters (Kipf & Welling), >= 0; see "
                   "--weight-decay-all-layers (temporal models: 0, on every layer)")
@@ -532,6 +546,10 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--lags", flags->lags, "Temporal regression: past values per input row")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  cmd->add_option("--target-scaling", flags->target_scaling,
+                  "Temporal regression: per-node (standardise each vertex's series by the values the training steps "
+                  "see; test_mse stays in the file's units) or none (the values as stored)")
+      ->check(CLI::IsMember({"per-node", "none"}))->capture_default_str();
   cmd->add_option("--train-fraction", flags->train_fraction,
                   "Temporal regression/link: the first fraction of the steps trains, the rest tests")
       ->check(finite_number(0.0, false))->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -587,6 +605,8 @@ void add_train_command(CLI::App& app) {
     flags->weight_decay_given = cmd->count("--weight-decay") > 0;
     flags->eval_every_given = cmd->count("--eval-every") > 0;
     flags->window_given = cmd->count("--window") > 0;
+    flags->clip_given = cmd->count("--clip-grad-norm") > 0;
+    flags->lr_given = cmd->count("--lr") > 0;
     // Options of other models, given (on the command line or in --config) but unused by this one.
     const std::string& m = flags->model;
     const bool temporal = is_temporal(m);
@@ -594,6 +614,7 @@ void add_train_command(CLI::App& app) {
         {"--heads", m == "gat"}, {"--output-heads", m == "gat"}, {"--attention-dropout", m == "gat"},
         {"--gat-dropout", m == "gat"}, {"--appnp-k", m == "appnp"}, {"--appnp-alpha", m == "appnp"}, {"--gin-eps-learn", m == "gin"},
         {"--cheb-k", m == "gconvgru"}, {"--lags", temporal}, {"--train-fraction", temporal},
+        {"--target-scaling", temporal && flags->task == "regression"},
         {"--negatives", temporal}, {"--embedding", temporal}, {"--window", temporal},
         {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal}};
     flags->unused_options.clear();

@@ -93,6 +93,7 @@ struct EpilogueParams {
 // All spans: (n).
 struct AdamParams {
   float lr = 0.01f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  float grad_scale = 1.0f;  // the gradient is multiplied by this first (clipping), then weight decay is added
   int64_t step = 1;
 };
 

@@ -25,7 +25,7 @@ void adam_step(Span<float> param, Span<const float> grad, Span<float> m, Span<fl
   const float step_size = static_cast<float>(static_cast<double>(params.lr) / bias_correction1);
   const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   const float beta1 = params.beta1, beta2 = params.beta2, eps = params.eps,
-              weight_decay = params.weight_decay;
+              weight_decay = params.weight_decay, grad_scale = params.grad_scale;
   const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
   float* __restrict__ p = param.data;
   const float* __restrict__ g_in = grad.data;
@@ -33,7 +33,8 @@ void adam_step(Span<float> param, Span<const float> grad, Span<float> m, Span<fl
   float* __restrict__ v_data = v.data;
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < param.size; ++i) {
-    const float g = weight_decay != 0.0f ? g_in[i] + weight_decay * p[i] : g_in[i];
+    const float scaled = g_in[i] * grad_scale;  // exact when grad_scale is 1
+    const float g = weight_decay != 0.0f ? scaled + weight_decay * p[i] : scaled;
     m_data[i] = m_data[i] * beta1 + one_minus_beta1 * g;
     v_data[i] = v_data[i] * beta2 + one_minus_beta2 * (g * g);
     const float denom = std::sqrt(v_data[i]) / bias_correction2_sqrt + eps;

@@ -15,10 +15,11 @@ constexpr int kThreads = 256;
 
 __global__ void adam_kernel(float* param, const float* grad, float* m, float* v, int64_t n,  // all (n)
                             float beta1, float beta2, float one_minus_beta1, float one_minus_beta2, float eps,
-                            float weight_decay, float step_size, float bias_correction2_sqrt) {
+                            float weight_decay, float grad_scale, float step_size, float bias_correction2_sqrt) {
   for (int64_t i = grid_first(); i < n; i += grid_step()) {
     const float p = param[i];
-    const float g = weight_decay != 0.0f ? __fadd_rn(grad[i], __fmul_rn(weight_decay, p)) : grad[i];
+    const float scaled = __fmul_rn(grad[i], grad_scale);  // exact when grad_scale is 1
+    const float g = weight_decay != 0.0f ? __fadd_rn(scaled, __fmul_rn(weight_decay, p)) : scaled;
     const float m_new = __fadd_rn(__fmul_rn(m[i], beta1), __fmul_rn(one_minus_beta1, g));
     const float v_new = __fadd_rn(__fmul_rn(v[i], beta2), __fmul_rn(one_minus_beta2, __fmul_rn(g, g)));
     const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v_new), bias_correction2_sqrt), eps);
@@ -48,7 +49,7 @@ void adam_step(Span<float> param, Span<const float> grad, Span<float> m, Span<fl
   const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   adam_kernel<<<grid_for(param.size, kThreads), kThreads, 0, to_cuda(stream)>>>(
       param.data, grad.data, m.data, v.data, param.size, params.beta1, params.beta2, 1.0f - params.beta1,
-      1.0f - params.beta2, params.eps, params.weight_decay, step_size, bias_correction2_sqrt);
+      1.0f - params.beta2, params.eps, params.weight_decay, params.grad_scale, step_size, bias_correction2_sqrt);
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -117,6 +117,7 @@ int64_t estimate_temporal_rank_memory(const nn::TemporalModelConfig& config, con
   // snapshot to stay an upper bound), its halo-extended copies (link), and the link pairs and their scores.
   const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(shard.snapshots.size()));
   bytes += (steps * n * in + 4 * (n + shard.num_halo()) * width) * kFloat;
+  bytes += 2 * shard.target_steps * n * kFloat;  // regression: the series as stored and as learned (standardised)
   for (const graph::ShardLinkStep& step : shard.link_steps)
     bytes += step.num_pairs() * (2 * kFloat + 1) + step.num_fetched() * (width * 2 * kFloat + 8);
   return bytes;

@@ -15,25 +15,49 @@ class RegressionTask final : public TemporalTask {
       : comm_(comm), n_(shard.num_owned()), lags_(config.lags), total_nodes_(shard.global_num_nodes) {
     const int64_t periods = shard.target_steps;
     train_ = check_temporal_task(shard, config);  // series, lags, --train-fraction
-    series_ = shard.targets;
-    targets_ = series_.data();
+    raw_ = shard.targets;
+    targets_ = raw_.data();
+    series_ = raw_;
     steps_ = periods - lags_;
     for (int64_t i = 0; i < periods * n_; ++i) {
       HALOGEN_USER_CHECK(std::isfinite(targets_[i]), "%s: /node/target has a non-finite value (step %lld)",
                          config.source.c_str(), (long long)(i / std::max<int64_t>(n_, 1)));
     }
-    inputs_ = Tensor(steps_ * n_, lags_, Device::cpu);
-    for (int64_t s = 0; s < steps_; ++s) {
-      for (int64_t v = 0; v < n_; ++v) {
-        for (int64_t l = 0; l < lags_; ++l) inputs_.data()[(s * n_ + v) * lags_ + l] = target(s + l, v);
-      }
-    }
-    // Per-vertex mean of the training targets (steps [0, train_) predict t = lags .. lags + train_ - 1).
+    // Per-vertex mean of the training targets (steps [0, train_) predict t = lags .. lags + train_ - 1), in the
+    // file's units: the mean baseline.
     mean_.assign(n_, 0.0);
     for (int64_t s = 0; s < train_; ++s) {
       for (int64_t v = 0; v < n_; ++v) mean_[v] += target(s + lags_, v);
     }
     for (double& m : mean_) m /= static_cast<double>(train_);
+    // Per-vertex standardisation by the values the training steps see (t < lags + train_: their inputs and
+    // targets; the test weeks' values are never looked at): z = (y - shift) / scale. A series that is constant
+    // there (or nearly: its spread below 1e-7 of its level) gets scale 1, so it is kept, not blown up.
+    shift_.assign(n_, 0.0);
+    scale_.assign(n_, 1.0);
+    if (config.scaling == TargetScaling::per_node) {
+      const int64_t seen = lags_ + train_;
+      for (int64_t v = 0; v < n_; ++v) {
+        double sum = 0;
+        for (int64_t t = 0; t < seen; ++t) sum += target(t, v);
+        const double mean = sum / static_cast<double>(seen);
+        double squares = 0;
+        for (int64_t t = 0; t < seen; ++t) squares += (target(t, v) - mean) * (target(t, v) - mean);
+        const double std = std::sqrt(squares / static_cast<double>(seen));
+        shift_[v] = mean;
+        scale_[v] = std > 1e-7 * std::max(1.0, std::fabs(mean)) ? std : 1.0;
+      }
+      for (int64_t t = 0; t < periods; ++t) {
+        for (int64_t v = 0; v < n_; ++v)
+          series_[t * n_ + v] = static_cast<float>((target(t, v) - shift_[v]) / scale_[v]);
+      }
+    }
+    inputs_ = Tensor(steps_ * n_, lags_, Device::cpu);
+    for (int64_t s = 0; s < steps_; ++s) {
+      for (int64_t v = 0; v < n_; ++v) {
+        for (int64_t l = 0; l < lags_; ++l) inputs_.data()[(s * n_ + v) * lags_ + l] = series_[(s + l) * n_ + v];
+      }
+    }
   }
 
   TaskKind kind() const override { return TaskKind::regression; }
@@ -52,8 +76,16 @@ class RegressionTask final : public TemporalTask {
     return inv_n * kernels::squared_error(y, target_row(step + lags_), 2.0 * inv_n * scale, grad_y);
   }
 
+  // The test error in the file's units: the standardised output mapped back, (y - z) * scale.
   void observe(int64_t step, Matrix<const float> y) override {
-    sums_[0] += kernels::squared_error(y, target_row(step + lags_), 0.0, Matrix<float>{});
+    HALOGEN_ASSERT(y.cols == 1 && y.rows == n_ && y.device == Device::cpu);
+    const float* z = series_.data() + (step + lags_) * n_;
+    double sum = 0;
+    for (int64_t v = 0; v < n_; ++v) {
+      const double e = (static_cast<double>(y.data[v * y.stride]) - z[v]) * scale_[v];
+      sum += e * e;
+    }
+    sums_[0] += sum;
     sums_[1] += 1;
   }
 
@@ -80,18 +112,26 @@ class RegressionTask final : public TemporalTask {
     return {{"baseline_last_mse", sums[0] / count}, {"baseline_mean_mse", sums[1] / count}};
   }
 
-  int64_t bytes() const override { return steps_ * n_ * lags_ * static_cast<int64_t>(sizeof(float)); }
+  int64_t bytes() const override {
+    return (steps_ * n_ * lags_ + static_cast<int64_t>(raw_.size() + series_.size())) * static_cast<int64_t>(sizeof(float));
+  }
 
  private:
+  // y_t of vertex v in the file's units (the baselines and the statistics).
   double target(int64_t t, int64_t v) const { return static_cast<double>(targets_[t * n_ + v]); }
-  // y_t of the owned vertices as an (n_own, 1) view.
-  Matrix<const float> target_row(int64_t t) const { return Matrix<const float>{targets_ + t * n_, n_, 1, 1, Device::cpu}; }
+  // z_t (what the model learns: standardised, or the file's values with --target-scaling none) of the owned
+  // vertices as an (n_own, 1) view.
+  Matrix<const float> target_row(int64_t t) const {
+    return Matrix<const float>{series_.data() + t * n_, n_, 1, 1, Device::cpu};
+  }
 
   comm::Communicator& comm_;
   int64_t n_, lags_, total_nodes_;
   int64_t steps_ = 0, train_ = 0;
-  std::vector<float> series_;       // (T, n_own)
-  const float* targets_ = nullptr;
+  std::vector<float> series_;       // (T, n_own): z, what the model learns
+  std::vector<float> raw_;          // (T, n_own): the shard's values (file units)
+  const float* targets_ = nullptr;  // raw_.data()
+  std::vector<double> shift_, scale_;  // per owned vertex: z = (y - shift) / scale
   Tensor inputs_;                   // (steps * n, lags)
   std::vector<double> mean_;
   double sums_[2] = {0, 0};

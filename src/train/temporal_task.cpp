@@ -16,6 +16,16 @@ TaskKind parse_task_kind(const std::string& name) {
   throw UserError("unknown task '" + name + "' (expected regression, link or node)");
 }
 
+TargetScaling parse_target_scaling(const std::string& name) {
+  if (name == "per-node") return TargetScaling::per_node;
+  if (name == "none") return TargetScaling::none;
+  throw UserError("--target-scaling: unknown value '" + name + "' (expected per-node or none)");
+}
+
+const char* target_scaling_name(TargetScaling scaling) {
+  return scaling == TargetScaling::per_node ? "per-node" : "none";
+}
+
 const char* task_kind_name(TaskKind kind) {
   switch (kind) {
     case TaskKind::regression: return "regression";

@@ -7,7 +7,9 @@
 //               t = s + lags, from x = [y_{t-lags} .. y_{t-1}] (oldest first) on snapshot t-1 (the last
 //               observed graph). Steps [0, train_steps) train; the rest are the test weeks. Loss: mean squared
 //               error over all N vertices, averaged over the window's steps. Baselines on the test steps:
-//               last observed value (y_{t-1}) and the per-vertex mean of the training targets.
+//               last observed value (y_{t-1}) and the per-vertex mean of the training targets. The model
+//               learns the series standardised per vertex (TargetScaling); test_mse and the baselines are in
+//               the file's units.
 //   link        embeddings y_s = model output on snapshot s score the pairs of snapshot s+1: every stored edge
 //               (u, v) of G_{s+1} with u owned (positive) and `negatives` pairs (u, w) per positive, w drawn
 //               uniformly (Philox, keyed by the partition's seed, independent of P) among the vertices that are
@@ -38,10 +40,20 @@ enum class TaskKind { regression, link, node };
 TaskKind parse_task_kind(const std::string& name);  // "regression" | "link" | "node"; UserError otherwise
 const char* task_kind_name(TaskKind kind);
 
+// How the regression task scales the series before the model sees it (--target-scaling).
+//   per_node  z = (y - mean_v) / std_v per vertex, by the values the training steps see (inputs and targets of
+//             steps [0, train_steps): t < lags + train_steps); std_v below 1e-7 of the level counts as 1. The
+//             model learns z; test_mse and the baselines are in the file's units.
+//   none      the values as stored.
+enum class TargetScaling { per_node, none };
+TargetScaling parse_target_scaling(const std::string& name);  // "per-node" | "none"; UserError otherwise
+const char* target_scaling_name(TargetScaling scaling);
+
 struct TaskConfig {
   TaskKind kind = TaskKind::regression;
   int64_t lags = 4;              // regression: past values per input row
   double train_fraction = 0.9;   // regression, link: the first fraction of the steps trains (floor, >= 1 step)
+  TargetScaling scaling = TargetScaling::per_node;  // regression
   int64_t negatives = 0;         // link: negatives per positive the shards must have; 0: whatever they have
   uint64_t seed = 0;             // link: random-baseline scores (negatives are drawn by `halogen partition`)
   std::string source;            // the partition directory, for error messages

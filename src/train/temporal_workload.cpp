@@ -116,6 +116,8 @@ RunOptions TemporalWorkload::options() const {
   add_option(options, "lags", setup_.task.lags);
   add_option(options, "train_fraction", setup_.task.train_fraction);
   add_option(options, "negatives", setup_.task.negatives);
+  if (setup_.task.kind == TaskKind::regression && setup_.task.scaling != TargetScaling::per_node)
+    add_option(options, "target_scaling", target_scaling_name(setup_.task.scaling));
   add_option(options, "seed", m.seed);
   return options;
 }

@@ -28,6 +28,7 @@ double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 nn::AdamConfig adam_config(const RunConfig& config, const nn::ParameterStore& store) {
   nn::AdamConfig adam;
   adam.lr = config.lr;
+  adam.clip_grad_norm = config.clip_grad_norm;
   int layers = 1;
   for (int k = 0; k < store.count(); ++k) layers = std::max(layers, store.info(k).layer + 1);
   adam.weight_decay_per_layer.assign(config.weight_decay_all_layers ? layers : 1, config.weight_decay);
@@ -118,6 +119,7 @@ RunOptions Trainer::run_options() const {
   add_option(options, "lr", config_.lr);
   add_option(options, "weight_decay", config_.weight_decay);
   add_option(options, "weight_decay_all_layers", config_.weight_decay_all_layers);
+  if (config_.clip_grad_norm > 0) add_option(options, "clip_grad_norm", config_.clip_grad_norm);
   options.insert(options.end(), config_.preprocessing.begin(), config_.preprocessing.end());
   return options;
 }

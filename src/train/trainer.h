@@ -48,6 +48,7 @@ struct RunConfig {
   float lr = 0.01f;
   float weight_decay = 5e-4f;            // L2 on the FIRST layer's parameters (Kipf & Welling)...
   bool weight_decay_all_layers = false;  // ...or on every layer
+  float clip_grad_norm = 0.0f;           // > 0: gradients scaled to at most this global L2 norm (nn::AdamConfig)
   int64_t eval_every = 1;
   int64_t patience = 0;              // stop after this many evaluations without a better valid_acc; 0 = off
   std::string metrics_path;          // JSON lines (rank 0); empty = none

@@ -12,3 +12,10 @@ set_tests_properties(dynamic.train PROPERTIES LABELS "unit;asan_slow" ENVIRONMEN
 add_test(NAME dynamic.defaults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dynamic/defaults.sh)
 set_tests_properties(dynamic.defaults PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
+# Unscaled temporal data (tests/dynamic/unscaled.sh): every temporal model with only --task regression and a
+# seed trains on a synthetic series scaled x100 and shifted, on 2 ranks, beats the training-mean forecast and
+# reports test_mse in the file's units (100^2 x the unscaled run); --target-scaling none still stops with one
+# line (~25 s).
+add_test(NAME dynamic.unscaled COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/dynamic/unscaled.sh)
+set_tests_properties(dynamic.unscaled PROPERTIES LABELS "unit;mpi" ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
+                     PROCESSORS 2)
