@@ -50,7 +50,8 @@ class PeerLiveness {
     int rank = -1;
     bool ended = false;  // said goodbye (or abort): its close is expected
   };
-  bool setup_root(std::vector<char>& info);
+  // Rank 0: listens, fills `info` (a RootInfo; port 0 where it cannot listen) and starts the accepting thread.
+  void setup_root(std::vector<char>& info);
   bool setup_leaf(const std::vector<char>& info);
   void run();
   void lost(int rank);

@@ -82,6 +82,20 @@ ranks_running() {
   return 0
 }
 
+# A host killed mid-epoch: waits for the job's first checkpoint in $1 (30 s), kills node2, and requires every
+# rank to have ended within 30 s. $2 names the case in messages.
+kill_node2_midrun() {
+  local ck=$1 case=$2 start
+  for _ in $(seq 1 300); do [ -f "$ck/last.h5" ] && break; sleep 0.1; done
+  [ -f "$ck/last.h5" ] || fail "no checkpoint within 30 s ($case, killed host)"
+  sleep 1
+  start=$SECONDS
+  bash "$cluster" kill node2 2>/dev/null
+  for _ in $(seq 1 300); do [ -n "$(ranks_running)" ] || break; sleep 0.1; done
+  [ -z "$(ranks_running)" ] || fail "a rank still runs 30 s after node2 was killed ($case)"
+  echo "cluster test: killed host ($case): the other rank ended after $((SECONDS - start)) s"
+}
+
 hosts_of() { python3 -c 'import json,sys; print(",".join(json.loads(open(sys.argv[1]).readline())["hosts"]))' "$1"; }
 
 "$halogen" generate sbm --nodes 3000 --classes 4 --avg-degree 10 --features 32 --seed 3 -o "$work/g.h5" >/dev/null ||
@@ -126,14 +140,7 @@ faults)
     on node1 -- sbatch --parsable --nodes 2 --ntasks-per-node 1 "$source_dir/scripts/slurm/train_cpu.sbatch") ||
     fail "sbatch of the long job"
   id=${id%%;*}
-  for _ in $(seq 1 300); do [ -f "$work/ck-kill/last.h5" ] && break; sleep 0.1; done
-  [ -f "$work/ck-kill/last.h5" ] || fail "no checkpoint within 30 s"
-  sleep 1
-  start=$SECONDS
-  bash "$cluster" kill node2 2>/dev/null
-  for _ in $(seq 1 300); do [ -n "$(ranks_running)" ] || break; sleep 0.1; done
-  [ -z "$(ranks_running)" ] || fail "a rank still runs 30 s after node2 was killed"
-  echo "cluster test: killed host: the other rank ended after $((SECONDS - start)) s"
+  kill_node2_midrun "$work/ck-kill" Slurm
   sleep 1
   out="$work/halogen-train-cpu-$id.out"
   grep -E "error: lost rank 1 \(node2\)" "$out" >/dev/null || fail "no error line names rank 1 (node2): $(cat "$out")"
@@ -147,15 +154,8 @@ faults)
   bash "$cluster" mpirun -np 2 "$halogen" train "$work/p2" "${common[@]}" --epochs 1000000 --checkpoint "$work/ck-kill0" \
     --checkpoint-every 20 >"$work/kill0.txt" 2>&1 &
   job=$!
-  for _ in $(seq 1 300); do [ -f "$work/ck-kill0/last.h5" ] && break; sleep 0.1; done
-  [ -f "$work/ck-kill0/last.h5" ] || fail "no checkpoint within 30 s (mpirun, killed host)"
-  sleep 1
-  start=$SECONDS
-  bash "$cluster" kill node2 2>/dev/null
-  for _ in $(seq 1 300); do [ -n "$(ranks_running)" ] || break; sleep 0.1; done
-  [ -z "$(ranks_running)" ] || fail "a rank still runs 30 s after node2 was killed (mpirun)"
+  kill_node2_midrun "$work/ck-kill0" mpirun
   wait "$job" && fail "the job whose node2 was killed exited 0"
-  echo "cluster test: killed host (mpirun): the other rank ended after $((SECONDS - start)) s"
   grep -E "error: lost rank 1 \(node2\)" "$work/kill0.txt" || fail "no error line names rank 1 (node2) (mpirun)"
   check_down
 
