@@ -4,8 +4,8 @@
 # diffusion process on 120 nodes, 400 steps) without a non-finite stop, on 2 ranks, and beats the training-mean
 # forecast; its test_mse is 100^2 times that of the unscaled series (the per-node standardisation of the
 # training window makes the model see the same numbers), so the reported figure is in the file's units.
-# `--target-scaling none` on the scaled series is the old behaviour: T-GCN and GConvGRU stop with a non-finite
-# error (the last line of defence), which must stay one clear line.
+# `--target-scaling none` on the scaled series is the old behaviour (T-GCN and GConvGRU stopped non-finite at
+# epoch 1 in the release build): it either completes or stops with one clear line.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
 source_dir="${HALOGEN_SOURCE_DIR:?HALOGEN_SOURCE_DIR not set}"
@@ -38,7 +38,13 @@ assert scaled < mean, "does not beat the training-mean forecast"
 assert abs(ratio / 10000 - 1) < 0.02, "the scaled run is not the unscaled one in other units"
 PY
 done
-mpirun_ -np 2 "$bin" train "$work/diffusion_x100.p2" --model gconvgru --task regression --seed 1 --quiet \
-  --target-scaling none --clip-grad-norm 0 >"$work/none.txt" 2>&1 && fail "--target-scaling none on x100 data trained (expected a non-finite stop)"
-grep -E "^halogen: error: epoch [0-9]+: .*non-finite" "$work/none.txt" || { cat "$work/none.txt"; fail "no one-line non-finite error"; }
+# Whether the unscaled run diverges depends on float rounding (a release build stops non-finite at epoch 1, the
+# debug-asan build trained through), so only its outcome's form is checked: a completed run that recorded the
+# option, or the one-line non-finite error.
+if mpirun_ -np 2 "$bin" train "$work/diffusion_x100.p2" --model gconvgru --task regression --seed 1 --quiet \
+  --target-scaling none --clip-grad-norm 0 --metrics "$work/none.jsonl" >"$work/none.txt" 2>&1; then
+  grep -q '"target-scaling":"none"' "$work/none.jsonl" || fail "the metrics header does not record --target-scaling none"
+else
+  grep -E "^halogen: error: epoch [0-9]+: .*non-finite" "$work/none.txt" || { cat "$work/none.txt"; fail "no one-line non-finite error"; }
+fi
 echo "PASS"
