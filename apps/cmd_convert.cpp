@@ -66,6 +66,13 @@ void add_convert_command(CLI::App& app) {
                 "Keep edges as given (default: symmetrise, storing every edge in both directions)");
   cmd->add_option("--time-step", time_step,
                   "snap-temporal: seconds per snapshot (e.g. 1209600 = two weeks); every step needs an edge");
+  cmd->add_option("--preprocess", options.preprocess,
+                  "pgt-json: pgt = the target transform of PyTorch Geometric Temporal's loader for the layout "
+                  "(per-node standardisation for England COVID, Montevideo bus, WikiMaths, Windmill; log(1 + y) "
+                  "for Twitter tennis; none for Chickenpox and PedalMe), recorded in the file; none = the "
+                  "values as given")
+      ->check(CLI::IsMember({"pgt", "none"}))
+      ->capture_default_str();
   cmd->add_option("--name", options.name, "Graph name stored in the file (default: from the input path)");
   cmd->add_option("--memory-limit", memory_limit_mib,
                   "ogb, npz and snap: convert in chunks with data buffers within this many MiB (at least 4): "
@@ -125,6 +132,9 @@ void add_convert_command(CLI::App& app) {
                           g.snapshots.size(), static_cast<long long>(g.target_steps),
                           static_cast<long long>(g.target_steps > 0 ? g.num_nodes : 0)));
     }
+    if (!g.preprocess.name.empty())
+      log::info(strformat("%s: preprocess: %s (%s)", output.c_str(), g.preprocess.name.c_str(),
+                          g.preprocess.formula.c_str()));
     // Unbounded: the buffers are what the process came to hold beyond its resident set before reading.
     log::info(io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), 0));
   });

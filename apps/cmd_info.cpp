@@ -130,6 +130,13 @@ void describe_graph_file(const std::string& path, bool check) {
                 static_cast<long long>(labeled), static_cast<long long>(num_nodes - labeled));
   } else if (file.exists("/node/label")) {
     std::printf("targets   regression %s\n", shape_text(file.shape("/node/label")).c_str());
+    if (file.has_attr("preprocess", "/node/label")) {  // convert --preprocess (io/temporal.h)
+      const std::string formula = file.has_attr("preprocess_formula", "/node/label")
+                                      ? file.attr_string("preprocess_formula", "/node/label")
+                                      : std::string();
+      std::printf("preprocess: %s%s%s%s\n", file.attr_string("preprocess", "/node/label").c_str(),
+                  formula.empty() ? "" : "  (", formula.c_str(), formula.empty() ? "" : ")");
+    }
   } else {
     std::printf("classes   %lld (no labels)\n", static_cast<long long>(num_classes));
   }

@@ -15,6 +15,10 @@ struct ConvertOptions {
   // Bounded-memory conversion (the *_to_file functions): the data buffers stay within this many bytes
   // (io/convert_chunked.h); at least kMinimumConvertLimitBytes.
   int64_t memory_limit_bytes = 0;
+  // pgt-json: "pgt" applies the transform PyTorch Geometric Temporal's loader of the layout applies to the
+  // targets (per-node standardisation, log1p, or none) and records it; "none" stores the values as given
+  // (io/temporal.h, convert_pgt_json).
+  std::string preprocess = "pgt";
 };
 
 // What a conversion straight to a file wrote, for the summary line.

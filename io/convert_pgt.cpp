@@ -1,5 +1,7 @@
-// PyTorch-Geometric-Temporal JSON (static edge set + node series) -> dynamic graph (io/temporal.h); the
-// per-period layout is in convert_pgt_periods.cpp.
+// PyTorch-Geometric-Temporal JSON (static edge set + node series; WikiMaths per-period targets) -> dynamic graph
+// (io/temporal.h), with the reference loaders' target transforms; the per-period edge layouts are in
+// convert_pgt_periods.cpp and convert_pgt_layouts.cpp.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -61,48 +63,16 @@ std::vector<float> read_series(const json& series, const std::string& series_key
   return values;
 }
 
-}  // namespace pgt
 
-using nlohmann::json;
-using pgt::integer_at;
-using pgt::number_at;
+namespace {
 
-graph::Graph convert_pgt_json(const ConvertOptions& options) {
+// The static edge set of doc["edges"] (+ optional "weights"): self-loops dropped, symmetrised unless
+// options.directed.
+graph::Csr static_edges(const json& doc, int64_t n, const ConvertOptions& options) {
   const std::string& path = options.input;
-  check_input_file(path);
-  std::ifstream in(path);
-  HALOGEN_USER_CHECK(in.good(), "%s: cannot open", path.c_str());
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const std::exception& e) {  // any json::exception (1e400 is out_of_range), or a failing read
-    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), json_reason(e.what()).c_str()));
-  }
-  HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
-  if (doc.contains("edge_mapping")) return pgt::convert_periods(doc, options);  // England COVID layout
-  if (doc.contains("nodes") && doc.contains("links")) return pgt::convert_montevideo(doc, options);
-  if (doc.contains("time_periods") && doc.contains("0"))
-    return pgt::convert_tennis(doc, options);  // Twitter tennis
   HALOGEN_USER_CHECK(doc.contains("edges") && doc["edges"].is_array(), "%s: \"edges\": missing or not a list",
                      path.c_str());
-  const char* series_key = doc.contains("FX") ? "FX" : "X";
-  HALOGEN_USER_CHECK(doc.contains(series_key) && doc[series_key].is_array() && !doc[series_key].empty(),
-                     "%s: neither \"FX\" nor \"X\" (the node series, T rows of N values) is a non-empty list",
-                     path.c_str());
-  const json& series = doc[series_key];
   const json& edge_list = doc["edges"];
-
-  graph::Graph g;
-  g.name = options.name.empty() ? std::filesystem::path(path).stem().string() : options.name;
-  g.directed = options.directed;
-  g.num_nodes = pgt::node_count(doc, series, series_key, path);
-  const int64_t n = g.num_nodes;
-
-  // The series: T rows of exactly N values.
-  const int64_t steps = static_cast<int64_t>(series.size());
-  g.target_steps = steps;
-  g.targets = pgt::read_series(series, series_key, n, path);
-
   HALOGEN_USER_CHECK(!edge_list.empty(), "%s: \"edges\" is empty: every snapshot would have no edges",
                      path.c_str());
   const bool weighted = doc.contains("weights");
@@ -130,10 +100,184 @@ graph::Graph convert_pgt_json(const ConvertOptions& options) {
   graph::BuildOptions build;
   build.symmetrize = !options.directed;
   build.drop_self_loops = true;
-  g.adjacency = graph::build_csr(n, std::move(edges), build);
-  HALOGEN_USER_CHECK(g.adjacency.nnz() > 0,
-                     "%s: \"edges\": only self-loops, so every snapshot would have no edges", path.c_str());
-  g.snapshots.assign(static_cast<size_t>(steps), g.adjacency);
+  graph::Csr csr = graph::build_csr(n, std::move(edges), build);
+  HALOGEN_USER_CHECK(csr.nnz() > 0, "%s: \"edges\": only self-loops, so every snapshot would have no edges",
+                     path.c_str());
+  return csr;
+}
+
+std::string graph_name(const ConvertOptions& options) {
+  return options.name.empty() ? std::filesystem::path(options.input).stem().string() : options.name;
+}
+
+// The text recorded for a transform (g.preprocess.name / formula).
+const char* transform_name(Transform t) {
+  switch (t) {
+    case Transform::standardize_eps:
+    case Transform::standardize:
+      return "standardize per node";
+    case Transform::log1p:
+      return "log1p";
+    case Transform::none:
+      break;
+  }
+  return "none";
+}
+
+std::string transform_formula(Transform t, int64_t steps) {
+  switch (t) {
+    case Transform::standardize_eps:
+      return strformat("(y - mean_v) / (std_v + 1e-10), mean and population std of each node's series over all "
+                       "%lld steps",
+                       static_cast<long long>(steps));
+    case Transform::standardize:
+      return strformat("(y - mean_v) / std_v, mean and population std of each node's series over all %lld "
+                       "steps",
+                       static_cast<long long>(steps));
+    case Transform::log1p:
+      return "log(1 + y)";
+    case Transform::none:
+      break;
+  }
+  return "the values as given";
+}
+
+}  // namespace
+
+void preprocess(graph::Graph& g, const Loader& loader, const ConvertOptions& options) {
+  const std::string& path = options.input;
+  HALOGEN_USER_CHECK(options.preprocess == "pgt" || options.preprocess == "none",
+                     "--preprocess: \"%s\": expected pgt or none", options.preprocess.c_str());
+  graph::Graph::TargetPreprocess& record = g.preprocess;
+  if (options.preprocess == "none") {
+    record.name = "none";
+    record.formula = loader.transform == Transform::none
+                         ? strformat("the values as given, as PGT's %s", loader.name)
+                         : strformat("the values as given, by --preprocess none; PGT's %s applies %s",
+                                     loader.name, transform_formula(loader.transform, g.target_steps).c_str());
+    return;
+  }
+  record.name = transform_name(loader.transform);
+  record.formula = loader.transform == Transform::none
+                       ? strformat("the values as given, as PGT's %s", loader.name)
+                       : strformat("%s, as PGT's %s", transform_formula(loader.transform, g.target_steps).c_str(),
+                                   loader.name);
+  const int64_t n = g.num_nodes, steps = g.target_steps;
+  if (loader.transform == Transform::log1p) {
+    for (int64_t i = 0; i < steps * n; ++i) {
+      const float y = g.targets[static_cast<size_t>(i)];
+      HALOGEN_USER_CHECK(y > -1.0f, "%s: \"%s\" of period %lld, node %lld: %g: log(1 + y) needs y > -1 (PGT's %s "
+                         "transform; --preprocess none keeps the values as given)",
+                         path.c_str(), loader.series_key, static_cast<long long>(i / n),
+                         static_cast<long long>(i % n), static_cast<double>(y), loader.name);
+      g.targets[static_cast<size_t>(i)] = static_cast<float>(std::log1p(static_cast<double>(y)));
+    }
+    return;
+  }
+  if (loader.transform == Transform::none) return;
+  record.offset.assign(static_cast<size_t>(n), 0.0);
+  record.scale.assign(static_cast<size_t>(n), 1.0);
+  const double eps = loader.transform == Transform::standardize_eps ? 1e-10 : 0.0;
+  for (int64_t v = 0; v < n; ++v) {
+    double sum = 0, lo = g.targets[v], hi = lo;
+    for (int64_t t = 0; t < steps; ++t) {
+      const double y = g.targets[t * n + v];
+      sum += y;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+    const double mean = sum / static_cast<double>(steps);
+    double squares = 0;
+    for (int64_t t = 0; t < steps; ++t) {
+      const double d = g.targets[t * n + v] - mean;
+      squares += d * d;
+    }
+    // A constant series: the reference gives 0/1e-10 or 0/0 there; it is kept as 0 with scale 1.
+    const double scale = hi > lo ? std::sqrt(squares / static_cast<double>(steps)) + eps : 1.0;
+    record.offset[static_cast<size_t>(v)] = hi > lo ? mean : lo;
+    record.scale[static_cast<size_t>(v)] = scale;
+    for (int64_t t = 0; t < steps; ++t) {
+      float& y = g.targets[static_cast<size_t>(t * n + v)];
+      y = hi > lo ? static_cast<float>((y - mean) / scale) : 0.0f;
+    }
+  }
+}
+
+graph::Graph convert_wikimaths(const json& doc, const ConvertOptions& options) {
+  const std::string& path = options.input;
+  const int64_t periods = integer_at(doc["time_periods"], path + ": \"time_periods\": ");
+  HALOGEN_USER_CHECK(periods >= 1, "%s: \"time_periods\" is %lld: expected at least 1", path.c_str(),
+                     static_cast<long long>(periods));
+  json series = json::array();
+  for (int64_t t = 0; t < periods; ++t) {
+    const std::string key = std::to_string(t);
+    HALOGEN_USER_CHECK(doc.contains(key) && doc[key].is_object() && doc[key].contains("y"),
+                       "%s: \"%s\"/\"y\": missing (time_periods is %lld: one object with \"y\" per period 0..%lld)",
+                       path.c_str(), key.c_str(), static_cast<long long>(periods),
+                       static_cast<long long>(periods - 1));
+    series.push_back(doc[key]["y"]);
+  }
+  graph::Graph g;
+  g.name = graph_name(options);
+  g.directed = options.directed;
+  g.num_nodes = node_count(doc, series, "<period>/y", path);
+  g.target_steps = periods;
+  g.targets = read_series(series, "<period>/y", g.num_nodes, path);
+  g.adjacency = static_edges(doc, g.num_nodes, options);
+  g.snapshots.assign(static_cast<size_t>(periods), g.adjacency);
+  return g;
+}
+
+}  // namespace pgt
+
+using nlohmann::json;
+
+graph::Graph convert_pgt_json(const ConvertOptions& options) {
+  const std::string& path = options.input;
+  check_input_file(path);
+  std::ifstream in(path);
+  HALOGEN_USER_CHECK(in.good(), "%s: cannot open", path.c_str());
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const std::exception& e) {  // any json::exception (1e400 is out_of_range), or a failing read
+    throw UserError(strformat("%s: not valid JSON (%s)", path.c_str(), json_reason(e.what()).c_str()));
+  }
+  HALOGEN_USER_CHECK(doc.is_object(), "%s: expected a JSON object at the top level", path.c_str());
+  graph::Graph g;
+  pgt::Loader loader;
+  if (doc.contains("edge_mapping")) {  // England COVID layout
+    g = pgt::convert_periods(doc, options);
+    loader = {"EnglandCovidDatasetLoader", pgt::Transform::standardize_eps, "y"};
+  } else if (doc.contains("nodes") && doc.contains("links")) {
+    g = pgt::convert_montevideo(doc, options);
+    loader = {"MontevideoBusDatasetLoader", pgt::Transform::standardize, "y"};
+  } else if (doc.contains("time_periods") && doc.contains("0") && doc.contains("edges")) {
+    g = pgt::convert_wikimaths(doc, options);
+    loader = {"WikiMathsDatasetLoader", pgt::Transform::standardize, "y"};
+  } else if (doc.contains("time_periods") && doc.contains("0")) {  // Twitter tennis
+    g = pgt::convert_tennis(doc, options);
+    loader = {"TwitterTennisDatasetLoader", pgt::Transform::log1p, "y"};
+  } else {
+    const char* series_key = doc.contains("FX") ? "FX" : doc.contains("block") ? "block" : "X";
+    HALOGEN_USER_CHECK(doc.contains(series_key) && doc[series_key].is_array() && !doc[series_key].empty(),
+                       "%s: none of \"FX\", \"X\" or \"block\" (the node series, T rows of N values) is a "
+                       "non-empty list",
+                       path.c_str());
+    const json& series = doc[series_key];
+    g.name = pgt::graph_name(options);
+    g.directed = options.directed;
+    g.num_nodes = pgt::node_count(doc, series, series_key, path);
+    g.target_steps = static_cast<int64_t>(series.size());
+    g.targets = pgt::read_series(series, series_key, g.num_nodes, path);  // T rows of exactly N values
+    g.adjacency = pgt::static_edges(doc, g.num_nodes, options);
+    g.snapshots.assign(static_cast<size_t>(g.target_steps), g.adjacency);
+    loader = series_key[0] == 'F'   ? pgt::Loader{"ChickenpoxDatasetLoader", pgt::Transform::none, "FX"}
+             : series_key[0] == 'b' ? pgt::Loader{"WindmillOutputDatasetLoader", pgt::Transform::standardize_eps,
+                                                  "block"}
+                                    : pgt::Loader{"PedalMeDatasetLoader", pgt::Transform::none, "X"};
+  }
+  pgt::preprocess(g, loader, options);
   return g;
 }
 

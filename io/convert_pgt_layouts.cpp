@@ -5,13 +5,16 @@
 //   string "links": [{"source": ID, "target": ID, "weight": w}, ...]       (weight optional, on every link or
 //   none)
 //   -> T snapshots of the same edges (self-loops dropped, symmetrised unless --directed); targets [T, N] from
-//   each node's "y" as given (PGT's loader standardises each node's series; we keep the raw inflow).
+//   each node's "y" (convert_pgt_json then standardises each node's series as PGT's loader does, unless
+//   --preprocess none).
 //
 // twitter_tennis_<event>.json (torch_geometric_temporal/dataset/twitter_tennis.py): one edge set per period,
 //   "time_periods": T, "0" .. "T-1": {"edges": [[src, dst], ...], "weights": [w, ...] (optional),
 //                                      "y": [N values], "X": [N rows] (optional)}
-//   -> snapshot t = period t's edges; targets [T, N] = each period's "y" as given (PGT's loader takes
-//   log(1 + y) of the next period). X (degree and transitivity per period) is not kept: the graph file holds
+//   -> snapshot t = period t's edges; targets [T, N] = each period's "y" (convert_pgt_json takes log(1 + y)
+//   as PGT's loader does, unless --preprocess none; PGT's sample t forecasts period t + 1 from period t's
+//   features, Halogen's step forecasts y_t from the --lags values before it). X (degree and transitivity per
+//   period) is not kept: the graph file holds
 //   one static feature matrix, and the regression task builds its inputs from past target values.
 // Every error names the file, the key path and the index.
 #include <filesystem>

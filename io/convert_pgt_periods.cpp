@@ -6,7 +6,8 @@
 //   "y": T rows of N values (new cases per region: the regression target)
 //   "node_ids": {name: id}                                      (optional; when present N = its size)
 // Snapshot t is period t's edge list (self-loops dropped, symmetrised unless --directed, a duplicated pair
-// keeps the larger weight); /csr is the union; targets = y as given (raw values, no standardisation).
+// keeps the larger weight); /csr is the union; targets = y (standardised per node by convert_pgt_json
+// unless --preprocess none).
 #include <filesystem>
 #include <string>
 #include <utility>

@@ -194,6 +194,22 @@ void validate_graph(const graph::Graph& g, const std::string& where) {
                          at(where, "/node/label").c_str(), i);
     }
   }
+  const graph::Graph::TargetPreprocess& pre = g.preprocess;
+  if (!pre.name.empty()) {
+    HALOGEN_USER_CHECK(!g.targets.empty(), "%s: /node/label: a preprocess record (\"%s\") without targets",
+                       where.c_str(), pre.name.c_str());
+    HALOGEN_USER_CHECK(pre.offset.size() == pre.scale.size() &&
+                           (pre.offset.empty() || static_cast<int64_t>(pre.offset.size()) == n),
+                       "%s: expected %lld values each, found %zu and %zu",
+                       at(where, "/node/label_offset and /node/label_scale").c_str(), static_cast<long long>(n),
+                       pre.offset.size(), pre.scale.size());
+    for (size_t v = 0; v < pre.scale.size(); ++v) {
+      HALOGEN_USER_CHECK(std::isfinite(pre.offset[v]), "%sindex %zu: not finite",
+                         at(where, "/node/label_offset").c_str(), v);
+      HALOGEN_USER_CHECK(std::isfinite(pre.scale[v]) && pre.scale[v] > 0, "%sindex %zu: %g is not positive",
+                         at(where, "/node/label_scale").c_str(), v, pre.scale[v]);
+    }
+  }
   validate_split(g.train, n, where, "/split/train");
   validate_split(g.valid, n, where, "/split/valid");
   validate_split(g.test, n, where, "/split/test");
@@ -280,6 +296,14 @@ void write_graph(const std::string& path, const graph::Graph& g) {
         file.write("/node/label", g.targets.data(), {g.num_nodes});
       else
         file.write("/node/label", g.targets.data(), {g.target_steps, g.num_nodes});
+      if (!g.preprocess.name.empty()) {  // convert --preprocess: what the stored values are
+        file.set_attr("preprocess", g.preprocess.name, "/node/label");
+        file.set_attr("preprocess_formula", g.preprocess.formula, "/node/label");
+        if (!g.preprocess.scale.empty()) {
+          file.write("/node/label_offset", g.preprocess.offset);
+          file.write("/node/label_scale", g.preprocess.scale);
+        }
+      }
     }
     if (!g.orig_id.empty()) file.write("/node/orig_id", g.orig_id);
     file.write("/split/train", g.train);
@@ -348,6 +372,15 @@ graph::Graph read_graph_file(const std::string& path, bool with_features) {
           "%s: /node/label: expected shape [%lld] or [T, %lld]", path.c_str(),
           static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_nodes));
       g.target_steps = dims.size() == 1 ? 1 : dims[0];
+      if (file.has_attr("preprocess", "/node/label")) {
+        g.preprocess.name = file.attr_string("preprocess", "/node/label");
+        if (file.has_attr("preprocess_formula", "/node/label"))
+          g.preprocess.formula = file.attr_string("preprocess_formula", "/node/label");
+        if (file.exists("/node/label_scale")) {
+          g.preprocess.offset = file.read<double>("/node/label_offset");
+          g.preprocess.scale = file.read<double>("/node/label_scale");
+        }
+      }
     } else {
       g.labels = file.read<int32_t>("/node/label", &dims);
       HALOGEN_USER_CHECK(dims.size() == 1, "%s: /node/label: expected shape [%lld]", path.c_str(),

@@ -321,6 +321,10 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   meta.num_classes = json_get<int32_t>(graph, "num_classes", where);
   meta.directed = json_get<bool>(graph, "directed", where);
   meta.num_train = json_get<int64_t>(graph, "num_train", where);
+  if (graph.contains("preprocess")) {
+    meta.preprocess = json_get<std::string>(graph["preprocess"], "name", where + ": preprocess");
+    meta.preprocess_formula = json_get<std::string>(graph["preprocess"], "formula", where + ": preprocess");
+  }
   if (meta.num_nodes < meta.num_parts)
     throw UserError(path + ": num_nodes " + std::to_string(meta.num_nodes) + " < num_parts");
 

@@ -50,6 +50,8 @@ struct PartitionMeta {
   std::vector<int64_t> part_owned;  // (P) owned vertices per part
   std::vector<int64_t> part_halo;   // (P) halo rows per part
   int64_t link_negatives = 0;       // negatives per positive in the shards' link steps; 0: none written
+  // graph.preprocess {name, formula} when the graph file records its targets' transform (convert --preprocess)
+  std::string preprocess, preprocess_formula;
 };
 
 // Reads DIR/meta.json; UserError when missing or malformed.

@@ -25,6 +25,26 @@ int64_t node_count(const nlohmann::json& doc, const nlohmann::json& series, cons
 std::vector<float> read_series(const nlohmann::json& series, const std::string& series_key, int64_t n,
                                const std::string& path);
 
+// What PyTorch Geometric Temporal's loader of a layout does to the targets before a model sees them (read
+// from torch_geometric_temporal/dataset/*.py; docs/dynamic.md, "Preprocessing").
+enum class Transform {
+  none,                 // the values as given (Chickenpox, PedalMe)
+  standardize_eps,      // (y - mean_v) / (std_v + 1e-10) over all T (England COVID, Windmill)
+  standardize,          // (y - mean_v) / std_v over all T (Montevideo bus, WikiMaths)
+  log1p,                // log(1 + y) (Twitter tennis)
+};
+struct Loader {
+  const char* name = "";  // the PGT class, e.g. "EnglandCovidDatasetLoader"
+  Transform transform = Transform::none;
+  const char* series_key = "y";  // the JSON key of the series, for messages
+};
+
+// Applies `loader`'s transform to g.targets when options.preprocess is "pgt" and records it in
+// g.preprocess (name, formula and, per node, offset/scale back to the file's units); "none" records that
+// the values are as given. A constant series is stored as 0 with scale 1 (the reference divides by 0 or by
+// 1e-10 there). log1p of a value <= -1 is a UserError naming the file and the value.
+void preprocess(graph::Graph& g, const Loader& loader, const ConvertOptions& options);
+
 // The per-period layout (England COVID): doc has "edge_mapping". See convert_pgt_json in io/temporal.h.
 graph::Graph convert_periods(const nlohmann::json& doc, const ConvertOptions& options);
 
@@ -33,5 +53,9 @@ graph::Graph convert_periods(const nlohmann::json& doc, const ConvertOptions& op
 // layouts are described in convert_pgt_layouts.cpp.
 graph::Graph convert_montevideo(const nlohmann::json& doc, const ConvertOptions& options);
 graph::Graph convert_tennis(const nlohmann::json& doc, const ConvertOptions& options);
+
+// wikivital_mathematics.json: one static edge set ("edges", "weights") and "time_periods" objects "0".."T-1"
+// each holding that period's "y" (N values). Described in convert_pgt_layouts.cpp.
+graph::Graph convert_wikimaths(const nlohmann::json& doc, const ConvertOptions& options);
 
 }  // namespace halogen::io::pgt

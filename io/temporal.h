@@ -23,15 +23,25 @@ namespace halogen::io {
 //   "time_periods": T                 optional; when present it must equal the rows of "y"
 //   "edge_mapping": {"edge_index": {"0": [[src, dst], ...], ..., "T-1": [...]},
 //                    "edge_weight": {"0": [w, ...], ...}}   edge_weight optional; one list per period each
-//   "y": [[v_0 .. v_{N-1}], ...]       T rows: the regression target, stored raw (PGT standardises it per
-//                                      node in its loader; Halogen does not)
+//   "y": [[v_0 .. v_{N-1}], ...]       T rows: the regression target (new cases per region)
 //   "node_ids"                         optional, as above
 // Snapshot t = period t's edges (self-loops dropped, symmetrised unless options.directed, duplicates keep the
 // larger weight); /csr = the union of the snapshots (unweighted). A period without edges gives an empty
 // snapshot; all periods empty is a UserError.
-// Montevideo bus layout ("nodes" + "links", chosen when both are present) and Twitter tennis layout
-// ("time_periods" + one object "0".."T-1" per period with "edges"/"weights"/"y"): see
-// convert_pgt_layouts.cpp.
+// Montevideo bus layout ("nodes" + "links", chosen when both are present), Twitter tennis layout
+// ("time_periods" + one object "0".."T-1" per period with "edges"/"weights"/"y") and WikiMaths layout (the
+// same per-period objects with only "y", and one static "edges"/"weights" at the top): see
+// convert_pgt_layouts.cpp and convert_pgt.cpp. Windmill output files are the static layout with the series
+// under "block".
+// Targets: with options.preprocess "pgt" (the default) the transform of PyTorch Geometric Temporal's loader
+// for the layout is applied and recorded in g.preprocess (written as attributes "preprocess" and
+// "preprocess_formula" of /node/label, and per node /node/label_offset, /node/label_scale):
+//   England COVID, Windmill: (y - mean_v) / (std_v + 1e-10);  Montevideo bus, WikiMaths: (y - mean_v) / std_v
+//   (population std of each node's series over all T steps; a constant series becomes 0 with scale 1);
+//   Twitter tennis: log(1 + y);  Chickenpox ("FX"), PedalMe ("X"): none.
+// With "none" the values are stored as given and the record says so. Features the loaders build (lagged
+// series, Montevideo's X, tennis' one-hot degree) are not stored: the regression task builds its inputs from
+// past target values (`train --lags`).
 graph::Graph convert_pgt_json(const ConvertOptions& options);
 
 // SNAP temporal signed networks (soc-sign-bitcoinotc.csv, soc-sign-bitcoinalpha.csv): comma-separated

@@ -66,6 +66,8 @@ void describe_partition_dir(const std::string& dir, bool check) {
               static_cast<long long>(meta.num_nodes), static_cast<long long>(meta.num_edges),
               meta.directed ? " (directed)" : "", static_cast<long long>(meta.num_features), meta.num_classes,
               static_cast<long long>(meta.num_train));
+  if (!meta.preprocess.empty())
+    std::printf("preprocess: %s  (%s)\n", meta.preprocess.c_str(), meta.preprocess_formula.c_str());
   {
     // Weights are all-or-none across a partition's shards (the graph file has /csr/weight or not): part 0 says.
     std::error_code ec;

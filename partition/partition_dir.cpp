@@ -88,6 +88,8 @@ json meta_json(const graph::Graph& graph, int64_t num_edges, int64_t num_train, 
                    {"num_classes", graph.num_classes},
                    {"directed", graph.directed},
                    {"num_train", num_train}};
+  if (!graph.preprocess.name.empty())
+    meta["graph"]["preprocess"] = {{"name", graph.preprocess.name}, {"formula", graph.preprocess.formula}};
   meta["statistics"] = {{"cut_edges", stats.cut_edges},
                         {"cut_counts", graph.directed ? "directed entries" : "undirected edges"},
                         {"halo_rows_total", stats.total_halo},

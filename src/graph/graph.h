@@ -40,6 +40,15 @@ struct Graph {
 
   std::vector<Csr> snapshots;  // dynamic graphs: one CSR per time step over the same vertices
 
+  // How the converter transformed the stored targets (`convert --preprocess`, io/temporal.h): empty name =
+  // nothing recorded. `offset`/`scale` (per vertex, or empty) map stored values back to the source's units:
+  // original = stored * scale[v] + offset[v] (after expm1 for "log1p").
+  struct TargetPreprocess {
+    std::string name;     // "none" | "standardize per node" | "log1p"
+    std::string formula;  // what was applied, and after which reference loader
+    std::vector<double> offset, scale;
+  } preprocess;
+
   int64_t num_edges() const { return adjacency.nnz(); }
 };
 

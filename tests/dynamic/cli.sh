@@ -22,6 +22,42 @@ grep -q "targets   regression \[3, 4\]" <<<"$info" || fail "tiny: targets: $info
 "$bin" partition "$work/tiny.h5" -k 2 --method contiguous -o "$work/tiny.p2" >/dev/null || fail "partition tiny"
 "$bin" info "$work/tiny.p2" --check >/dev/null || fail "info --check tiny.p2"
 
+grep -q "^preprocess: none  (the values as given, as PGT's ChickenpoxDatasetLoader)" <<<"$info" ||
+  fail "tiny: preprocess line: $info"
+
+# convert --preprocess: an England-COVID-shaped file is standardised per node by default (region 0: mean 40,
+# std 35.355..., so day 0 is -0.8485), recorded, shown by info FILE and info DIR, and trains; none keeps it raw.
+cat >"$work/england_covid.json" <<'JSON'
+{"time_periods": 8, "edge_mapping": {"edge_index": {"0": [[0, 1]], "1": [[1, 2]], "2": [[0, 2]], "3": [[0, 1]],
+ "4": [[0, 1]], "5": [[1, 2]], "6": [[0, 2]], "7": [[0, 1]]}},
+ "y": [[10, 0, 7], [30, 1, 7], [20, 5, 7], [100, 2, 7], [10, 0, 7], [30, 1, 7], [20, 5, 7], [100, 2, 7]]}
+JSON
+"$bin" convert "$work/england_covid.json" -o "$work/covid.h5" >"$work/covid.log" 2>&1 || fail "convert covid: $(cat "$work/covid.log")"
+grep -q "preprocess: standardize per node ((y - mean_v) / (std_v + 1e-10)" "$work/covid.log" ||
+  fail "convert did not print the transform: $(cat "$work/covid.log")"
+info=$("$bin" info "$work/covid.h5" --check) || fail "info covid.h5"
+grep -q "^preprocess: standardize per node  ((y - mean_v) / (std_v + 1e-10), mean and population std of each node's series over all 8 steps, as PGT's EnglandCovidDatasetLoader)" <<<"$info" ||
+  fail "covid: preprocess line: $info"
+python3 -c 'import h5py, numpy' 2>/dev/null && { python3 - "$work/covid.h5" <<'PY' || fail "covid: stored values or record wrong"; }
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    y = f["/node/label"][...]
+    offset, scale = f["/node/label_offset"][...], f["/node/label_scale"][...]
+    assert f["/node/label"].attrs["preprocess"] in (b"standardize per node", "standardize per node")
+raw = np.array([[10, 0, 7], [30, 1, 7], [20, 5, 7], [100, 2, 7]] * 2, dtype=np.float64)
+ref = (raw - raw.mean(axis=0)) / (raw.std(axis=0) + 1e-10)
+ref[:, 2] = 0  # a constant series is kept as 0
+assert np.allclose(y, ref, atol=1e-6), (y, ref)
+assert np.allclose(y * scale + offset, raw, atol=1e-4)
+PY
+"$bin" partition "$work/covid.h5" -k 1 -o "$work/covid.p1" >/dev/null || fail "partition covid"
+"$bin" info "$work/covid.p1" | grep -q "^preprocess: standardize per node  ((y - mean_v)" || fail "info DIR lacks the preprocess line"
+"$bin" train "$work/covid.p1" --model tgcn --task regression --lags 2 --epochs 2 --quiet >"$work/covid-train.log" 2>&1 ||
+  fail "train on the preprocessed file: $(cat "$work/covid-train.log")"
+"$bin" convert "$work/england_covid.json" -o "$work/covid-raw.h5" --preprocess none >/dev/null || fail "convert --preprocess none"
+"$bin" info "$work/covid-raw.h5" | grep -q "^preprocess: none  (the values as given, by --preprocess none; PGT's EnglandCovidDatasetLoader applies" ||
+  fail "covid-raw: preprocess line: $("$bin" info "$work/covid-raw.h5")"
+
 for run in a b; do
   "$bin" generate temporal-sbm --nodes 500 --steps 4 --churn 0.2 --drift 0.1 --seed 5 -o "$work/ts-$run.h5" \
     >/dev/null || fail "generate temporal-sbm"

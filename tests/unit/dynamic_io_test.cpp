@@ -181,7 +181,7 @@ TEST(PgtJson, BadInputsNameFileKeyAndIndex) {
   EXPECT_NE(error_for(R"({"edges": [[0, 1]], "weights": [1, 2], "X": [[1, 2]]})")
                 .find("\"weights\": expected a list of 1"),
             std::string::npos);
-  EXPECT_NE(error_for(R"({"edges": [[0, 1]]})").find("neither \"FX\" nor \"X\""), std::string::npos);
+  EXPECT_NE(error_for(R"({"edges": [[0, 1]]})").find("none of \"FX\", \"X\" or \"block\""), std::string::npos);
   EXPECT_NE(error_for("{\"edges\": [").find("not valid JSON"), std::string::npos);
 }
 

@@ -30,6 +30,7 @@ Graph convert(const std::string& path, bool directed = false) {
   halogen::io::ConvertOptions options;
   options.input = path;
   options.directed = directed;
+  options.preprocess = "none";  // the values as given (the transforms: dynamic_pgt_preprocess_test)
   return halogen::io::convert_pgt_json(options);
 }
 
