@@ -223,8 +223,7 @@ void refuse_outputs_over_inputs(comm::Communicator& comm, const TrainFlags& flag
                            flags.metrics.c_str(), own.c_str(), flags.checkpoint.c_str());
       }
     }
-    const std::string name = std::filesystem::path(flags.metrics).filename().string(), lock = ".halogen.lock";
-    HALOGEN_USER_CHECK(name.size() < lock.size() || name.compare(name.size() - lock.size(), lock.size(), lock) != 0,
+    HALOGEN_USER_CHECK(!io::is_lock_file_name(std::filesystem::path(flags.metrics).filename().string()),
                        "--metrics %s is a lock file of halogen (choose another file)", flags.metrics.c_str());
   }, train::Report::lowest_failing_rank);
 }

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/log.h"
 
 namespace halogen::io {
 
@@ -25,11 +26,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The directory holding an output and the output's name ("out/p8/" -> {"/abs/out", "p8"}).
+// The directory holding an output, the output's name ("out/p8/" -> {"/abs/out", "p8"}) and the stem of its
+// hidden siblings (".STEM.tmp.*", ".STEM.old.*", ".STEM.halogen.lock"): the name itself, or for a name longer
+// than kMaxPlainStem its first kShortStem bytes, '~' and the 16 hex digits of FNV-1a of the whole name, so a
+// sibling never overflows a legal name (NAME_MAX 255) and two long names still get two locks.
 struct Sibling {
   fs::path dir;
-  std::string name;
+  std::string name, stem;
 };
+
+constexpr size_t kMaxPlainStem = 200, kShortStem = 160;
+
+std::string sibling_stem(const std::string& name) {
+  if (name.size() <= kMaxPlainStem) return name;
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64-bit, over the bytes
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  return name.substr(0, kShortStem) + strformat("~%016llx", static_cast<unsigned long long>(hash));
+}
 
 Sibling split_output(const std::string& path) {
   std::error_code ec;
@@ -37,7 +50,16 @@ Sibling split_output(const std::string& path) {
   if (ec) throw UserError(path + ": cannot resolve the path: " + ec.message());
   if (p.filename().empty()) p = p.parent_path();  // a trailing '/'
   if (p.filename().empty() || p == p.root_path()) throw UserError(path + ": not a valid output path");
-  return {p.parent_path(), p.filename().string()};
+  const std::string name = p.filename().string();
+  return {p.parent_path(), name, sibling_stem(name)};
+}
+
+// UserError "OUTPUT: cannot write in the directory DIR: <reason>" unless the process may create files in dir
+// (read-only filesystem, no write or search permission), so an unwritable place is named with its reason
+// instead of a hidden temporary's name.
+void check_writable_dir(const std::string& output, const fs::path& dir) {
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw UserError(output + ": cannot write in the directory " + dir.string() + ": " + std::strerror(errno));
 }
 
 // "<pid>.<16 hex digits>": unique per process (the pid) and per call (the random part).
@@ -84,7 +106,8 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final
     throw UserError(final_path_ + ": directory " + dir.string() + " does not exist");
   if (fs::is_directory(target, ec)) throw UserError(final_path_ + ": is a directory");
   const Sibling sibling = split_output(final_path_);
-  temp_path_ = (dir / ("." + sibling.name + ".tmp." + unique_suffix())).string();
+  check_writable_dir(final_path_, dir);
+  temp_path_ = (dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
 }
 
 AtomicOutput::~AtomicOutput() {
@@ -138,7 +161,8 @@ AtomicDirectory::AtomicDirectory(std::string final_dir) : final_path_(std::move(
   if (ec)
     throw UserError(final_path_ + ": cannot create the directory " + sibling.dir.string() + ": " +
                     ec.message());
-  temp_path_ = (sibling.dir / ("." + sibling.name + ".tmp." + unique_suffix())).string();
+  check_writable_dir(final_path_, sibling.dir);
+  temp_path_ = (sibling.dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
   if (!fs::create_directory(temp_path_, ec) || ec)
     throw UserError(final_path_ + ": cannot create the temporary directory " + temp_path_ + ": " +
                     (ec ? ec.message() : std::string("it exists")));
@@ -177,7 +201,7 @@ void AtomicDirectory::commit() {
     throw UserError(final_path_ + ": cannot swap the finished directory into place: " + std::strerror(errno));
   } else {
     // No RENAME_EXCHANGE on this filesystem: two renames (OutputLock's holder repairs a kill between them).
-    const std::string old_path = (sibling.dir / ("." + sibling.name + ".old." + unique_suffix())).string();
+    const std::string old_path = (sibling.dir / ("." + sibling.stem + ".old." + unique_suffix())).string();
     if (std::rename(target.c_str(), old_path.c_str()) != 0)
       throw UserError(final_path_ + ": cannot move the old directory aside: " + std::strerror(errno));
     fault_point("moved-old");
@@ -204,9 +228,9 @@ std::string AtomicDirectory::name_final(const std::string& message) const {
 namespace {
 
 // Removes what killed jobs left beside `dir/name` (see OutputLock); called with the lock held, so no running
-// job owns any of it.
-void remove_leftovers(const fs::path& dir, const std::string& name) {
-  const std::string tmp_prefix = "." + name + ".tmp.", old_prefix = "." + name + ".old.";
+// job owns any of it. Returns the names removed (a directory put back is not counted).
+std::vector<std::string> remove_leftovers(const fs::path& dir, const std::string& name, const std::string& stem) {
+  const std::string tmp_prefix = "." + stem + ".tmp.", old_prefix = "." + stem + ".old.";
   std::vector<fs::path> temporaries, olds;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -222,8 +246,11 @@ void remove_leftovers(const fs::path& dir, const std::string& name) {
     fs::rename(olds.back(), target, ec);
     if (!ec) olds.pop_back();
   }
+  std::vector<std::string> removed;
   for (const std::vector<fs::path>* list : {&temporaries, &olds})
-    for (const fs::path& leftover : *list) fs::remove_all(leftover, ec);
+    for (const fs::path& leftover : *list)
+      if (fs::remove_all(leftover, ec) > 0 && !ec) removed.push_back(leftover.filename().string());
+  return removed;
 }
 
 std::string read_holder(int fd) {
@@ -245,7 +272,8 @@ OutputLock::OutputLock(const std::string& output_path, bool create_parent) {
                     ec.message());
   if (!fs::is_directory(sibling.dir, ec))
     throw UserError(output_path + ": directory " + sibling.dir.string() + " does not exist");
-  lock_path_ = (sibling.dir / ("." + sibling.name + ".halogen.lock")).string();
+  check_writable_dir(output_path, sibling.dir);
+  lock_path_ = (sibling.dir / ("." + sibling.stem + kLockSuffix)).string();
   // A previous holder removes the file as it releases it: if the file we locked is no longer the one at
   // lock_path_, we locked a removed file, and try again on the new one.
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
@@ -275,7 +303,11 @@ OutputLock::OutputLock(const std::string& output_path, bool create_parent) {
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) < 0) {
     // The lock is held all the same; only the holder's name is missing from the file.
   }
-  remove_leftovers(sibling.dir, sibling.name);
+  removed_ = remove_leftovers(sibling.dir, sibling.name, sibling.stem);
+  if (!removed_.empty())
+    log::info(strformat("%s: removed %zu leftover%s of a killed job (%s%s) from %s", output_path.c_str(),
+                        removed_.size(), removed_.size() == 1 ? "" : "s", removed_[0].c_str(),
+                        removed_.size() > 1 ? ", ..." : "", sibling.dir.c_str()));
 }
 
 OutputLock::~OutputLock() {

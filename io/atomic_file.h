@@ -10,6 +10,7 @@
 // output's OutputLock removes it.
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace halogen::io {
 
@@ -69,6 +70,15 @@ class AtomicDirectory {
   bool committed_ = false;
 };
 
+// The lock file of output NAME is `.NAME` + kLockSuffix (a long NAME is shortened with a hash, see
+// atomic_file.cpp); is_lock_file_name says whether a file name has that form.
+inline constexpr const char* kLockSuffix = ".halogen.lock";
+inline bool is_lock_file_name(const std::string& name) {
+  const std::string suffix = kLockSuffix;
+  return name.size() > suffix.size() && name[0] == '.' &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // An exclusive lock on an output (file or directory) for the life of the object: flock(2) on
 // `.NAME.halogen.lock` beside the output, holding the holder's pid. Taken once per job, before any work: a
 // second job asking for the same output gets a UserError naming the lock file and the holder's pid. The
@@ -86,10 +96,13 @@ class OutputLock {
   OutputLock& operator=(const OutputLock&) = delete;
 
   const std::string& path() const { return lock_path_; }
+  // The leftovers of killed jobs this lock removed (file names; also reported on one log line).
+  const std::vector<std::string>& removed_leftovers() const { return removed_; }
 
  private:
   std::string lock_path_;
   int fd_ = -1;
+  std::vector<std::string> removed_;
 };
 
 // UserError "`what`: OUTPUT is also the input INPUT; ..." when both name the same existing file

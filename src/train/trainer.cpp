@@ -196,6 +196,16 @@ int64_t Trainer::restore(TrainResult& result, Progress& progress) {
   result.train_acc_at_best = s.header.train_acc_at_best;
   progress.evals_since_best = s.header.evals_since_best;
   log::info(strformat("resumed from %s after epoch %lld", path.c_str(), (long long)s.header.epoch));
+  if (config_.save_best && result.best_epoch > 0 && comm_.rank() == 0) {
+    const std::string best = best_checkpoint_path(config_.checkpoint_dir);
+    std::error_code error;
+    if (!std::filesystem::exists(best, error))
+      log::warn(strformat("--save-best: %s, the model of epoch %lld (valid %.4f), is gone and cannot be rebuilt "
+                          "from last.h5; it is written again only when an epoch beats valid %.4f (until then "
+                          "predict --checkpoint %s reads last.h5)",
+                          best.c_str(), (long long)result.best_epoch, result.best_valid_acc, result.best_valid_acc,
+                          config_.checkpoint_dir.c_str()));
+  }
   if (!config_.partition.empty() && s.header.partition != config_.partition)
     log::info(strformat("(the checkpoint was written on another partition of this graph: %s)",
                         s.header.partition.c_str()));

@@ -227,5 +227,28 @@ expect_error "partition --force over a directory holding other files" "holds not
 check_ok "partition refused over notes.txt" p4 3
 no_leftovers "at the end" .
 
+# A legal 249-byte output name (its lock and temporary names are shortened with a hash, so they fit NAME_MAX).
+long=$(printf 'g%.0s' $(seq 246)).h5
+"$bin" generate sbm --nodes 200 --classes 2 --avg-degree 4 --features 4 --seed 1 -o "$long" >/dev/null 2>long.err ||
+  fail "generate -o <249-byte name>: $(cat long.err)"
+"$bin" info "$long" >/dev/null 2>&1 || fail "the 249-byte graph file does not read"
+rm -f "$long"
+no_leftovers "after a long output name" .
+
+# An output directory that cannot be written (a read-only mount in a private namespace): one line naming the
+# output and the directory with the reason, not a hidden temporary.
+if unshare -m true 2>/dev/null; then
+  mkdir -p ro
+  out=$(unshare -m bash -c "mount -t tmpfs -o ro,size=64k none ro || exit 77; \"$bin\" generate sbm --nodes 200 \
+        --classes 2 --avg-degree 4 --features 4 --seed 1 -o ro/g.h5" 2>&1); rc=$?
+  if [ "$rc" != 77 ]; then
+    [ "$rc" -eq 2 ] || fail "generate into a read-only directory: exit $rc: $out"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "read-only directory: more than one line: $out"
+    grep -q "ro/g.h5: cannot write in the directory .*/ro: Read-only file system" <<<"$out" ||
+      fail "read-only directory: message: $out"
+    echo "read-only directory: $out"
+  fi
+fi
+
 [ "$failures" -eq 0 ] || { echo "atomic output: $failures checks failed"; exit 1; }
 echo "atomic output: all checks passed"

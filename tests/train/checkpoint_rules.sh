@@ -167,4 +167,19 @@ grep -qF "removed $WORK/reuse/best.h5 of an earlier run" "$WORK/out" || fail "no
 [[ ! -e "$WORK/reuse/best.h5" ]] || fail "a stale best.h5 from a gcn run was left beside a sage run's last.h5"
 [[ "$(attr "$WORK/reuse/last.h5" model)" == sage ]] || fail "last.h5 is not the new run's"
 echo "a new run in a used directory: the earlier best.h5 removed"
+# best.h5 deleted, then --resume --save-best: one warning line says the best model is gone (before: nothing, and
+# the done line named a best epoch whose model no file held); predict names the file it read (last.h5).
+train 1 "$WORK/g.p1" "${base[@]}" --epochs 3 --quiet --checkpoint "$WORK/gone" --save-best >/dev/null || fail "gone 1"
+rm "$WORK/gone/best.h5"
+train 1 "$WORK/g.p1" "${base[@]}" --epochs 5 --quiet --checkpoint "$WORK/gone" --save-best --resume >"$WORK/out" \
+  2>"$WORK/err" || fail "resume --save-best without best.h5: $(cat "$WORK/err")"
+[[ $(grep -c "best.h5" "$WORK/err") == 1 ]] || fail "resume without best.h5: not one line: $(cat "$WORK/err")"
+grep -q "^warning: --save-best: $WORK/gone/best.h5, the model of epoch [0-9]* (valid [0-9.]*), is gone" "$WORK/err" ||
+  fail "resume without best.h5: $(cat "$WORK/err")"
+if [[ ! -e "$WORK/gone/best.h5" ]]; then
+  timeout 60 "$HALOGEN_BIN" predict "$WORK/g.p1" --checkpoint "$WORK/gone" -o "$WORK/gone.pred.h5" >"$WORK/out" ||
+    fail "predict from a directory without best.h5"
+  grep -qF "checkpoint $WORK/gone/last.h5:" "$WORK/out" || fail "predict does not name last.h5: $(cat "$WORK/out")"
+fi
+echo "resume --save-best without best.h5: $(grep best.h5 "$WORK/err")"
 echo "checkpoint rules: OK"

@@ -135,7 +135,10 @@ TEST(OutputLock, RemovesWhatKilledJobsLeftBehind) {
   write_text(dir.sub(".p.tmp.77.abcdef/part-00000.h5"), "killed partition");
   write_text(dir.sub(".g.h5.tmp.mine"), "not a halogen temporary");
   write_text(dir.sub(".h.h5.tmp.123.00ff"), "another output's");
-  { const OutputLock lock(dir.sub("g.h5")); }
+  {
+    const OutputLock lock(dir.sub("g.h5"));
+    EXPECT_EQ(lock.removed_leftovers(), (std::vector<std::string>{".g.h5.tmp.123.00ff"}));
+  }
   { const OutputLock lock(dir.sub("p")); }
   EXPECT_FALSE(fs::exists(dir.sub(".g.h5.tmp.123.00ff")));
   EXPECT_FALSE(fs::exists(dir.sub(".p.tmp.77.abcdef")));
@@ -155,6 +158,49 @@ TEST(OutputEqualToInput, RefusedForEverySpelling) {
   EXPECT_THROW(refuse_output_equal_to_input(dir.sub("edges.txt"), dir.sub("edges.txt"), "-o"), UserError);
   EXPECT_THROW(refuse_output_equal_to_input(dir.path() + "/./edges.txt", dir.sub("link.txt"), "-o"), UserError);
   EXPECT_NO_THROW(refuse_output_equal_to_input(dir.sub("g.h5"), dir.sub("edges.txt"), "-o"));  // absent
+}
+
+}  // namespace
+}  // namespace halogen::io
+
+namespace halogen::io {
+namespace {
+
+// A legal 249-byte output name: its lock and temporaries use a shortened, hashed stem, so they fit NAME_MAX;
+// two long names sharing the first 160 bytes still get two locks; a long name's leftovers are found again.
+TEST(OutputLock, LongOutputNamesGetShortenedSiblings) {
+  TempDir dir("atomic");
+  const std::string long_a = std::string(245, 'a') + ".h5", long_b = std::string(244, 'a') + "b.h5";
+  ASSERT_EQ(long_a.size(), 248u);
+  std::string stem_a;
+  {
+    const OutputLock first(dir.sub(long_a));
+    const std::string lock_name = fs::path(first.path()).filename().string();
+    EXPECT_LE(lock_name.size(), 255u) << lock_name;
+    EXPECT_TRUE(is_lock_file_name(lock_name)) << lock_name;
+    EXPECT_NE(lock_name.find('~'), std::string::npos) << lock_name;
+    stem_a = lock_name.substr(1, lock_name.size() - 1 - std::string(kLockSuffix).size());
+    const OutputLock second(dir.sub(long_b));  // another output sharing the first 160 bytes: its own lock
+    EXPECT_NE(second.path(), first.path());
+    AtomicOutput out(dir.sub(long_b));
+    EXPECT_LE(fs::path(out.temp_path()).filename().string().size(), 255u);
+    write_text(out.temp_path(), "data");
+    out.commit();
+  }
+  EXPECT_EQ(read_text(dir.sub(long_b)), "data");
+  // A killed writer's temporary of the long name is removed by the next lock on that name.
+  const std::string leftover = "." + stem_a + ".tmp.42.beef";
+  write_text(dir.sub(leftover), "killed");
+  const OutputLock again(dir.sub(long_a));
+  EXPECT_EQ(again.removed_leftovers(), (std::vector<std::string>{leftover}));
+  EXPECT_FALSE(fs::exists(dir.sub(leftover)));
+}
+
+TEST(OutputLock, LockFileNamesAreRecognised) {
+  EXPECT_TRUE(is_lock_file_name(".x.h5.halogen.lock"));
+  EXPECT_FALSE(is_lock_file_name("x.h5.halogen.lock"));
+  EXPECT_FALSE(is_lock_file_name(".halogen.lock"));
+  EXPECT_FALSE(is_lock_file_name(".x.h5"));
 }
 
 }  // namespace
