@@ -7,6 +7,7 @@
 #include "apps/commands.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
@@ -81,11 +82,13 @@ void add_convert_command(CLI::App& app) {
       ->check(non_negative())
       ->capture_default_str();
   cmd->callback([] {
+    const interrupt::Guard guard("convert");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal
     Stopwatch watch;
     const int64_t baseline_rss = io::resident_bytes();
     refuse_overwriting_input(output, options.input);
     const io::OutputLock lock(output);  // one job per output file, held until it is in place
     const std::string chosen = format.empty() ? detect_format(options.input) : format;
+    interrupt::set_phase("convert " + options.input);
     if (memory_limit_mib > 0) {
       HALOGEN_USER_CHECK(chosen == "ogb" || chosen == "npz" || chosen == "snap",
                          "--memory-limit: bounded conversion reads ogb, npz and snap inputs, not %s",
@@ -120,6 +123,7 @@ void add_convert_command(CLI::App& app) {
     else
       g = io::convert_matrix_market(options);
     const double read_s = watch.seconds();
+    interrupt::set_phase("write " + output);
     io::write_graph(output, g);
     log::info(strformat(
         "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "

@@ -4,6 +4,7 @@
 #include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
@@ -17,6 +18,7 @@ namespace {
 
 void write_and_report(const graph::Graph& g, const std::string& output, const Stopwatch& watch) {
   const double generate_s = watch.seconds();
+  interrupt::set_phase("write " + output);
   io::write_graph(output, g);
   log::info(strformat(
       "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "
@@ -68,8 +70,10 @@ void add_generate_command(CLI::App& app) {
   sbm_cmd->add_option("--name", sbm_name, "Name stored in the file (default: sbm)");
   sbm_cmd->add_option("-o,--output", sbm_output, "Output graph file (.h5)")->required();
   sbm_cmd->callback([] {
+    const interrupt::Guard guard("generate");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal
     const io::OutputLock lock(sbm_output);  // one job per output file
     Stopwatch watch;
+    interrupt::set_phase("generate");
     graph::Graph g = io::generate_sbm(sbm);
     if (!sbm_name.empty()) g.name = sbm_name;
     write_and_report(g, sbm_output, watch);
@@ -101,8 +105,10 @@ void add_generate_command(CLI::App& app) {
       ->check(seed_value())->capture_default_str();
   temporal_cmd->add_option("-o,--output", temporal_output, "Output graph file (.h5)")->required();
   temporal_cmd->callback([] {
+    const interrupt::Guard guard("generate");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal
     const io::OutputLock lock(temporal_output);  // one job per output file
     Stopwatch watch;
+    interrupt::set_phase("generate");
     const graph::Graph g = io::generate_temporal_sbm(temporal);
     write_and_report(g, temporal_output, watch);
     int64_t edges = 0;
@@ -135,8 +141,10 @@ void add_generate_command(CLI::App& app) {
   rmat_cmd->add_option("--name", rmat_name, "Name stored in the file (default: rmat-SCALE-EDGEFACTOR)");
   rmat_cmd->add_option("-o,--output", rmat_output, "Output graph file (.h5)")->required();
   rmat_cmd->callback([] {
+    const interrupt::Guard guard("generate");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal
     const io::OutputLock lock(rmat_output);  // one job per output file
     Stopwatch watch;
+    interrupt::set_phase("generate");
     graph::Graph g = io::generate_rmat(rmat);
     if (!rmat_name.empty()) g.name = rmat_name;
     write_and_report(g, rmat_output, watch);

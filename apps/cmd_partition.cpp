@@ -9,6 +9,7 @@
 #include "apps/commands.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/format.h"
 #include "io/convert_chunked.h"
 #include "partition/partition_dir.h"
@@ -114,6 +115,7 @@ void run_partition(const PartitionFlags& f) {
                      "or run without mpirun)",
                      f.method.c_str(), launcher_size());
 
+  const interrupt::Guard guard("partition");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal (not METIS's error)
   print_result(partition::partition_graph_file(request), f);
   print_peak_memory(request, f, baseline_rss);
 }

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 
 namespace halogen::io {
@@ -108,9 +109,11 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final
   const Sibling sibling = split_output(final_path_);
   check_writable_dir(final_path_, dir);
   temp_path_ = (dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
+  interrupt_handle_ = interrupt::track(temp_path_);
 }
 
 AtomicOutput::~AtomicOutput() {
+  interrupt::untrack(interrupt_handle_);
   if (!committed_) std::remove(temp_path_.c_str());
 }
 
@@ -166,9 +169,11 @@ AtomicDirectory::AtomicDirectory(std::string final_dir) : final_path_(std::move(
   if (!fs::create_directory(temp_path_, ec) || ec)
     throw UserError(final_path_ + ": cannot create the temporary directory " + temp_path_ + ": " +
                     (ec ? ec.message() : std::string("it exists")));
+  interrupt_handle_ = interrupt::track(temp_path_);
 }
 
 AtomicDirectory::~AtomicDirectory() {
+  interrupt::untrack(interrupt_handle_);
   if (committed_) return;
   std::error_code ignored;
   fs::remove_all(temp_path_, ignored);
@@ -303,6 +308,7 @@ OutputLock::OutputLock(const std::string& output_path, bool create_parent) {
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) < 0) {
     // The lock is held all the same; only the holder's name is missing from the file.
   }
+  interrupt_handle_ = interrupt::track(lock_path_);  // an interrupted job removes it as a release would
   removed_ = remove_leftovers(sibling.dir, sibling.name, sibling.stem);
   if (!removed_.empty())
     log::info(strformat("%s: removed %zu leftover%s of a killed job (%s%s) from %s", output_path.c_str(),
@@ -311,6 +317,7 @@ OutputLock::OutputLock(const std::string& output_path, bool create_parent) {
 }
 
 OutputLock::~OutputLock() {
+  interrupt::untrack(interrupt_handle_);
   if (fd_ < 0) return;
   ::unlink(lock_path_.c_str());  // while still locked: see the constructor
   ::close(fd_);

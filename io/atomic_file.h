@@ -9,6 +9,7 @@
 // removes its temporary. A job killed with SIGKILL leaves its temporary behind; the next holder of the
 // output's OutputLock removes it.
 #include <functional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ class AtomicOutput {
   std::string final_path_;
   std::string temp_path_;
   bool committed_ = false;
+  int64_t interrupt_handle_ = 0;  // temp_path_ is removed if the job is interrupted (core/interrupt.h)
 };
 
 // Writes `final_path` through `write(temp_path)`, which must create, fill and close the file, then commits.
@@ -68,6 +70,7 @@ class AtomicDirectory {
   std::string final_path_;
   std::string temp_path_;
   bool committed_ = false;
+  int64_t interrupt_handle_ = 0;  // temp_path_ is removed if the job is interrupted (core/interrupt.h)
 };
 
 // The lock file of output NAME is `.NAME` + kLockSuffix (a long NAME is shortened with a hash, see
@@ -103,6 +106,7 @@ class OutputLock {
   std::string lock_path_;
   int fd_ = -1;
   std::vector<std::string> removed_;
+  int64_t interrupt_handle_ = 0;
 };
 
 // UserError "`what`: OUTPUT is also the input INPUT; ..." when both name the same existing file

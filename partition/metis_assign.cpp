@@ -1,4 +1,5 @@
 // METIS k-way partitioning (libmetis 5.1, 32-bit idx_t and real_t on Debian).
+#include <dlfcn.h>
 #include <metis.h>
 
 #include <algorithm>
@@ -7,11 +8,35 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "partition/assign.h"
 #include "partition/metis_memory.h"
 #include "partition/rebalance.h"
 #include "partition/snapshot_weight.h"
+
+// METIS's GKlib catches SIGTERM (and SIGABRT) around every call (gk_sigtrap, undone by gk_siguntrap) and turns
+// it into METIS_ERROR, so a job cancelled by its scheduler said its graph was bad. These definitions take the
+// place of libmetis's (its calls go through the PLT): they run GKlib's own, then put the interrupt guard's
+// handlers back (core/interrupt.h), which pass the SIGTERM GKlib raises itself on an internal error on to
+// gk_sigthrow, so that error still returns METIS_ERROR.
+extern "C" {
+void gk_sigthrow(int signum);
+int gk_sigtrap() {
+  static const auto real = reinterpret_cast<int (*)()>(dlsym(RTLD_NEXT, "gk_sigtrap"));
+  const int result = real != nullptr ? real() : 0;
+  halogen::interrupt::set_forward(gk_sigthrow);
+  halogen::interrupt::reinstall();
+  return result;
+}
+int gk_siguntrap() {
+  static const auto real = reinterpret_cast<int (*)()>(dlsym(RTLD_NEXT, "gk_siguntrap"));
+  const int result = real != nullptr ? real() : 0;
+  halogen::interrupt::set_forward(nullptr);
+  halogen::interrupt::reinstall();
+  return result;
+}
+}
 
 namespace halogen::partition {
 

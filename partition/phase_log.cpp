@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/timer.h"
 
 namespace halogen::partition {
@@ -45,6 +46,7 @@ void PhaseLog::stop_sampler() {
 }
 
 void PhaseLog::begin(const std::string& name) {
+  interrupt::set_phase(name);  // named in the line of an interrupted job (core/interrupt.h)
   HALOGEN_ASSERT(current_.empty(), "phase %s begun inside phase %s", name.c_str(), current_.c_str());
   current_ = name;
   start_ = wall_seconds();

@@ -10,7 +10,9 @@
 #
 # Environment (defaults): HALOGEN (build/release/bin/halogen), PYTHON (/tmp/torchenv/bin/python; needs torch and
 # h5py, /usr/bin/python3 has torch 1.13 + h5py), MODELS ("evolvegcn-o tgcn gconvgru"), SEEDS ("0 1 2"),
-# EXTRA_ARGS ("": given to both programs, e.g. "--epochs 5"), OMP_NUM_THREADS (1; the reference runs
+# EXTRA_ARGS ("": given to both programs, e.g. "--epochs 5"), REFERENCE_ARGS ("": to the reference only; "--init
+# halogen" starts it from Halogen's very weights, whose epoch losses then agree to float rounding, so that the
+# table shows what is left once the seeds' different weights are taken out), OMP_NUM_THREADS (1; the reference runs
 # --threads 1). mpirun as root needs OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 (exported here).
 # Table: dataset | model | Halogen mean test MSE (seeds) | reference mean test MSE (seeds) | Halogen/reference |
 # training-mean baseline | within 5% (Halogen's mean at most 1.05 x the reference's). The last line counts
@@ -37,8 +39,11 @@ list_of() { "$python" -c "import sys; print(' / '.join('%.5g' % float(x) if abs(
 failures=0 over=0 rows=()
 for graph in "$@"; do
   parts=${graph%.h5}.p2 dataset=$(basename "${graph%.h5}")
-  [ -f "$graph" ] && [ -f "$parts/meta.json" ] ||
-    { echo "temporal_reference: $graph or $parts/meta.json missing" >&2; failures=$((failures + 1)); continue; }
+  if [ ! -f "$graph" ] || [ ! -f "$parts/meta.json" ]; then
+    echo "temporal_reference: $graph or $parts/meta.json missing" >&2
+    failures=$((failures + 1))
+    continue
+  fi
   for model in $models; do
     halogen_mse=() reference_mse=() mean_baseline=-
     for seed in $seeds; do
@@ -54,10 +59,10 @@ for graph in "$@"; do
         failures=$((failures + 1))
         continue
       fi
-      read -r mse last mean < <(sed -E 's/.*test_mse ([^ ]+) baseline_last_mse ([^ ]+) baseline_mean_mse ([^ ]+).*/\1 \2 \3/' <<<"$done_line")
+      read -r mse _ mean < <(sed -E 's/.*test_mse ([^ ]+) baseline_last_mse ([^ ]+) baseline_mean_mse ([^ ]+).*/\1 \2 \3/' <<<"$done_line")
       # shellcheck disable=SC2086
       ref=$("$python" "$root/scripts/bench/torch_temporal.py" "$graph" --model "$model" --seed "$seed" --threads 1 \
-            ${EXTRA_ARGS:-} 2>&1 | tail -n 1)
+            ${EXTRA_ARGS:-} ${REFERENCE_ARGS:-} 2>&1 | tail -n 1)
       if ! ref_mse=$(json_field "$ref" test_mse 2>/dev/null); then
         echo "$dataset $model seed $seed: reference FAILED: $(cut -c1-160 <<<"$ref")"
         failures=$((failures + 1))

@@ -36,7 +36,9 @@ weights are (in, out), y = x W; every model ends with y_t = relu(h_t) W_head + b
 Init [src/nn/parameters.cpp]: Glorot-uniform U(-b, b), b = sqrt(6 / (rows + cols)) of the tensor as Halogen
 stores it (tgcn: the stacked (lags, 3h) convolution weight and each (2h, h) gate weight; gconvgru: PyG's
 per-gate bound sqrt(6 / (fan_in + h)) for every Theta_k), biases zero; drawn from torch's RNG seeded by --seed
-(an independent reference, not Halogen's numbers).
+(an independent reference, not Halogen's numbers). --init halogen copies instead the very weights of `halogen
+train --seed SEED` (its Philox streams, torch_evolvegcn.halogen_glorot): the epoch losses then agree with
+Halogen's --metrics to about 6 digits over the first epochs (the check that every definition above matches).
 Training [src/train/temporal_workload.cpp, trainer.cpp, src/nn/adam.cpp]: every epoch starts from the zero state
 (evolvegcn-o: W_0) and walks the training steps in BPTT windows of --window steps (default: one window;
 evolvegcn-o: ceil(train_steps / 15)); the state is carried from window to window but detached at the start of

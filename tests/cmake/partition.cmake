@@ -15,3 +15,6 @@ endif()
 # The default --balance all on RMAT (issue 18): vertices, stored edges and training vertices within 1.15x.
 add_test(NAME partition.balance_default COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/balance_default.sh)
 set_tests_properties(partition.balance_default PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 120)
+# SIGTERM/SIGINT/SIGHUP to partition (in METIS too), generate and convert: exit 128 + signal, one line, nothing left.
+add_test(NAME partition.interrupted COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/interrupted.sh)
+set_tests_properties(partition.interrupted PROPERTIES LABELS "unit;asan_slow" ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 180)
