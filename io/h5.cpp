@@ -69,6 +69,7 @@ std::string describe_type(hid_t type) {
   if (cls == H5T_INTEGER) return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(8 * size);
   if (cls == H5T_FLOAT) return "float" + std::to_string(8 * size);
   if (cls == H5T_STRING) return "string";
+  if (cls == H5T_ENUM) return "enum (numpy bool, as h5py writes it)";
   return "type class " + std::to_string(static_cast<int>(cls));
 }
 
@@ -318,7 +319,9 @@ OpenDataset open_dataset(hid_t file, const std::string& path, const std::string&
   o.dims.assign(dims.begin(), dims.end());
   const std::string no_checksum = path + ": " + dataset +
                                   ": no checksum (written by an older Halogen or another tool; write it again "
-                                  "with this version's `halogen convert`, `generate` or `partition`)";
+                                  "with this version's `halogen convert`, `generate` or `partition`; from Python "
+                                  "with halogen.write_graph, scripts/graph_from_arrays.py, or h5py's "
+                                  "create_dataset(..., chunks=True, fletcher32=True))";
   if (rank == 0) {  // a scalar: the CRC-32 attribute File::write stores, checked here on its stored bytes
     if (!f.has_attr(kScalarChecksum, dataset)) throw UserError(no_checksum);
     Handle memory_type(H5Tget_native_type(o.type.id(), H5T_DIR_ASCEND), H5Tclose);
@@ -337,8 +340,10 @@ template <typename T>
 OpenDataset open_checked(hid_t file, const std::string& path, const std::string& dataset, const File& f) {
   OpenDataset o = open_dataset(file, path, dataset, f);
   if (!compatible<T>(o.type.id())) {
-    throw UserError(path + ": " + dataset + ": expected " + type_name<T>() + ", found " +
-                    describe_type(o.type.id()) + " " + dims_text(o.dims));
+    const bool ids = std::is_same_v<T, int64_t> && dataset.rfind("/split/", 0) == 0;
+    throw UserError(path + ": " + dataset + ": expected " + type_name<T>() + (ids ? " vertex ids" : "") +
+                    ", found " + describe_type(o.type.id()) + " " + dims_text(o.dims) +
+                    (ids ? ": a split lists vertex ids, not a mask (numpy.flatnonzero(mask) gives them)" : ""));
   }
   return o;
 }

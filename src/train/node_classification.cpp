@@ -15,8 +15,21 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
   global_split_sizes_ = local;
   comm_.allreduce_sum(global_split_sizes_.data(), 3);
   if (global_split_sizes_[0] == 0) {
+    // Why (a graph file written by another tool, issue 31): float labels, or a split of unlabelled vertices.
+    int64_t why[2] = {static_cast<int64_t>(shard.train.size()),
+                      shard.labels.empty() && !shard.targets.empty() ? 1 : 0};
+    comm_.allreduce_sum(why, 2);
     // Known to every rank: the message once, on rank 0.
-    if (comm_.rank() == 0) throw UserError("the graph has no labelled training vertices (/split/train is empty)");
+    if (comm_.rank() == 0) {
+      if (why[1] > 0)
+        throw UserError("/node/label is float, which a graph file means as regression targets; node classification "
+                        "needs int32 class ids (-1 = unlabelled): write them as int32 (numpy: labels.astype('int32'))");
+      if (why[0] > 0)
+        throw UserError(strformat("/split/train lists %lld vertices, but none of them has a label (/node/label is -1 "
+                                  "for every one)",
+                                  static_cast<long long>(why[0])));
+      throw UserError("the graph has no labelled training vertices (/split/train is empty)");
+    }
     throw PeerFailed();
   }
   // The shard's shape as the model was built: its split rows without the unlabelled ones it dropped, and the

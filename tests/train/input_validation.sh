@@ -87,4 +87,26 @@ expect "generate beyond memory (std::bad_alloc)" 2 "sbm: --nodes 100000000000 --
 expect "temporal-sbm with 10^8 steps (ran for minutes towards the OOM killer)" 2 \
   "temporal-sbm: --steps 100000000 --nodes 100 --avg-degree 16 needs" \
   "$HALOGEN_BIN" generate temporal-sbm --nodes 100 --classes 2 --steps 100000000 -o "$WORK/huge.h5"
+# Graph files written by other tools (issue 31, finding 7): float labels, or a training split of unlabelled
+# vertices, are named as such (before: "/split/train is empty" for a split of 30 ids).
+if python3 -c 'import h5py, numpy' 2>/dev/null; then
+  python3 - "$WORK/g.h5" "$WORK/float_labels.h5" "$WORK/unlabelled.h5" <<'PY'
+import shutil, sys, h5py, numpy as np
+src, float_path, unlabelled_path = sys.argv[1:]
+for path in (float_path, unlabelled_path):
+    shutil.copy(src, path)
+    with h5py.File(path, "r+") as f:
+        labels = f["/node/label"][...]
+        if path == unlabelled_path:
+            labels[f["/split/train"][...]] = -1
+        del f["/node/label"]
+        f.create_dataset("/node/label", data=labels.astype(np.float32 if path == float_path else np.int32),
+                         chunks=True, fletcher32=True)
+PY
+  for name in float_labels unlabelled; do "$HALOGEN_BIN" partition "$WORK/$name.h5" -k 2 -o "$WORK/$name.p2" >/dev/null; done
+  expect "float labels" 2 "/node/label is float, which a graph file means as regression targets; node classification needs int32 class ids" \
+    "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/float_labels.p2" --epochs 1
+  expect "a training split without labels" 2 "/split/train lists $(python3 -c "import h5py,sys; print(len(h5py.File(sys.argv[1])['/split/train']))" "$WORK/g.h5") vertices, but none of them has a label" \
+    "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/unlabelled.p2" --epochs 1
+fi
 echo "input validation: OK"
