@@ -61,6 +61,9 @@ import h5py
 import numpy as np
 import torch
 
+# W_t = GRU(W_{t-1}) with matrix rows (nn/evolve_gcn.h); its weights drawn as glorot() below draws them
+from torch_evolvegcn import MatrixGRU, halogen_glorot
+
 MODELS = ("evolvegcn-o", "tgcn", "gconvgru")
 # apps/cmd_train.cpp temporal_defaults(): epochs, windows per epoch (--task regression, no --window), clip, lr.
 TEMPORAL_DEFAULTS = {"tgcn": (50, 0, 1.0, 0.01), "gconvgru": (50, 0, 1.0, 0.01), "evolvegcn-o": (50, 15, 1.0, 0.01)}
@@ -183,22 +186,6 @@ class ReluLinearHead(torch.nn.Module):
         return torch.relu(h) @ self.weight + self.bias
 
 
-class MatrixGRU(torch.nn.Module):
-    """W_t = GRU(W_{t-1}) with matrix rows (nn/evolve_gcn.h): W, U (d_in, d_in) from the left, B (d_in, d_out)."""
-
-    def __init__(self, d_in, d_out):
-        super().__init__()
-        self.w_z, self.u_z, self.b_z = glorot(d_in, d_in), glorot(d_in, d_in), zeros(d_in, d_out)
-        self.w_r, self.u_r, self.b_r = glorot(d_in, d_in), glorot(d_in, d_in), zeros(d_in, d_out)
-        self.w_h, self.u_h, self.b_h = glorot(d_in, d_in), glorot(d_in, d_in), zeros(d_in, d_out)
-
-    def forward(self, q):
-        z = torch.sigmoid(self.w_z @ q + self.u_z @ q + self.b_z)
-        r = torch.sigmoid(self.w_r @ q + self.u_r @ q + self.b_r)
-        h = torch.tanh(self.w_h @ q + self.u_h @ (r * q) + self.b_h)
-        return (1 - z) * q + z * h
-
-
 class EvolveGCNO(torch.nn.Module):
     """State: the current W^l of every layer; None = at W_0 (the parameters: gradients reach W_0)."""
 
@@ -228,7 +215,17 @@ class EvolveGCNO(torch.nn.Module):
         return self.head(h), new_state
 
 
-class TGCN(torch.nn.Module):
+class NodeStateModel(torch.nn.Module):
+    """A recurrent model whose state is one (n, hidden) matrix, zero at the start of an epoch."""
+
+    def initial_state(self, n):
+        return torch.zeros(n, self.h)
+
+    def detach(self, state):
+        return state.detach()
+
+
+class TGCN(NodeStateModel):
     def __init__(self, in_width, hidden):
         super().__init__()
         self.h = hidden
@@ -236,12 +233,6 @@ class TGCN(torch.nn.Module):
         self.lin_weight = torch.nn.ParameterList(glorot(2 * hidden, hidden) for _ in range(3))  # L_z, L_r, L_h
         self.lin_bias = torch.nn.ParameterList(zeros(hidden) for _ in range(3))
         self.head = ReluLinearHead(hidden, 1)
-
-    def initial_state(self, n):
-        return torch.zeros(n, self.h)
-
-    def detach(self, state):
-        return state.detach()
 
     def forward(self, op, x, state):
         c_z, c_r, c_h = torch.split(aggregate(op, x) @ self.conv_weight + self.conv_bias, self.h, dim=1)
@@ -274,19 +265,13 @@ def chebyshev_basis(op, v, k):
     return basis
 
 
-class GConvGRU(torch.nn.Module):
+class GConvGRU(NodeStateModel):
     def __init__(self, in_width, hidden, k):
         super().__init__()
         self.h, self.k = hidden, k
         self.x_z, self.x_r, self.x_h = (ChebConv(in_width, hidden, k) for _ in range(3))
         self.h_z, self.h_r, self.h_h = (ChebConv(hidden, hidden, k) for _ in range(3))
         self.head = ReluLinearHead(hidden, 1)
-
-    def initial_state(self, n):
-        return torch.zeros(n, self.h)
-
-    def detach(self, state):
-        return state.detach()
 
     def forward(self, op, x, state):
         tx, th = chebyshev_basis(op, x, self.k), chebyshev_basis(op, state, self.k)
@@ -301,7 +286,6 @@ def copy_halogen_init(model, seed):
     """Overwrites every weight with the value `halogen train --seed SEED` starts from (its ParameterStore in
     registration order, Philox streams: torch_evolvegcn.halogen_glorot), to check the definitions step by step
     against Halogen's losses. Not the default: the reference draws its own weights."""
-    from torch_evolvegcn import halogen_glorot
 
     def draw(index, rows, cols, factor=1.0):
         return (halogen_glorot(seed, index, rows, cols) * np.float32(factor)).float()
