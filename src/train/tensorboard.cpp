@@ -7,6 +7,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "core/format.h"
 #include "core/runtime.h"
@@ -114,14 +116,36 @@ void TensorBoardWriter::scalars(int64_t step, const std::vector<std::pair<std::s
 }
 
 void TensorBoardWriter::record(const std::string& event) {
+  // One buffer per record, one write and a flush: a full disk (ENOSPC, EFBIG) fails the record, and the file
+  // is cut back to its last complete record, so a reader never meets half of one.
+  HALOGEN_USER_CHECK(file_ != nullptr, "%s: cannot write TensorBoard events after an earlier write failed",
+                     path_.c_str());
   const uint64_t length = event.size();
   const uint32_t length_crc = masked_crc32c(&length, sizeof(length));
   const uint32_t data_crc = masked_crc32c(event.data(), event.size());
-  const bool written = std::fwrite(&length, sizeof(length), 1, file_) == 1 &&
-                       std::fwrite(&length_crc, sizeof(length_crc), 1, file_) == 1 &&
-                       std::fwrite(event.data(), 1, event.size(), file_) == event.size() &&
-                       std::fwrite(&data_crc, sizeof(data_crc), 1, file_) == 1 && std::fflush(file_) == 0;
-  HALOGEN_USER_CHECK(written, "%s: cannot write TensorBoard events: %s", path_.c_str(), std::strerror(errno));
+  std::string framed(sizeof(length) + sizeof(length_crc), '\0');
+  std::memcpy(framed.data(), &length, sizeof(length));
+  std::memcpy(framed.data() + sizeof(length), &length_crc, sizeof(length_crc));
+  framed += event;
+  framed.append(reinterpret_cast<const char*>(&data_crc), sizeof(data_crc));
+  const bool written = std::fwrite(framed.data(), 1, framed.size(), file_) == framed.size() && std::fflush(file_) == 0;
+  if (written) {
+    complete_bytes_ += static_cast<int64_t>(framed.size());
+    return;
+  }
+  const int error = errno;
+  std::clearerr(file_);
+  std::fclose(file_);  // drops what is still buffered (the close's own write error is the same full disk)
+  file_ = nullptr;
+  if (complete_bytes_ == 0) {
+    std::remove(path_.c_str());  // not even the header fitted: no empty event file is left for TensorBoard
+  } else if (::truncate(path_.c_str(), complete_bytes_) != 0) {
+    // The cut failed too: say so, the file's last record may be partial.
+    throw UserError(strformat("%s: cannot write TensorBoard events: %s (and cannot cut the file back to its last "
+                              "complete record: %s)", path_.c_str(), std::strerror(error), std::strerror(errno)));
+  }
+  throw UserError(strformat("%s: cannot write TensorBoard events: %s (the file keeps its %lld bytes of complete "
+                            "records)", path_.c_str(), std::strerror(error), (long long)complete_bytes_));
 }
 
 }  // namespace halogen::train

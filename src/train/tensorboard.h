@@ -8,7 +8,8 @@
 // is an `Event` protobuf (tensorflow/core/util/event.proto): wall_time = 1 (double), step = 2 (int64),
 // file_version = 3 (string; the first record: "brain.Event:2"), summary = 5 (Summary: repeated Value value =
 // 1; Value: tag = 1 (string), simple_value = 2 (float)). The encoder below writes exactly those fields. Rank
-// 0 only (the trainer makes one on rank 0). Every record is flushed, so TensorBoard sees a running job.
+// 0 only (the trainer makes one on rank 0). Every record is flushed, so TensorBoard sees a running job; a record
+// that cannot be written (full disk) is cut off again, so the file holds only complete records.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -36,7 +37,8 @@ class TensorBoardWriter {
  private:
   void record(const std::string& event);
   std::string path_;
-  FILE* file_ = nullptr;
+  FILE* file_ = nullptr;        // nullptr after a failed write (the trainer ends the job on it)
+  int64_t complete_bytes_ = 0;  // the file's length up to its last complete record
 };
 
 }  // namespace halogen::train

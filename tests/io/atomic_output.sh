@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Nothing is lost on a full disk or a kill (issue 15, findings 3, 4, 5, 9, 10):
 #  - a full disk (`ulimit -f`, SIGXFSZ ignored so writes fail with EFBIG) during convert, generate, partition,
-#    partition --force, train --metrics and train --checkpoint ends with exit 2 and one line naming the output, and leaves nothing
+#    partition --force, train --metrics, train --checkpoint and train --tensorboard ends with exit 2 and one line naming the output, and leaves nothing
 #    half-written where a reader would take it (no output file, no part-*.h5 or meta.json, no temporary; an
-#    old output untouched; a metrics file of complete lines only);
+#    old output untouched; a metrics file of complete lines only, an event file of complete records only);
 #  - `partition --force` killed with SIGKILL at each named phase and at timed moments leaves the old or the new
 #    partition, complete (`info --check` passes, its part count is the old or the new one);
 #  - a second job writing the same output is refused by the lock, naming the lock file and the holder's pid;
 #  - an output equal to an input (convert X -o X, any spelling) is refused, and the input is unchanged.
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
@@ -130,6 +131,25 @@ assert len(lines) > 1, 'no line at all'" || fail "train --metrics on a full disk
   [ "$(md5sum <ck/last.h5)" = "$before" ] || fail "train --checkpoint on a full disk changed the earlier ck/last.h5"
   [ ! -e ck_new/last.h5 ] || fail "train --checkpoint on a full disk left ck_new/last.h5"
   echo "train --checkpoint on a full disk (limit $half_kib KiB): $(grep 'halogen: error' err); earlier last.h5 untouched"
+  # --- full disk: train --tensorboard (exit 2, one error line naming the event file; the file holds only
+  # complete records, each with both CRCs right). 2 KiB holds the header and a few dozen epochs' records.
+  rc=0
+  timeout 120 mpirun --oversubscribe --bind-to none -np 1 bash -c \
+    "trap '' XFSZ; ulimit -f 2; exec \"$bin\" train p1 --epochs 200 --eval-every 1 --quiet --tensorboard tb" \
+    >/dev/null 2>err || rc=$?
+  [ "$rc" -eq 2 ] || fail "train --tensorboard on a full disk exited $rc, expected 2: $(cat err)"
+  [ "$(grep -c "halogen: error" err)" -eq 1 ] || fail "train --tensorboard on a full disk: not one error line: $(cat err)"
+  grep -q "halogen: error: tb/events.out.tfevents.*: cannot write TensorBoard events: File too large" err ||
+    fail "train --tensorboard on a full disk: unexpected message: $(cat err)"
+  events=$(ls tb/events.out.tfevents.*)
+  python3 "$here/../train/read_tfevents.py" "$events" >tb.json ||
+    fail "train --tensorboard on a full disk left a torn record in $events"
+  python3 -c "
+import json
+tb = json.load(open('tb.json'))
+assert tb['file_version'] == 'brain.Event:2'
+assert len(tb['scalars']['loss']) >= 5, tb['scalars']['loss']" || fail "train --tensorboard on a full disk: too few records kept"
+  echo "train --tensorboard on a full disk: $(grep 'halogen: error' err | cut -c1-160)"
 else
   echo "train --metrics on a full disk: skipped (no mpirun)"
 fi
