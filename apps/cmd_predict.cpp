@@ -13,6 +13,7 @@
 #include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "io/atomic_file.h"
 #include "train/checkpoint.h"
@@ -36,6 +37,7 @@ void run_predict(const PredictFlags& flags) {
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  const interrupt::Guard guard("predict");  // before the communicator, whose handler hands signals on to it
   if (flags.comm_timeout > 0) comm::set_comm_timeout_seconds(flags.comm_timeout);
   set_rank_threads(flags.threads, session);
   Device device = Device::cpu;
@@ -48,6 +50,7 @@ void run_predict(const PredictFlags& flags) {
     request.embeddings_layer = flags.embeddings;
     train::CheckpointHeader header;
     train::CheckpointModel config;
+    interrupt::set_phase("reading the checkpoint");
     train::run_collectively(comm, [&] {
       request.checkpoint_path = train::resolve_checkpoint(flags.checkpoint);
       header = train::read_checkpoint_header(request.checkpoint_path);
@@ -64,6 +67,7 @@ void run_predict(const PredictFlags& flags) {
                          flags.dir.c_str());
       if (comm.rank() == 0) io::AtomicOutput check(flags.output);  // UserError: no such directory, a directory
     }, train::Report::lowest_failing_rank);
+    interrupt::set_phase("reading " + flags.dir);
     train::RankInput input = train::load_rank_input(comm, flags.dir, config.row_normalize);
     train::run_collectively(comm, [&] {
       io::refuse_output_equal_to_input(flags.output, input.meta.graph_file, "--output");

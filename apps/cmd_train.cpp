@@ -19,6 +19,7 @@
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "io/atomic_file.h"
 #include "io/part_file.h"
@@ -277,6 +278,7 @@ train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
 // `halogen train --model evolvegcn-o|tgcn|gconvgru`: a dynamic graph's snapshot sequence, through the same
 // epoch runner as the static models (train/trainer.h) with a TemporalWorkload.
 void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device device, int ranks_on_node) {
+  interrupt::set_phase("reading " + flags.dir);
   train::RankInput input = train::load_rank_input(comm, flags.dir, false);
   const io::PartitionMeta& meta = input.meta;
   train::TemporalTrainConfig config = temporal_config(flags);
@@ -314,6 +316,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
   log::info(strformat("graph %s: %lld nodes, %zu snapshots | %d ranks (%s) | %d threads per rank | device %s",
                       meta.graph_name.c_str(), (long long)meta.num_nodes, input.shard.snapshots.size(), comm.size(),
                       meta.method.c_str(), omp_get_max_threads(), device_name(device)));
+  interrupt::set_phase("building the model");
   train::Trainer trainer(comm, input.shard, config);
   auto& workload = static_cast<train::TemporalWorkload&>(trainer.workload());
   const nn::TemporalModelConfig& model = workload.setup().model;
@@ -374,6 +377,9 @@ void run_train(const TrainFlags& flags) {
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  // SIGTERM/SIGINT/SIGHUP: temporaries and locks removed, one line naming the phase, exit 128 + signal. Made
+  // before the communicator, whose handler (several ranks) hands the signal on to it.
+  const interrupt::Guard guard("train");
   if (flags.comm_timeout > 0) comm::set_comm_timeout_seconds(flags.comm_timeout);
   for (const std::string& option : flags.unused_options) log::warn(option);
   set_rank_threads(flags.threads, session);
@@ -414,6 +420,7 @@ void run_train(const TrainFlags& flags) {
     config.config_json = resolved_config_json(flags, config, device_name(device));
     HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
 
+    interrupt::set_phase("reading " + flags.dir);
     train::RankInput input = train::load_rank_input(comm, flags.dir, flags.row_normalize);
     const io::PartitionMeta& meta = input.meta;
     refuse_outputs_over_inputs(comm, flags, meta);
@@ -444,6 +451,7 @@ void run_train(const TrainFlags& flags) {
                         (long long)flags.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
                         flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
 
+    interrupt::set_phase("building the model");
     train::Trainer trainer(comm, input.shard, config);
     input.shard = graph::Shard{};  // the model holds its own copies
     const train::TrainResult result = trainer.run();

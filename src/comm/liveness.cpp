@@ -48,6 +48,7 @@ constexpr int kAbortGraceMs = 10000;       // after a peer's 'A': how long MPI_A
 // announce_end's view of the live instance: the fds to write 'A' to.
 std::atomic<const int*> g_fds{nullptr};
 std::atomic<int> g_fd_count{0};
+std::atomic<bool> g_leader_ended{false};  // rank 0's 'A' seen (leader_announced_end)
 
 double now_s() {
   timespec t{};
@@ -357,6 +358,7 @@ void PeerLiveness::run() {
         if (buffer[k] == 'B') peer.ended = true;
         if (buffer[k] == 'A') {
           peer.ended = true;
+          if (peer.rank == 0) g_leader_ended.store(true, std::memory_order_release);
           if (abort_seen < 0) {
             abort_seen = now_s();
             aborting_rank = peer.rank;
@@ -367,6 +369,8 @@ void PeerLiveness::run() {
     }
   }
 }
+
+bool PeerLiveness::leader_announced_end() { return g_leader_ended.load(std::memory_order_acquire); }
 
 PeerLiveness::~PeerLiveness() {
   if (active_.load(std::memory_order_acquire)) {

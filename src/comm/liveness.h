@@ -43,6 +43,9 @@ class PeerLiveness {
   // them reports it lost. Async-signal-safe (write(2) only): called by abort_all and the termination signal
   // handler.
   static void announce_end();
+  // Whether rank 0 has announced that it ends on purpose ('A': a signal or abort_all), as seen by this rank.
+  // A rank of a job interrupted as a whole leaves the "interrupted by" line to rank 0 when this becomes true.
+  static bool leader_announced_end();
 
  private:
   struct Peer {

@@ -16,6 +16,7 @@
 #include "comm/watchdog.h"
 #include "core/check.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 
 namespace halogen::comm {
@@ -144,7 +145,9 @@ void on_termination_signal(int sig) {
       (void)ignored;
     }
   }
-  // The default action (the launcher and the shell see "killed by signal").
+  // A command with an interrupt::Guard (train, predict) removes its temporaries and ends with one line and
+  // exit 128 + signal; otherwise the default action (the launcher and the shell see "killed by signal").
+  if (interrupt::notify(sig)) return;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -221,9 +224,17 @@ MpiComm::MpiComm(MPI_Comm base) {
     watchdog_ = std::make_unique<CommWatchdog>(*stuck_, timeout_s_, 1.0);
     struct sigaction action{};
     action.sa_handler = on_termination_signal;
+    action.sa_flags = SA_RESTART;  // the handler may return (to a guard's thread): calls in flight go on
     sigemptyset(&action.sa_mask);
     sigaction(SIGTERM, &action, &g_previous_term);
     sigaction(SIGINT, &action, &g_previous_int);
+    // A job signalled as a whole (scancel, Ctrl-C under mpirun) prints one "interrupted by" line, rank 0's: the
+    // others stay quiet once rank 0 has announced its end (within half a second), and speak when only they were.
+    interrupt::set_rank_reporting(strformat("[%d/%d] ", rank_, size_), [rank = rank_] {
+      if (rank == 0) return false;
+      for (int i = 0; i < 50 && !PeerLiveness::leader_announced_end(); ++i) usleep(10000);
+      return PeerLiveness::leader_announced_end();
+    });
   }
 }
 
@@ -269,6 +280,7 @@ MpiComm::~MpiComm() {
   if (g_comm == this) {
     sigaction(SIGTERM, &g_previous_term, nullptr);
     sigaction(SIGINT, &g_previous_int, nullptr);
+    interrupt::set_rank_reporting("", nullptr);
     g_comm = nullptr;
   }
   int finalized = 0;

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "io/atomic_file.h"
 #include "io/h5.h"
 #include "train/collective_error.h"
@@ -224,6 +225,7 @@ PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, 
     if (comm.rank() == 0) lock = std::make_unique<io::OutputLock>(request.output);
   }, Report::lowest_failing_rank);
   std::unique_ptr<nn::Model> model;
+  interrupt::set_phase("building the model");
   run_collectively(comm, [&] { model = std::make_unique<nn::Model>(config.model, comm, shard, comm.device()); });
   nn::ParameterStore& store = model->parameters();
   run_collectively(comm, [&] {
@@ -234,6 +236,7 @@ PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, 
     store.params().copy_from_host(s.params.data(), static_cast<int64_t>(s.params.size()));
   }, Report::lowest_failing_rank);
 
+  interrupt::set_phase("inference");
   model->infer();
   const Matrix<const float> out =
       request.embeddings_layer >= 0 ? model->layer_output(request.embeddings_layer) : model->logits();
@@ -242,6 +245,7 @@ PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, 
   std::vector<std::vector<float>> parts = gather_to_rank0(comm, to_host(out), rows, width);
   model.reset();
 
+  interrupt::set_phase("writing " + request.output);
   run_collectively(comm, [&] {
     if (comm.rank() != 0) return;
     const std::string assignment = io::assignment_path(request.partition_dir);

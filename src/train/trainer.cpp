@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
@@ -434,6 +435,7 @@ TrainResult Trainer::run() {
   TrainResult result;
   result.best_valid_acc = -1;
   Progress progress;
+  interrupt::set_phase("preparing training");
   lock_outputs();
   const int64_t first_epoch = restore(result, progress);
   open_outputs(first_epoch);
@@ -462,7 +464,9 @@ TrainResult Trainer::run() {
       config_.progress_every_s > 0 && comm_.rank() == 0 && !stdout_reaches_terminal();
   const Stopwatch run_watch;
   double last_progress_s = 0;
+  interrupt::set_phase("training");
   for (int64_t epoch = first_epoch; epoch <= config_.epochs; ++epoch) {
+    interrupt::set_epoch(epoch);  // "interrupted by SIGTERM during training, epoch 12"
     if (epoch == kill_epoch && comm_.rank() == 0) std::raise(SIGKILL);
     EpochRecord record;
     if (trace_) trace_->set_epoch(epoch);
@@ -508,6 +512,8 @@ TrainResult Trainer::run() {
       break;
     }
   }
+  interrupt::set_epoch(-1);
+  interrupt::set_phase("finishing training");
   if (trace_) {
     workload_->clock().set_trace(nullptr);
     write_trace(comm_, *trace_, trace_origin_s_, config_.trace_path);
