@@ -21,6 +21,7 @@
 #include "core/format.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "io/atomic_file.h"
 #include "io/part_file.h"
 #include "kernels/device.h"
@@ -288,19 +289,20 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
       comm, [&] { train::check_temporal_setup(input.shard, config.task, config.window, config.model); },
       train::Report::lowest_failing_rank);
   // Memory planned before the workload allocates it (an upper bound: train/memory_estimate.h).
+  interrupt::set_phase("planning memory");
+  const graph::Shard& shard = input.shard;
+  const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(shard.snapshots.size()));
+  train::TemporalShape shape;
+  const bool regression = config.task.kind == train::TaskKind::regression;
+  shape.in = regression ? config.task.lags : shard.num_features;
+  shape.out = regression                                  ? 1
+              : config.task.kind == train::TaskKind::node ? std::max<int64_t>(shard.num_classes, 1)
+              : config.embedding > 0                      ? config.embedding
+                                                          : config.model.hidden;
+  shape.window = config.window > 0 ? std::min(config.window, steps)
+                 : config.windows_per_epoch > 1 ? (steps + config.windows_per_epoch - 1) / config.windows_per_epoch
+                                                : steps;
   if (!flags.ignore_memory_check) {
-    const graph::Shard& shard = input.shard;
-    const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(shard.snapshots.size()));
-    train::TemporalShape shape;
-    const bool regression = config.task.kind == train::TaskKind::regression;
-    shape.in = regression ? config.task.lags : shard.num_features;
-    shape.out = regression                                  ? 1
-                : config.task.kind == train::TaskKind::node ? std::max<int64_t>(shard.num_classes, 1)
-                : config.embedding > 0                      ? config.embedding
-                                                            : config.model.hidden;
-    shape.window = config.window > 0 ? std::min(config.window, steps)
-                   : config.windows_per_epoch > 1 ? (steps + config.windows_per_epoch - 1) / config.windows_per_epoch
-                                                  : steps;
     train::run_collectively(
         comm,
         [&] { train::check_temporal_rank_memory_fits(config.model, shard, shape, ranks_on_node, device); },
@@ -309,6 +311,9 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
     comm.allreduce_max(&bound, 1);
     log::info(strformat("memory: at most %.3f MiB per rank planned (upper bound; --ignore-memory-check skips the "
                         "check)", bound / 1048576.0));
+  } else {
+    note_memory_check_skipped("--ignore-memory-check",
+                              train::estimate_temporal_rank_memory(config.model, shard, shape, device));
   }
   refuse_outputs_over_inputs(comm, flags, meta);
   set_checkpoint_identity(comm, flags, meta, config);
@@ -428,10 +433,14 @@ void run_train(const TrainFlags& flags) {
     train::add_option(config.preprocessing, "row_normalize", flags.row_normalize);
     if (flags.edge_weight) check_edge_weights(comm, input.shard, flags.dir);
     // Memory is planned before the model allocates it (the host's, or on --device cuda the rank's GPU's).
+    interrupt::set_phase("planning memory");
     if (!flags.ignore_memory_check) {
       train::run_collectively(
           comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size(), device); },
           train::Report::lowest_failing_rank);
+    } else {
+      note_memory_check_skipped("--ignore-memory-check",
+                                train::estimate_rank_memory(config.model, train::shard_rank_shape(input.shard)));
     }
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};

@@ -14,6 +14,7 @@
 #include "apps/config_file.h"
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 namespace halogen::app {
 int& exit_code() {
@@ -98,9 +99,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halogen: error: input/output failure (%s)\n", e.code().message().c_str());
     return 1;
   } catch (const std::bad_alloc&) {
-    // Sizes the user controls are planned before allocation (core/memory.h), so this is the machine's limit.
-    std::fprintf(stderr, "halogen: error: out of memory (an allocation failed; see `halogen info` for the "
-                         "memory a command will need)\n");
+    // Sizes the user controls are planned before allocation (core/memory.h), so this is the machine's limit:
+    // one line naming the phase and the plan that fitted.
+    std::fprintf(stderr, "halogen: error: %s\n", halogen::out_of_memory_message().c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "halogen: error: internal error: %s\n", e.what());

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "kernels/device.h"
 #include "train/collective_error.h"
 
@@ -92,6 +93,10 @@ void run_rank_job_with(const std::function<comm::Communicator&()>& rank_comm, co
     std::fprintf(stderr, "halogen: error: %s\n", e.what());
     std::fflush(stderr);
     exit_code() = 2;
+  } catch (const std::bad_alloc&) {
+    // Outside a collective step (those report once for the job): this rank's line, then the job ends.
+    log::rank_line("error: " + out_of_memory_message());
+    rank_comm().abort(1);
   } catch (const std::exception& e) {
     log::rank_line(std::string("error: ") + e.what());
     rank_comm().abort(1);

@@ -4,12 +4,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <string>
 
 #include <sys/resource.h>
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/interrupt.h"
 
 namespace halogen {
 namespace {
@@ -91,7 +93,48 @@ int64_t saturating_bytes(int64_t count, int64_t bytes_each) {
   return count * bytes_each;
 }
 
+namespace {
+std::mutex g_plan_mutex;
+std::string g_plan;     // note_memory_plan's text
+std::string g_skipped;  // note_memory_check_skipped's
+
+std::string mib_text(int64_t bytes) { return strformat("%.1f MiB", static_cast<double>(bytes) / 1048576.0); }
+}  // namespace
+
+void note_memory_plan(const std::string& text) {
+  const std::lock_guard<std::mutex> lock(g_plan_mutex);
+  g_plan = text;
+}
+
+void note_memory_check_skipped(const std::string& how, int64_t bytes) {
+  const std::lock_guard<std::mutex> lock(g_plan_mutex);
+  g_skipped = bytes < 0 ? how : how + "; the plan: " + mib_text(bytes) + " per rank";
+}
+
+std::string out_of_memory_message() {
+  std::string plan, skipped;
+  {
+    const std::lock_guard<std::mutex> lock(g_plan_mutex);
+    plan = g_plan;
+    skipped = g_skipped;
+  }
+  const std::string during = interrupt::guarded() ? " during " + interrupt::phase() : "";
+  const ProcessRoom room = process_room();
+  const std::string limit = room.bytes < 0 ? ""
+                                           : strformat("; this process is under its %s of %s", room.limit_name,
+                                                       mib_text(room.limit_bytes).c_str());
+  if (!skipped.empty())
+    return "out of memory" + during + ": an allocation failed, and the memory check was skipped (" + skipped + ")" + limit +
+           " (`halogen info` shows what the job needs)";
+  if (plan.empty())
+    return "out of memory" + during + ": an allocation failed, and no memory plan was checked for this step" + limit +
+           " (`halogen info` shows what a command will need)";
+  return "out of memory" + during + ": an allocation failed although the memory plan fitted (" + plan + ")" + limit +
+         " (other processes took the memory, or the plan falls short; `halogen info` shows it)";
+}
+
 void check_process_memory_fits(int64_t bytes, const std::string& what, const std::string& hint) {
+  note_memory_plan(what + " needs " + mib_text(bytes));
   const ProcessRoom room = process_room();
   if (room.bytes < 0 || bytes <= room.bytes) return;
   throw UserError(strformat("%s needs %.1f MiB, but this process may allocate only %.1f MiB more under its %s "
@@ -104,7 +147,7 @@ void check_process_memory_fits(int64_t bytes, const std::string& what, const std
 }
 
 void check_memory_fits(int64_t bytes, const std::string& what, const std::string& hint) {
-  check_process_memory_fits(bytes, what, hint);
+  check_process_memory_fits(bytes, what, hint);  // notes the plan
   const int64_t available = available_memory_bytes();
   if (available < 0 || bytes <= available) return;
   throw UserError(strformat("%s needs %.1f MiB, but only %.1f MiB of memory is available%s%s%s", what.c_str(),

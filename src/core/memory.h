@@ -31,6 +31,17 @@ void check_process_memory_fits(int64_t bytes, const std::string& what, const std
 // (<hint>)" when bytes exceeds available_memory_bytes(). `hint` may be empty.
 void check_memory_fits(int64_t bytes, const std::string& what, const std::string& hint = "");
 
+// The last memory plan checked in this process (check_memory_fits and check_process_memory_fits note theirs:
+// "training ... per rank needs 945.8 MiB"), or a note of why none was (`--ignore-memory-check`), for the line
+// of an allocation that fails anyway.
+void note_memory_plan(const std::string& text);
+// Notes that a command skipped its check (`how`: "--ignore-memory-check") of a plan of `bytes` per process
+// (-1: not computed), for the same line.
+void note_memory_check_skipped(const std::string& how, int64_t bytes);
+// The one line for std::bad_alloc: "out of memory during PHASE: an allocation failed although the memory plan
+// fitted (PLAN); ..." (PHASE when an interrupt::Guard names it; without a plan, says that none was checked).
+std::string out_of_memory_message();
+
 // bytes * count with saturation at INT64_MAX (declared sizes may be absurd; their product must not wrap).
 int64_t saturating_bytes(int64_t count, int64_t bytes_each);
 

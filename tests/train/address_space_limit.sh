@@ -3,7 +3,8 @@
 # `ulimit -d` (RLIMIT_DATA) below a rank's plan, `halogen train` used to die with "halogen: error:
 # std::bad_alloc" after reading the shard; now it stops before allocating its buffers with one line naming the
 # limit, the plan and the headroom (exit 2). With the limit above the plan it trains. A malformed
-# HALOGEN_MEMORY_AVAILABLE_MIB (abc, -5) is one line too, no longer ignored silently.
+# HALOGEN_MEMORY_AVAILABLE_MIB (abc, -5) is one line too, no longer ignored silently. With the check skipped, the
+# failed allocation is one line for the job (1 and 2 ranks) naming the phase and the plan.
 # The limit cases are skipped in an AddressSanitizer build (ASan reserves terabytes of address space).
 source "$(dirname "$0")/common.sh"
 "$HALOGEN_BIN" generate sbm --nodes 200000 --classes 8 --features 128 --avg-degree 10 --seed 1 -o "$WORK/g.h5" >/dev/null
@@ -37,6 +38,27 @@ set +e
 (ulimit -d 700000; train) >/dev/null 2>"$WORK/err"; status=$?
 set -e
 one_line_error "ulimit -d 700000" "under its data limit (ulimit -d)"
+# The check skipped (--ignore-memory-check): the allocation fails, and that is one line naming the phase and
+# the plan (it was "halogen: error: std::bad_alloc", or "out of memory" without either).
+set +e
+(ulimit -v 900000; train --ignore-memory-check) >/dev/null 2>"$WORK/err"; status=$?
+set -e
+one_line_error "ulimit -v 900000 --ignore-memory-check" "out of memory during building the model: an allocation failed"
+grep -q "the plan: 945.8 MiB per rank" "$WORK/err" || fail "--ignore-memory-check: the plan is not named"
+# Two ranks out of memory alike: one line for the job, not one per rank.
+if command -v mpirun >/dev/null; then
+  "$HALOGEN_BIN" partition "$WORK/g.h5" -k 2 -o "$WORK/g.p2" >/dev/null
+  set +e
+  (ulimit -v 800000; "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/g.p2" --hidden 512 --epochs 1 --threads 1 --quiet \
+    --ignore-memory-check) >/dev/null 2>"$WORK/err"; status=$?
+  set -e
+  [ "$status" != 0 ] || fail "2 ranks under ulimit -v 800000: trained"
+  [ "$(grep -c 'out of memory' "$WORK/err")" = 1 ] || { cat "$WORK/err"; fail "2 ranks: not one out-of-memory line"; }
+  grep -q "out of memory during building the model: .*the plan: .* MiB per rank" "$WORK/err" ||
+    { cat "$WORK/err"; fail "2 ranks: the line names no phase or plan"; }
+  ! grep -q bad_alloc "$WORK/err" || fail "2 ranks: bad_alloc"
+  echo "ok: 2 ranks out of memory: $(grep 'out of memory' "$WORK/err")"
+fi
 # Room enough: it trains.
 (ulimit -v 2500000; train) >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; fail "ulimit -v 2500000: training failed"; }
 echo "address-space limits: OK"
