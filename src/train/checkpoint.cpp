@@ -196,7 +196,11 @@ void write_checkpoint(const std::string& path, const CheckpointState& s) {
                            std::memcmp(back.params.data(), s.params.data(), s.params.size() * sizeof(float)) == 0,
                        "read-back differs");
   } catch (const UserError& e) {
-    throw UserError(path + ": cannot write checkpoint (disk full?): " + e.what());
+    // Named by the checkpoint, not by its hidden temporary (which AtomicOutput removes).
+    std::string why = e.what();
+    const std::string temp = output.temp_path() + ": ";
+    if (why.rfind(temp, 0) == 0) why = "reading it back: " + why.substr(temp.size());
+    throw UserError(path + ": cannot write checkpoint (disk full?): " + why + "; an earlier checkpoint stays as it was");
   }
   sync_file(output.temp_path());
   output.commit();

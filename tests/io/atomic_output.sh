@@ -43,6 +43,8 @@ full_disk() {
   shift
   (trap '' XFSZ; ulimit -f "$kib"; exec "$@")
 }
+# levels_of BYTES: file limits (KiB) of 1/16, 1/4 and 3/4 of an output of BYTES: several fill levels.
+levels_of() { local kib=$(( $1 / 1024 )); echo $(( kib / 16 + 1 )) $(( kib / 4 + 1 )) $(( kib * 3 / 4 + 1 )); }
 no_leftovers() {  # no_leftovers NAME DIR: no temporary or lock file of any job left in DIR
   local left
   left=$(find "$2" -maxdepth 2 \( -name '*.tmp.*' -o -name '*.halogen.lock' \) | head -3)
@@ -117,7 +119,7 @@ assert len(lines) > 1, 'no line at all'" || fail "train --metrics on a full disk
   "$bin" train p1 --epochs 2 --checkpoint ck --quiet >/dev/null 2>&1 || fail "train --checkpoint exited $?"
   [ -f ck/last.h5 ] || fail "train --checkpoint wrote no ck/last.h5"
   before=$(md5sum <ck/last.h5)
-  half_kib=$(( $(stat -c %s ck/last.h5) / 2048 + 1 ))
+  for half_kib in $(levels_of "$(stat -c %s ck/last.h5)"); do  # 1/16, 1/4 and 3/4 of the checkpoint
   for dir in ck ck_new; do
     rc=0
     timeout 120 mpirun --oversubscribe --bind-to none -np 1 bash -c \
@@ -126,10 +128,12 @@ assert len(lines) > 1, 'no line at all'" || fail "train --metrics on a full disk
     [ "$rc" -eq 2 ] || fail "train --checkpoint $dir on a full disk exited $rc, expected 2: $(cat err)"
     [ "$(grep -c 'halogen: error' err)" -eq 1 ] || fail "train --checkpoint $dir on a full disk: not one error line: $(cat err)"
     grep -q "halogen: error: .*$dir/last.h5" err || fail "train --checkpoint $dir on a full disk: message does not name $dir/last.h5: $(cat err)"
+    ! grep -q '\.tmp\.' err || fail "train --checkpoint $dir on a full disk: the message names a temporary: $(cat err)"
     no_leftovers "train --checkpoint $dir on a full disk" "$dir"
   done
   [ "$(md5sum <ck/last.h5)" = "$before" ] || fail "train --checkpoint on a full disk changed the earlier ck/last.h5"
   [ ! -e ck_new/last.h5 ] || fail "train --checkpoint on a full disk left ck_new/last.h5"
+  done
   echo "train --checkpoint on a full disk (limit $half_kib KiB): $(grep 'halogen: error' err); earlier last.h5 untouched"
   # --- full disk: train --tensorboard (exit 2, one error line naming the event file; the file holds only
   # complete records, each with both CRCs right). 2 KiB holds the header and a few dozen epochs' records.
@@ -153,6 +157,33 @@ assert len(tb['scalars']['loss']) >= 5, tb['scalars']['loss']" || fail "train --
 else
   echo "train --metrics on a full disk: skipped (no mpirun)"
 fi
+
+# --- full disk at several fill levels, over an earlier output: for each writer, a file limit of 1/16, 1/4 and
+# 3/4 of what it writes. Every level: exit 2, one line naming the output, the earlier output byte-identical
+# (a directory: every file), nothing left behind. ---
+digest() { (cd "$1" 2>/dev/null && find . -type f | sort | xargs md5sum) || md5sum <"$1"; }
+"$bin" convert edges.txt -o lv.h5 >/dev/null || fail "convert exited $?"
+"$bin" generate sbm --nodes 3000 --features 16 --seed 2 -o lvg.h5 >/dev/null || fail "generate exited $?"
+"$bin" partition g.h5 -k 2 -o lvp >/dev/null || fail "partition exited $?"
+rm -rf scratch
+for writer in convert generate partition; do
+  # The command rewrites the earlier output with other content; its size is measured on a scratch name first.
+  case $writer in
+    convert) out=lv.h5; cmd=("$bin" convert edges.txt --directed -o) ;;
+    generate) out=lvg.h5; cmd=("$bin" generate sbm --nodes 3000 --features 16 --seed 3 -o) ;;
+    partition) out=lvp; cmd=("$bin" partition g.h5 -k 3 --force -o) ;;
+  esac
+  rm -rf scratch; "${cmd[@]}" scratch >/dev/null || fail "$writer into scratch exited $?"
+  size=$(find scratch -type f \( -name scratch -o -name 'part-*.h5' \) -printf '%s\n' | sort -n | head -1)
+  cmd+=("$out")
+  before=$(digest "$out")
+  for kib in $(levels_of "$size"); do
+    expect_error "$writer at a $kib KiB file limit" "^halogen: error: $out" full_disk "$kib" "${cmd[@]}"
+    [ "$(digest "$out")" = "$before" ] || fail "$writer at a $kib KiB file limit changed the earlier $out"
+    no_leftovers "$writer at a $kib KiB file limit" .
+    [ "$writer" != partition ] || no_leftovers "$writer at a $kib KiB file limit" lvp
+  done
+done
 
 # --- partition --force killed (SIGKILL) at each phase: the old (4 parts) or the new (3 parts), complete ---
 for point in assignment shard before-rename meta exchanged; do
