@@ -75,6 +75,12 @@ void run_partition_ptscotch(const partition::PartitionRequest& request, const Pa
   int argc = 0;
   char** argv = nullptr;
   comm::MpiSession session(&argc, &argv);
+  // SIGTERM/SIGINT/SIGHUP: temporaries and locks removed, exit 128 + signal, and one line for the job: process
+  // 0's (a job is signalled as a whole by scancel or mpirun; the launcher reports a process signalled alone).
+  const interrupt::Guard guard("partition");
+  if (session.size() > 1)
+    interrupt::set_rank_reporting(strformat("[%d/%d] ", session.rank(), session.size()),
+                                  [rank = session.rank()] { return rank != 0; });
   try {
     const partition::PartitionResult result = partition::partition_graph_file_ptscotch(request);
     if (session.rank() == 0) {

@@ -14,7 +14,8 @@
 // train and predict make a guard too. In a job of several ranks comm::MpiComm then installs its own handler
 // for SIGTERM/SIGINT (it tells the peers that this rank ends on purpose), which hands the signal on through
 // notify(); set_rank_reporting gives the line its rank prefix and lets only one rank of a job that was
-// signalled as a whole (scancel, mpirun's Ctrl-C) print it. partition --method ptscotch has MpiComm's only.
+// signalled as a whole (scancel, mpirun's Ctrl-C) print it. partition --method ptscotch (no MpiComm) lets only
+// process 0 print.
 #include <atomic>
 #include <cstdint>
 #include <functional>

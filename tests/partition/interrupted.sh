@@ -54,4 +54,20 @@ awk 'BEGIN { srand(3); for (i = 0; i < 3000000; i++) printf "%d %d\n", int(rand(
   >edges.txt
 interrupt "convert, SIGTERM" TERM 0.5 "convert edges.txt|write e.h5" "$bin" convert edges.txt -o e.h5
 [ ! -e e.h5 ] || fail "an interrupted convert left e.h5"
+# --method ptscotch on 2 processes, each sending itself SIGTERM as a phase begins (HALOGEN_FAULT_SIGNAL_AT, as
+# scancel signals every process): one line for the job, process 0's, and no partition directory.
+if command -v mpirun >/dev/null && "$bin" partition g.h5 -k 1 --method ptscotch -o probe >/dev/null 2>&1; then
+  for phase in "read graph" "partition" "write shards"; do
+    rm -rf p2
+    rc=0
+    HALOGEN_FAULT_SIGNAL_AT="$phase" timeout 120 mpirun --oversubscribe --bind-to none -np 2 -x HALOGEN_FAULT_SIGNAL_AT \
+      "$bin" partition g.h5 -k 2 --method ptscotch -o p2 >/dev/null 2>err.txt || rc=$?
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "ptscotch, SIGTERM as '$phase' begins: exit $rc"
+    [ "$(grep -c 'halogen' err.txt)" = 1 ] || fail "ptscotch, '$phase': not one line: $(cat err.txt)"
+    grep -q "^\[0/2\] halogen partition: interrupted by SIGTERM during $phase" err.txt ||
+      fail "ptscotch, '$phase': $(cat err.txt)"
+    [ ! -e p2 ] || fail "ptscotch, '$phase': left p2 ($(ls -A p2))"
+    echo "ok  ptscotch, SIGTERM as '$phase' begins: $(grep halogen err.txt)"
+  done
+fi
 echo "interrupted jobs: all checks passed"
