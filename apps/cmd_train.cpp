@@ -461,7 +461,7 @@ void run_train(const TrainFlags& flags) {
                         flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
 
     interrupt::set_phase("building the model");
-    train::Trainer trainer(comm, input.shard, config);
+    train::Trainer trainer(comm, std::move(input.shard), config);  // emptied as the model copies it
     input.shard = graph::Shard{};  // the model holds its own copies
     const train::TrainResult result = trainer.run();
     log::info(strformat("done: best valid %.4f at epoch %lld, test %.4f there | mean epoch %.2f ms%s",

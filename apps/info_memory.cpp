@@ -28,6 +28,32 @@ int64_t count_feature_nonzeros(const h5::File& file, int64_t rows) {
   return nonzeros;
 }
 
+// Stored entries of a shard whose column is a halo vertex (local id >= rows), read in blocks.
+int64_t count_halo_entries(const h5::File& file, int64_t rows) {
+  if (!file.exists("/csr/indices")) return 0;
+  const int64_t entries = file.shape("/csr/indices").at(0), block = int64_t{4} << 20;
+  int64_t halo = 0;
+  for (int64_t begin = 0; begin < entries; begin += block) {
+    const std::vector<int32_t> columns = file.read_rows<int32_t>("/csr/indices", begin, std::min(entries, begin + block));
+    halo += std::count_if(columns.begin(), columns.end(), [rows](int32_t c) { return c >= rows; });
+  }
+  return halo;
+}
+
+// What each line of the breakdown holds.
+const char* breakdown_meaning(const std::string& name) {
+  if (name == "structure") return "adjacency: A_own, A_halo, transposes (a symmetric A_own is its own)";
+  if (name == "halo") return "halo exchange buffers, reverse-exchange partial sums";
+  if (name == "features") return "features, global ids, labels, split rows";
+  if (name == "activations") return "kept for the backward: layer outputs, A X or T, masks";
+  if (name == "gradients") return "dLoss/dZ of every layer";
+  if (name == "workspace") return "the layers' shared forward/backward scratch";
+  if (name == "evaluation") return "A X_0 kept by evaluation";
+  if (name == "parameters") return "parameters and their gradients";
+  if (name == "optimizer") return "Adam's m and v";
+  return "";
+}
+
 }  // namespace
 
 nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& meta, int part) {
@@ -41,6 +67,10 @@ nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& m
   shape.num_classes = meta.num_classes;
   shape.num_split_rows =
       length_of(file, "/split/train") + length_of(file, "/split/valid") + length_of(file, "/split/test");
+  shape.halo_nnz = count_halo_entries(file, shape.num_owned);
+  // An undirected graph's shards store their owned block both ways (graph::owned_block_symmetric); the trainer
+  // checks the stored entries (and weights) themselves.
+  shape.own_symmetric = !meta.directed;
   const int64_t nonzeros = count_feature_nonzeros(file, shape.num_owned);
   if (nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features))
     shape.sparse_feature_nonzeros = nonzeros;
@@ -60,9 +90,16 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
           : "");
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
+  int max_part = 0;
+  nn::MemoryBreakdown max_breakdown;
   for (int part = 0; part < meta.num_parts; ++part) {
     const nn::RankShape shape = read_part_shape(dir, meta, part);
-    const int64_t bytes = train::estimate_rank_memory(config, shape);
+    const nn::MemoryBreakdown breakdown = train::estimate_rank_breakdown(config, shape);
+    const int64_t bytes = breakdown.total();
+    if (part == 0 || bytes > max_bytes) {
+      max_part = part;
+      max_breakdown = breakdown;
+    }
     max_bytes = std::max(max_bytes, bytes);
     total_bytes += bytes;
     std::printf("  %4d %12lld %12lld %14lld %10.1f MiB\n", part, static_cast<long long>(shape.num_owned),
@@ -71,6 +108,12 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
   std::printf("  max per rank %.1f MiB, all ranks %.1f MiB (plus the MPI/CUDA runtime and the shard while it "
               "is read)\n",
               max_bytes / 1048576.0, total_bytes / 1048576.0);
+  std::printf("memory plan of part %d (the largest), by what holds it:\n", max_part);
+  for (const auto& [name, bytes] : max_breakdown.items())
+    std::printf("  %-12s %10.1f MiB  %5.1f%%  %s\n", name, bytes / 1048576.0,
+                max_bytes > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(max_bytes) : 0.0,
+                breakdown_meaning(name));
+  std::printf("  %-12s %10.1f MiB\n", "total", max_bytes / 1048576.0);
 }
 
 }  // namespace halogen::app

@@ -73,6 +73,7 @@ class PartitionSource : public PlanSource {
         }
       }
       rank.traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
+      HALOGEN_ASSERT(rank.traffic.halo_entries == rank.shape.halo_nnz);
       result.push_back(rank);
     }
     return result;
@@ -142,6 +143,7 @@ class GraphSource : public PlanSource {
         result[p].traffic.peers += q != p && plan.rows_sent(q, p) > 0;
       }
       set_feature_nonzeros(shape, density_);
+      shape.own_symmetric = !graph_.directed;
     }
     // Per part: stored entries, those in halo columns, and how often each column is used (a count per
     // vertex, reused by every part: only the touched columns are collected and reset).
@@ -166,6 +168,7 @@ class GraphSource : public PlanSource {
         count[c] = 0;
       }
       result[p].traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
+      result[p].shape.halo_nnz = result[p].traffic.halo_entries;
     }
     for (const std::vector<int64_t>* split : {&graph_.train, &graph_.valid, &graph_.test})
       for (int64_t v : *split) ++result[plan.part_of[v]].shape.num_split_rows;
@@ -213,6 +216,7 @@ GraphCounts read_graph_stats(const std::string& path) {
       if (split.contains(name)) counts.split_rows += split.at(name).get<int64_t>();
   }
   counts.feature_density = doc.value("feature_density", 1.0);
+  counts.directed = doc.value("directed", false);
   HALOGEN_USER_CHECK(counts.feature_density > 0 && counts.feature_density <= 1,
                      "%s: field \"feature_density\" must be in (0, 1]", path.c_str());
   if (doc.contains("edge_cut")) {
@@ -232,9 +236,11 @@ PlannedRank assumed_rank_shape(const GraphCounts& counts, int num_ranks) {
   shape.num_classes = counts.num_classes;
   shape.num_split_rows = ceil_div(counts.split_rows, num_ranks);
   set_feature_nonzeros(shape, counts.feature_density);
+  shape.own_symmetric = !counts.directed;
   if (num_ranks > 1) {
     const double cut = std::max(0.0, counts.edge_cut);
     rank.traffic.halo_entries = static_cast<int64_t>(std::llround(cut * static_cast<double>(shape.nnz)));
+    shape.halo_nnz = rank.traffic.halo_entries;
     const double remote = static_cast<double>(counts.num_nodes - shape.num_owned);
     shape.num_halo =
         remote <= 0 ? 0
@@ -274,6 +280,7 @@ std::unique_ptr<PlanSource> open_plan_source(const std::string& path, double edg
     if (file.exists(split)) counts.split_rows += file.shape(split).at(0);
   counts.feature_density = GraphSource::feature_density(path, counts.num_nodes, counts.num_features);
   counts.edge_cut = edge_cut;
+  counts.directed = file.has_attr("directed") && file.attr_int("directed") != 0;
   return std::make_unique<CountsSource>(counts, "graph " + path + " (counts)");
 }
 

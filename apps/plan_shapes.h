@@ -27,13 +27,14 @@ struct GraphCounts {
   int64_t split_rows = 0;        // train + valid + test
   double feature_density = 1.0;  // nonzero fraction of the features
   double edge_cut = -1;  // fraction of stored entries whose endpoints lie in different parts (< 0: none)
+  bool directed = false;  // false: stored both ways, so each rank's owned block is symmetric
 };
 
 // Reads a statistics file:
 //   {"format": "halogen.graph_stats", "version": 1, "name": ..., "num_nodes": N, "num_edges": E (stored,
 //    directed entries after symmetrisation), "num_features": F, "num_classes": C,
-//    "split": {"train": .., "valid": .., "test": ..}, "feature_density": 1.0, "edge_cut": 0.25, "source":
-//    ...}
+//    "split": {"train": .., "valid": .., "test": ..}, "feature_density": 1.0, "edge_cut": 0.25, "directed":
+//    false, "source": ...}
 // UserError naming the file and field when a count is missing or not positive.
 GraphCounts read_graph_stats(const std::string& path);
 

@@ -1,5 +1,6 @@
 #include "graph/local_graph.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -28,6 +29,21 @@ LocalCsr transpose(const LocalCsr& a) {
 }
 
 namespace {
+
+bool block_symmetric(int64_t n_own, const std::vector<int64_t>& indptr, const std::vector<int32_t>& indices,
+                     const std::vector<float>* weight) {
+  for (int64_t r = 0; r < n_own; ++r) {
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; ++k) {
+      const int32_t c = indices[k];
+      if (c == r || c >= n_own) continue;
+      const auto begin = indices.begin() + indptr[c], end = indices.begin() + indptr[c + 1];
+      const auto found = std::lower_bound(begin, end, static_cast<int32_t>(r));
+      if (found == end || *found != r) return false;
+      if (weight != nullptr && (*weight)[found - indices.begin()] != (*weight)[k]) return false;
+    }
+  }
+  return true;
+}
 
 // The arrays of one stored adjacency (a shard's static graph or one of its snapshots), as build_local_graph reads
 // them: owned rows' CSR in local columns, and the degrees of the owned and halo vertices.
@@ -113,7 +129,9 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
     g.a_own.indptr.push_back(g.a_own.nnz());
     g.a_halo.indptr.push_back(g.a_halo.nnz());
   }
-  g.a_own_t = transpose(g.a_own);
+  g.a_own_symmetric = symmetric_normalization(normalization) &&
+                      block_symmetric(n_own, shard.indptr, shard.indices, weighting ? shard.weight : nullptr);
+  if (!g.a_own_symmetric) g.a_own_t = transpose(g.a_own);
   g.a_halo_t = transpose(g.a_halo);
   return g;
 }
@@ -128,6 +146,11 @@ LocalGraph build_local_graph(const Shard& shard, Normalization normalization,
       StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
                       shard.degree_halo, weighting ? &shard.weight : nullptr, weighting},
       normalization);
+}
+
+bool owned_block_symmetric(const Shard& shard, bool weighted) {
+  HALOGEN_ASSERT(!weighted || static_cast<int64_t>(shard.weight.size()) == shard.nnz());
+  return block_symmetric(shard.num_owned(), shard.indptr, shard.indices, weighted ? &shard.weight : nullptr);
 }
 
 std::vector<double> weighted_owned_degrees(const Shard& shard) {

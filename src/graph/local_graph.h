@@ -53,8 +53,21 @@ struct LocalGraph {
   int64_t num_owned = 0;
   int64_t num_halo = 0;
   LocalCsr a_own, a_halo;      // forward
-  LocalCsr a_own_t, a_halo_t;  // backward
+  LocalCsr a_own_t, a_halo_t;  // backward; a_own_t is empty when a_own_symmetric
+  // A_own equals its transpose, entry for entry (owned_block_symmetric and a symmetric normalisation: gcn, sum,
+  // chebyshev): the backward multiplies by a_own itself and no copy is stored.
+  bool a_own_symmetric = false;
+  const LocalCsr& own_transpose() const { return a_own_symmetric ? a_own : a_own_t; }
 };
+
+// Whether the owned block of a shard's stored adjacency (columns < n_own; self-loops, which the normalisations
+// skip, aside) is symmetric: (r, c) is stored iff (c, r) is, with the same weight when `weighted`. Then the gcn,
+// sum and chebyshev normalisations give an A_own equal to its transpose (the degrees of r and c enter the
+// value symmetrically). O(nnz log(max degree)), no memory. True for an undirected graph's shards.
+bool owned_block_symmetric(const Shard& shard, bool weighted);
+// Whether `normalization` of a symmetric owned block is symmetric (all but mean, whose rows are scaled by their
+// own degree).
+inline bool symmetric_normalization(Normalization normalization) { return normalization != Normalization::mean; }
 
 // Builds the normalised, column-split local adjacency of `shard`'s static graph. Asserts the shard's internal
 // consistency (sizes of indptr/indices/degrees; io::read_shard validated user files before).

@@ -18,6 +18,12 @@ bool progress_calls_enabled() {
   return enabled;
 }
 
+// An empty CSR: the stored A_own^T of a symmetric A_own (a reference, so that choosing it copies nothing).
+const graph::LocalCsr& no_matrix() {
+  static const graph::LocalCsr empty;
+  return empty;
+}
+
 void progress_exchange(void* exchange) { static_cast<comm::HaloExchange*>(exchange)->progress(); }
 
 }  // namespace
@@ -26,8 +32,9 @@ DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph
                                            const graph::HaloPlan& plan, int64_t max_width, Device device,
                                            kernels::Stream stream)
     : comm_(comm), num_owned_(local.num_owned), num_halo_(local.num_halo), max_width_(max_width), device_(device),
-      stream_(stream), own_(local.a_own, device), halo_(local.a_halo, device), own_t_(local.a_own_t, device),
-      halo_t_(local.a_halo_t, device) {
+      stream_(stream), own_(local.a_own, device), halo_(local.a_halo, device),
+      own_t_(local.a_own_symmetric ? no_matrix() : local.a_own_t, device), halo_t_(local.a_halo_t, device),
+      own_symmetric_(local.a_own_symmetric) {
   HALOGEN_ASSERT(comm.device() == device, "the adjacency lives on %s but the communicator moves %s buffers",
                  device_name(device), device_name(comm.device()));
   HALOGEN_ASSERT(max_width >= 0);
@@ -39,10 +46,20 @@ DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph
 
 int64_t DistributedAdjacency::bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
                                         int64_t max_width) {
-  // A_own, A_halo, A_own^T (n + 1 row pointers each), A_halo^T (h + 1); every entry stored twice.
-  const int64_t row_pointers = 3 * (num_owned + 1) + (num_halo + 1);
-  return DeviceCsr::bytes_for(row_pointers - 1, 2 * entries) +
-         num_halo * max_width * static_cast<int64_t>(sizeof(float)) +
+  return matrix_bytes_for(num_owned, num_halo, entries, 0, false) + exchange_bytes_for(num_halo, num_send, max_width);
+}
+
+int64_t DistributedAdjacency::matrix_bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries,
+                                               int64_t halo_entries, bool own_symmetric) {
+  // A_own, A_halo, A_own^T (n + 1 row pointers each), A_halo^T (h + 1): every entry stored twice, but A_own's
+  // once when it is symmetric (and A_own^T is then empty: 1 row pointer).
+  const int64_t own_entries = entries - halo_entries;
+  const int64_t row_pointers = (own_symmetric ? 2 : 3) * (num_owned + 1) + (own_symmetric ? 1 : 0) + (num_halo + 1);
+  return DeviceCsr::bytes_for(row_pointers - 1, 2 * entries - (own_symmetric ? own_entries : 0));
+}
+
+int64_t DistributedAdjacency::exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width) {
+  return num_halo * max_width * static_cast<int64_t>(sizeof(float)) +
          comm::HaloExchange::buffer_bytes(num_send, max_width);
 }
 
@@ -125,13 +142,13 @@ void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, O
     if (moves_rows()) end(Phase::halo_total);
   };
   if (overlap_) {
-    product(own_t_, g, out, false, true);
+    product(own_transpose(), g, out, false, true);
     if (extra) extra();
     receive();
   } else {
     kernels::fill(Span<float>{out.data, n * width, out.device}, 0.0f, stream_);
     receive();
-    product(own_t_, g, out, true);
+    product(own_transpose(), g, out, true);
     if (extra) extra();
   }
 }

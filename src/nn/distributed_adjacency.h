@@ -78,6 +78,13 @@ class DistributedAdjacency {
   // plan.num_send().
   static int64_t bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
                            int64_t max_width);
+  // Its two parts: the matrices (`halo_entries` = nnz(A_halo); A_own's transpose not stored when
+  // `own_symmetric`, graph::LocalGraph::a_own_symmetric) and the exchange (its buffers and the partial sums).
+  static int64_t matrix_bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t halo_entries,
+                                  bool own_symmetric);
+  static int64_t exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width);
+  // Whether the backward multiplies by A_own itself (it equals its transpose; no copy is stored).
+  bool own_symmetric() const { return own_symmetric_; }
 
  private:
   friend void forward_pipelined(const std::vector<DistributedAdjacency*>& adjacencies,
@@ -95,7 +102,10 @@ class DistributedAdjacency {
   int64_t num_owned_ = 0, num_halo_ = 0, max_width_ = 0;
   Device device_;
   kernels::Stream stream_ = nullptr;
-  DeviceCsr own_, halo_, own_t_, halo_t_;
+  const DeviceCsr& own_transpose() const { return own_symmetric_ ? own_ : own_t_; }
+
+  DeviceCsr own_, halo_, own_t_, halo_t_;  // own_t_ is empty when own_symmetric_
+  bool own_symmetric_ = false;
   std::unique_ptr<comm::HaloExchange> exchange_;
   Tensor partial_;  // (h, max_width): A_halo^T g, sent back to the owners
   bool overlap_ = true;

@@ -71,16 +71,33 @@ int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64
   }
 }
 
-int64_t GraphConv::scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
-                                 int64_t gin_hidden) {
-  if (kind == ConvKind::appnp) return 0;
-  const int64_t width = exchange_width(kind, in, out, gin_hidden);
-  int64_t floats = (num_owned + num_halo) * width + num_owned * width;
-  if (kind == ConvKind::gin) floats += 2 * num_owned * gin_hidden;
-  return floats * static_cast<int64_t>(sizeof(float));
+GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned,
+                                               int64_t num_halo, int64_t gin_hidden, bool gin_learn_eps) {
+  ScratchPlan plan;
+  if (kind == ConvKind::appnp || kind == ConvKind::gat) return plan;
+  const int64_t n = num_owned, h = num_halo, width = exchange_width(kind, in, out, gin_hidden);
+  const bool gin = kind == ConvKind::gin;
+  if ((gin ? gin_hidden : out) < in) {  // transform first: t (n + h, width); GIN's eps gradient reads it
+    (gin && gin_learn_eps ? plan.kept : plan.forward) += (n + h) * width;
+  } else {
+    plan.kept += n * width;  // ax, read by the weight gradient
+  }
+  plan.backward += n * width;  // grad_t or grad_ax
+  if (gin) {
+    plan.kept += n * gin_hidden;      // h
+    plan.backward += n * gin_hidden;  // grad_h, beside grad_t or grad_ax
+  }
+  return plan;
 }
 
-void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention) {
+bool GraphConv::backward_reads_input(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden,
+                                     bool gin_learn_eps) {
+  if (kind != ConvKind::gcn && kind != ConvKind::gin) return true;  // sage: X W_self; appnp, gat: X W
+  if ((kind == ConvKind::gin ? gin_hidden : out) < in) return true;   // transform first: grad W = X^T grad_t
+  return kind == ConvKind::gin && gin_learn_eps;                       // d eps = <X, grad_ax>
+}
+
+void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention, Span<float> workspace) {
   adjacency_ = &adjacency;
   num_owned_ = adjacency.num_owned();
   num_halo_ = adjacency.num_halo();
@@ -90,16 +107,39 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
     return;
   }
   if (kind_ == ConvKind::appnp) return;  // a dense layer: no scratch
-  const int64_t width = exchange_width(kind_, in_, out_, gin_hidden_);
+  const int64_t n = num_owned_, h = num_halo_, width = exchange_width(kind_, in_, out_, gin_hidden_);
   HALOGEN_ASSERT(width <= adjacency.max_width(), "layer %d multiplies width %lld, the adjacency takes <= %lld",
                  layer_, (long long)width, (long long)adjacency.max_width());
-  // t needs halo rows (they are received into it); ax does not, but one size keeps the estimate simple.
-  t_or_ax_ = Tensor(num_owned_ + num_halo_, width, adjacency.device());
-  grad_t_or_ax_ = Tensor(num_owned_, width, adjacency.device());
-  t_or_ax_.zero();
+  const Device device = adjacency.device();
+  const ScratchPlan plan = scratch_plan(kind_, in_, out_, n, h, gin_hidden_, eps_ >= 0);
+  owned_kept_ = Tensor(plan.kept, 1, device);
+  owned_kept_.zero();
+  float* transient = workspace.data;
+  if (workspace.size == 0) {
+    owned_transient_ = Tensor(plan.transient(), 1, device);
+    owned_transient_.zero();
+    transient = owned_transient_.data();
+  } else {
+    HALOGEN_ASSERT(workspace.device == device && workspace.size >= plan.transient(),
+                   "layer %d needs a workspace of %lld floats, got %lld", layer_, (long long)plan.transient(),
+                   (long long)workspace.size);
+  }
+  // Consecutive views from a cursor: kept ones from owned_kept_, forward and backward ones from `transient`.
+  auto take = [device](float*& cursor, int64_t rows, int64_t cols) {
+    Matrix<float> m{cursor, rows, cols, cols, device};
+    if (cursor != nullptr) cursor += rows * cols;
+    return m;
+  };
+  float* kept = owned_kept_.data();
+  float* forward = transient;
+  float* backward = transient;
+  if (!transform_first()) t_or_ax_ = take(kept, n, width);
+  else if (kind_ == ConvKind::gin && eps_ >= 0) t_or_ax_ = take(kept, n + h, width);
+  else t_or_ax_ = take(forward, n + h, width);
+  grad_t_or_ax_ = take(backward, n, width);
   if (kind_ == ConvKind::gin) {
-    gin_h_ = Tensor(num_owned_, gin_hidden_, adjacency.device());
-    grad_gin_h_ = Tensor(num_owned_, gin_hidden_, adjacency.device());
+    gin_h_ = take(kept, n, gin_hidden_);
+    grad_gin_h_ = take(backward, n, gin_hidden_);
   }
 }
 
@@ -190,7 +230,7 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   }
 
   if (transform_first()) {
-    Matrix<float> t = t_or_ax_.matrix();                       // (n + h, out)
+    Matrix<float> t = t_or_ax_;                       // (n + h, out)
     input_times_weight(x_own, t.slice_rows(0, n), context);
     // SAGE's self term needs no halo rows: it runs while the exchange of t is in flight.
     auto self_term = [&] {
@@ -200,7 +240,7 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
     if (kind_ == ConvKind::sage) adjacency_->forward(t, z_own, self_term);
     else adjacency_->forward(t, z_own);
   } else {
-    Matrix<float> ax = t_or_ax_.matrix().slice_rows(0, n);     // (n, in)
+    Matrix<float> ax = t_or_ax_.slice_rows(0, n);     // (n, in)
     adjacency_->forward(x, ax);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
@@ -240,7 +280,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
   }
 
   if (transform_first()) {
-    Matrix<float> grad_t = grad_t_or_ax_.matrix();  // (n, out)
+    Matrix<float> grad_t = grad_t_or_ax_;  // (n, out)
     adjacency_->transpose(grad_z, grad_t);
     weight_gradient(x_own, grad_t, context);
     if (want_grad_x) {
@@ -248,10 +288,10 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
   } else {
-    Matrix<const float> ax = t_or_ax_.matrix().slice_rows(0, n);
+    Matrix<const float> ax = t_or_ax_.slice_rows(0, n);
     timed_gemm(ax, true, grad_z, false, store_.grad(weight_), 1.0f, context);
     if (want_grad_x) {
-      Matrix<float> grad_ax = grad_t_or_ax_.matrix();  // (n, in)
+      Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
       timed_gemm(grad_z, false, weight, true, grad_ax, 0.0f, context);
       adjacency_->transpose(grad_ax, grad_x);
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
@@ -262,16 +302,16 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
 void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context) {
   const int64_t n = num_owned_;
   Matrix<const float> x_own = x.slice_rows(0, n);
-  Matrix<float> h = gin_h_.matrix();  // (n, hidden)
+  Matrix<float> h = gin_h_;  // (n, hidden)
   if (transform_first()) {
     // h = S T + (1 + eps) T, T = X W (n + h, hidden): the self term runs while T's halo rows are in flight.
-    Matrix<float> t = t_or_ax_.matrix();
+    Matrix<float> t = t_or_ax_;
     input_times_weight(x_own, t.slice_rows(0, n), context);
     Matrix<const float> t_own = t.slice_rows(0, n);
     adjacency_->forward(t, h, [&] { gin_self_term(t_own, h, context); });
   } else {
     // ax = S X + (1 + eps) X (n, in), then h = ax W.
-    Matrix<float> ax = t_or_ax_.matrix().slice_rows(0, n);
+    Matrix<float> ax = t_or_ax_.slice_rows(0, n);
     adjacency_->forward(x, ax, [&] { gin_self_term(x_own, ax, context); });
     timed_gemm(ax, false, store_.param(weight_), false, h, 0.0f, context);
   }
@@ -289,8 +329,8 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
                              bool want_grad_x, const LayerContext& context) {
   const int64_t n = num_owned_;
   Matrix<const float> x_own = x.slice_rows(0, n);
-  Matrix<const float> h = gin_h_.matrix();
-  Matrix<float> grad_h = grad_gin_h_.matrix();  // (n, hidden)
+  Matrix<const float> h = gin_h_;
+  Matrix<float> grad_h = grad_gin_h_;  // (n, hidden)
   timed_gemm(h, true, grad_z, false, store_.grad(weight_out_), 1.0f, context);
   timed_gemm(grad_z, false, store_.param(weight_out_), true, grad_h, 0.0f, context);
   if (n > 0) {
@@ -311,18 +351,18 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
   Matrix<const float> grad_h_const = grad_h;
   if (transform_first()) {
     // grad_t = S^T grad_h + (1 + eps) grad_h; grad W += X^T grad_t; grad_x = grad_t W^T.
-    Matrix<const float> t_own = t_or_ax_.matrix().slice_rows(0, n);
+    Matrix<const float> t_own = t_or_ax_.slice_rows(0, n);
     eps_gradient(t_own, grad_h_const);
-    Matrix<float> grad_t = grad_t_or_ax_.matrix();  // (n, hidden)
+    Matrix<float> grad_t = grad_t_or_ax_;  // (n, hidden)
     adjacency_->transpose(grad_h_const, grad_t, [&] { gin_self_term(grad_h_const, grad_t, context); });
     weight_gradient(x_own, grad_t, context);
     if (want_grad_x) timed_gemm(grad_t, false, store_.param(weight_), true, grad_x, 0.0f, context);
   } else {
     // grad W += ax^T grad_h; grad_ax = grad_h W^T; grad_x = S^T grad_ax + (1 + eps) grad_ax.
-    Matrix<const float> ax = t_or_ax_.matrix().slice_rows(0, n);
+    Matrix<const float> ax = t_or_ax_.slice_rows(0, n);
     timed_gemm(ax, true, grad_h_const, false, store_.grad(weight_), 1.0f, context);
     if (!want_grad_x && eps_ < 0) return;
-    Matrix<float> grad_ax = grad_t_or_ax_.matrix();  // (n, in)
+    Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
     timed_gemm(grad_h_const, false, store_.param(weight_), true, grad_ax, 0.0f, context);
     Matrix<const float> grad_ax_const = grad_ax;
     eps_gradient(x_own, grad_ax_const);

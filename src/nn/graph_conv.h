@@ -75,14 +75,30 @@ class GraphConv {
   GraphConv(ConvKind kind, int layer, int64_t in, int64_t out, ParameterStore& store, int64_t gin_hidden = 0,
             bool gin_learn_eps = false, int64_t gat_heads = 1, bool gat_concat = true,
             bool gat_per_head_dropout = false);
-  // Allocates the layer's scratch buffers (after store.allocate()) on adjacency.device(). The layer
-  // multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp: not
-  // used).
-  // gat: `attention` (its edges) is required and must outlive the layer.
-  void allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention = nullptr);
-  // Bytes allocate() will take (memory estimates). gin_hidden: GIN's MLP width (other kinds: ignored).
-  static int64_t scratch_bytes(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
-                               int64_t gin_hidden = 0);
+  // The floats of a layer's scratch, by lifetime (not gat, whose scratch is GatConv's):
+  //   kept:     written by the forward and read by the backward: the layer's own buffers.
+  //   forward:  used inside one forward call only (transform-first: T = X W with its halo rows);
+  //   backward: used inside one backward call only (the gradient of T or of Â X; gin: also of its MLP's h).
+  // The forward and backward parts can live in one workspace shared by all layers of a model: no two layers
+  // run at once, and nothing in them survives a call.
+  struct ScratchPlan {
+    int64_t kept = 0, forward = 0, backward = 0;
+    int64_t transient() const { return forward > backward ? forward : backward; }
+  };
+  static ScratchPlan scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
+                                  int64_t gin_hidden = 0, bool gin_learn_eps = false);
+  // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
+  // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
+  // other layers: it holds nothing between calls), or the layer's own buffers when `workspace` is empty. The
+  // layer multiplies with `adjacency` (its max_width at least exchange_width()), which must outlive it (appnp:
+  // not used).
+  // gat: `attention` (its edges) is required and must outlive the layer; `workspace` is not used.
+  void allocate(DistributedAdjacency& adjacency, const AttentionGraph* attention = nullptr,
+                Span<float> workspace = {});
+  // Whether the backward reads the forward's input x: false only for a GCN or GIN (fixed eps) layer that
+  // aggregates first (its weight gradient reads Â X, its input gradient Â^T of a gradient), so that a first
+  // layer's input can live in a shared workspace too.
+  static bool backward_reads_input(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden, bool gin_learn_eps);
   // The width this layer multiplies with the adjacency (0: appnp, which has none).
   static int64_t exchange_width(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden = 0);
   // Trainable floats of one layer.
@@ -142,12 +158,13 @@ class GraphConv {
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)
-  // Scratch, allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first: ax (n, in),
-  // grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the
-  // adjacency's.) gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and its gradient (n, hidden).
-  // appnp: none.
-  Tensor t_or_ax_, grad_t_or_ax_;
-  Tensor gin_h_, grad_gin_h_;
+  // Scratch (scratch_plan), allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first:
+  // ax (n, in), grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the
+  // adjacency's.) gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and uses its gradient (n, hidden).
+  // appnp: none. The views point into owned_ (kept, and transient without a workspace) or the workspace.
+  Matrix<float> t_or_ax_, grad_t_or_ax_, gin_h_, grad_gin_h_;
+  Tensor owned_kept_, owned_transient_;
+  bool gin_learn_eps_ = false;
   std::unique_ptr<GatConv> gat_;  // gat only
 };
 

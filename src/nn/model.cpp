@@ -47,6 +47,27 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
 
 }  // namespace
 
+Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
+                                           int64_t num_owned, int64_t num_halo) {
+  WorkspacePlan plan;
+  if (config.kind == ConvKind::gat) return plan;  // GatConv keeps its own scratch
+  for (int l = 0; l < config.layers; ++l)
+    plan.floats = std::max(plan.floats, GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], num_owned,
+                                                                num_halo, config.hidden, config.gin_learn_eps)
+                                            .transient());
+  // X_0 is read by layer 0's forward alone when its backward does not read it; layer 0 (aggregate first) has
+  // no forward scratch then, so X_0 can take the workspace during that forward.
+  plan.input_in_workspace =
+      !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+  if (plan.input_in_workspace) {
+    HALOGEN_ASSERT(GraphConv::scratch_plan(config.kind, widths[0], widths[1], num_owned, num_halo, config.hidden,
+                                           config.gin_learn_eps)
+                       .forward == 0);
+    plan.floats = std::max(plan.floats, (num_owned + num_halo) * widths[0]);
+  }
+  return plan;
+}
+
 std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
   HALOGEN_USER_CHECK(config.layers >= 1, "--layers must be at least 1 (got %d)", config.layers);
   HALOGEN_USER_CHECK(config.layers == 1 || config.hidden >= 1, "--hidden must be at least 1");
@@ -70,7 +91,17 @@ std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_
   return widths;
 }
 
-Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device)
+namespace {
+
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
+}  // namespace
+
+Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, graph::Shard* release_shard,
+             Device device)
     : config_(config), comm_(comm), device_(device), stream_(device), clock_(make_phase_clock(device)),
       num_owned_(shard.num_owned()), num_halo_(shard.num_halo()) {
   check_inputs(shard);
@@ -81,7 +112,16 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
     sparse_input_ = uses_sparse_input(nonzeros, num_owned_, shard.num_features);
   }
   build_layers(shard);
+  if (release_shard != nullptr) {
+    release(release_shard->indptr);
+    release_shard->indptr.assign(1, 0);
+    release(release_shard->indices);
+    release(release_shard->weight);
+    release(release_shard->degree_owned);
+    release(release_shard->degree_halo);
+  }
   copy_features(shard);
+  if (release_shard != nullptr) release(release_shard->features);
   copy_labels_and_splits(shard);
   allocate_activations();
 }
@@ -171,7 +211,11 @@ void Model::build_layers(const graph::Shard& shard) {
   adjacency_->set_overlap(config_.overlap);
   if (gat_sparse_first_layer(config_) && sparse_input_)
     layers_[0]->gat_conv()->expect_sparse_input();  // copy_features gives it the CSR views
-  for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get());
+  const WorkspacePlan plan = workspace_plan(config_, widths_, num_owned_, num_halo_);
+  workspace_ = Tensor(plan.floats, 1, device_);
+  workspace_.zero();
+  input_in_workspace_ = plan.input_in_workspace;
+  for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
   for (int k = 0; k < store_.count(); ++k) {
     if (store_.info(k).name == "layer0.weight") first_weight_ = k;
     if (store_.info(k).name == "layer0.weight_self") first_weight_self_ = k;
@@ -281,7 +325,7 @@ void Model::copy_labels_and_splits(const graph::Shard& shard) {
 void Model::allocate_activations() {
   const int64_t n = num_owned_, h = num_halo_;
   for (int l = 0; l <= num_layers(); ++l) {
-    activations_.emplace_back(n + h, widths_[l], device_);
+    activations_.emplace_back(l == 0 && input_in_workspace_ ? 0 : n + h, widths_[l], device_);
     activations_.back().zero();
   }
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
@@ -329,44 +373,58 @@ bool Model::uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f) {
          n * f < (int64_t{1} << 31);
 }
 
-int64_t Model::estimate_bytes(const ModelConfig& config, const RankShape& s) {
+MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankShape& s) {
   const std::vector<int64_t> widths = layer_widths(config, s.num_features, s.num_classes);
   const int64_t f = sizeof(float), n = s.num_owned, h = s.num_halo;
-  int64_t bytes = 0;
+  MemoryBreakdown m;
   const int64_t num_parameters = parameter_count(config, s.num_features, s.num_classes);
   const bool gat = config.kind == ConvKind::gat;
   const int64_t attention_edges = AttentionGraph::edges_for(n, s.nnz);
+  const WorkspacePlan workspace = workspace_plan(config, widths, n, h);
   for (int l = 0; l < config.layers; ++l) {
     if (gat) {
       const int64_t heads = gat_heads_of(config, l);
       const bool concat = l + 1 < config.layers;
-      bytes += GatConv::scratch_bytes(heads, concat ? widths[l + 1] / heads : widths[l + 1], concat, n, h,
-                                      attention_edges, widths[l], config.gat_per_head_dropout,
-                                      l == 0 && s.sparse_feature_nonzeros > 0 && gat_sparse_first_layer(config));
+      m.activations += GatConv::scratch_bytes(heads, concat ? widths[l + 1] / heads : widths[l + 1], concat, n, h,
+                                              attention_edges, widths[l], config.gat_per_head_dropout,
+                                              l == 0 && s.sparse_feature_nonzeros > 0 && gat_sparse_first_layer(config));
+      if (l > 0) m.activations += n * widths[l] * f;  // ELU/dropout mask of the layer's input
     } else {
-      bytes += GraphConv::scratch_bytes(config.kind, widths[l], widths[l + 1], n, h, config.hidden);
+      m.activations += GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], n, h, config.hidden,
+                                               config.gin_learn_eps)
+                           .kept * f;
     }
-    bytes += (n + h) * widths[l + 1] * f + n * widths[l + 1] * f;  // activation, grad
-    if (l > 0 && gat) bytes += n * widths[l] * f;                     // ELU/dropout mask of the layer's input
+    m.activations += (n + h) * widths[l + 1] * f;  // X_{l+1} (the logits for the last layer)
+    m.gradients += n * widths[l + 1] * f;
   }
-  if (caches_input_aggregate(config.kind, widths)) bytes += n * widths[0] * f;  // Â X_0 for evaluation
-  if (config.kind == ConvKind::appnp && config.appnp_k > 0)  // propagation P_k and G_k, two of each
-    bytes += 2 * ((n + h) * widths.back() + n * widths.back()) * f;
-  bytes += (n + h) * widths[0] * f;                 // X_0
-  bytes += 2 * num_parameters * f;                  // parameters + gradients
-  bytes += n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;  // features, gids, labels, splits
-  bytes += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                  // sparse input dropout
+  m.workspace = workspace.floats * f;
+  if (!workspace.input_in_workspace) m.activations += (n + h) * widths[0] * f;  // X_0
+  if (caches_input_aggregate(config.kind, widths)) m.evaluation += n * widths[0] * f;  // Â X_0 for evaluation
+  if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
+    m.activations += 2 * (n + h) * widths.back() * f;
+    m.gradients += 2 * n * widths.back() * f;
+  }
+  m.parameters = 2 * num_parameters * f;                                       // parameters + gradients
+  m.features = n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;       // features, gids, labels, splits
+  m.features += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                   // sparse input dropout
   const bool first_transforms = config.kind == ConvKind::appnp || gat_sparse_first_layer(config) ||
                                 (!gat && (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0]);
   if (s.sparse_feature_nonzeros > 0 && first_transforms)  // sparse first layer (CSR + transpose)
-    bytes += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
+    m.features += s.sparse_feature_nonzeros * (3 * 4 + f) + (n + 1 + widths[0] + 1) * 8;
   // Adjacency (A_own, A_halo, transposes, exchange buffers): GCN adds a diagonal entry to every row.
   const bool self_loops = config.kind == ConvKind::gcn || config.kind == ConvKind::appnp;
   const int64_t entries = gat ? 0 : s.nnz + (self_loops ? n : 0);  // gat: no matrix, its own attention graph
-  if (gat) bytes += AttentionGraph::bytes_for(n, h, attention_edges);
-  bytes += DistributedAdjacency::bytes_for(n, h, entries, s.num_send,
-                                           std::max<int64_t>(1, max_exchange_width(config, widths)));
-  return bytes;
+  if (gat) m.structure += AttentionGraph::bytes_for(n, h, attention_edges);
+  const bool own_symmetric = !gat && s.own_symmetric && config.kind != ConvKind::sage;  // sage: mean, by row
+  m.structure += DistributedAdjacency::matrix_bytes_for(n, h, entries, gat ? 0 : s.halo_nnz, own_symmetric);
+  m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send,
+                                                     std::max<int64_t>(1, max_exchange_width(config, widths)));
+  return m;
+}
+
+Matrix<float> Model::activation(int l) {
+  if (l > 0 || !input_in_workspace_) return activations_[l].matrix();
+  return Matrix<float>{workspace_.data(), num_owned_ + num_halo_, widths_[0], widths_[0], device_};
 }
 
 LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
@@ -398,11 +456,11 @@ void Model::forward(int64_t epoch, bool training) {
       PhaseScope timer(*clock_, Phase::elementwise, stream_.get());
       input_dropout(p, stream_of(0));
     }
-    layers_[0]->forward(activations_[0].matrix(), activations_[1].matrix(), forward_context(0, epoch, training));
+    layers_[0]->forward(activation(0), activations_[1].matrix(), forward_context(0, epoch, training));
   }
   epilogue(0, p, stream_of(1), training);
   for (int l = 1; l < num_layers(); ++l) {
-    layers_[l]->forward(activations_[l].matrix(), activations_[l + 1].matrix(), forward_context(l, epoch, training));
+    layers_[l]->forward(activation(l), activations_[l + 1].matrix(), forward_context(l, epoch, training));
     epilogue(l, p, stream_of(l + 1), training);
   }
   if (logits_buffer_ >= 0) propagate();
@@ -471,7 +529,7 @@ void Model::first_layer_from_input_aggregate() {
   const kernels::Stream stream = stream_.get();
   Matrix<float> aggregate = input_aggregate_.matrix();  // (n, F_0)
   if (!input_aggregate_ready_) {
-    Matrix<float> x0 = activations_[0].matrix();  // (n + h, F_0)
+    Matrix<float> x0 = activation(0);  // (n + h, F_0)
     input_dropout(0.0f, /*rng_stream=*/0);  // X_0 = the features
     adjacency_->forward(x0, aggregate);  // collective: the halo exchange of X_0, then Â X_0
     input_aggregate_ready_ = true;
@@ -486,7 +544,7 @@ void Model::first_layer_from_input_aggregate() {
 
 void Model::input_dropout(float p, uint64_t rng_stream) {
   const int64_t n = num_owned_, f0 = widths_[0];
-  Matrix<float> x0 = activations_[0].matrix().slice_rows(0, n);
+  Matrix<float> x0 = activation(0).slice_rows(0, n);
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
   const kernels::Stream stream = stream_.get();
   // No mask is recorded: layer 0 never asks for the gradient of its input.
@@ -542,7 +600,7 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
     LayerContext layer_ctx = ctx;
     layer_ctx.bias_gradient_done = !gat && l < last;  // added below, with the epilogue's backward
-    layers_[l]->backward(activations_[l].matrix(), grads_[l].matrix(), grad_x, want_grad_x, layer_ctx);
+    layers_[l]->backward(activation(l), grads_[l].matrix(), grad_x, want_grad_x, layer_ctx);
     if (reducer != nullptr) reducer->layer_ready(l);  // layer l's weight and bias gradients are final
     if (!want_grad_x) continue;
     // The backward of layer l-1's epilogue: grad_x becomes layer l-1's grad_z and, in the same pass, gives

@@ -42,6 +42,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -85,13 +86,44 @@ struct RankShape {
   int64_t num_owned = 0, num_halo = 0, nnz = 0, num_send = 0;
   int64_t num_features = 0, num_classes = 0, num_split_rows = 0;
   int64_t sparse_feature_nonzeros = 0;  // nonzeros when the features take the sparse input path, else 0
+  int64_t halo_nnz = 0;                 // stored entries whose column is a halo vertex (nnz(A_halo))
+  bool own_symmetric = false;           // graph::owned_block_symmetric (with the weights, where stored)
+};
+
+// A rank's planned Buffers by what holds them (bytes; Model::estimate_breakdown, `halogen info DIR --hidden`):
+struct MemoryBreakdown {
+  int64_t structure = 0;    // the adjacency: A_own, A_halo and their transposes (GAT: its attention graph)
+  int64_t halo = 0;         // the halo exchange's send and receive buffers, the reverse exchange's partial sums
+  int64_t features = 0;     // features (and their sparse path), global ids, labels, split rows
+  int64_t activations = 0;  // kept from the forward for the backward: layer outputs, Â X / T / h, GAT's
+                            // attention and masks, APPNP's propagation, X_0 unless in the workspace
+  int64_t gradients = 0;    // dLoss/dZ of every layer (APPNP: and of its propagation)
+  int64_t workspace = 0;    // the layers' shared forward/backward scratch (and X_0 where it fits there)
+  int64_t evaluation = 0;   // Â X_0 kept by evaluation (layer 0 aggregating first)
+  int64_t parameters = 0;   // parameters and their gradients
+  int64_t optimizer = 0;    // Adam's m and v (estimate_rank_memory adds it)
+  int64_t total() const {
+    return structure + halo + features + activations + gradients + workspace + evaluation + parameters + optimizer;
+  }
+  // (name, bytes) in the order above, the names as the fields above ("structure", ...).
+  std::vector<std::pair<const char*, int64_t>> items() const {
+    return {{"structure", structure},     {"halo", halo},         {"features", features},
+            {"activations", activations}, {"gradients", gradients}, {"workspace", workspace},
+            {"evaluation", evaluation},   {"parameters", parameters}, {"optimizer", optimizer}};
+  }
 };
 
 class Model {
  public:
   // Copies what it needs from `shard` (features, labels, splits, global ids, the normalised adjacency and the
   // halo plan) to `device`. Labels < 0 are dropped from the splits. The shard may be freed afterwards.
-  Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device);
+  Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, Device device)
+      : Model(config, comm, shard, nullptr, device) {}
+  // The same, emptying the shard's adjacency arrays (indptr, indices, weight, degrees) once the adjacency is
+  // built and its features once copied, so that the process never holds a second copy of either beside the
+  // model's (the peak memory of `halogen train`). Its labels, splits, ids and halo plan stay.
+  Model(const ModelConfig& config, comm::Communicator& comm, graph::Shard&& shard, Device device)
+      : Model(config, comm, shard, &shard, device) {}
 
   // Forward (dropout on, keyed by `epoch`), loss, backward. Gradients "=" (zeroed first). Without a reducer
   // they are NOT summed over ranks. With one (built on parameters()), the backward calls reducer->begin(),
@@ -146,12 +178,27 @@ class Model {
 
   // Bytes of Buffers a Model of this shape allocates (including its HaloExchange and parameters, excluding
   // optimizer state: add 2 * num_parameters * 4 for Adam).
-  static int64_t estimate_bytes(const ModelConfig& config, const RankShape& shape);
+  static int64_t estimate_bytes(const ModelConfig& config, const RankShape& shape) {
+    return estimate_breakdown(config, shape).total();
+  }
+  // The same by what holds it (optimizer 0).
+  static MemoryBreakdown estimate_breakdown(const ModelConfig& config, const RankShape& shape);
+  // The layers' shared workspace: its floats, and whether X_0 lives in it (layer 0 aggregates first and its
+  // backward does not read X_0: GraphConv::backward_reads_input).
+  struct WorkspacePlan {
+    int64_t floats = 0;
+    bool input_in_workspace = false;
+  };
+  static WorkspacePlan workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
+                                      int64_t num_owned, int64_t num_halo);
   static std::vector<int64_t> layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes);
   // Trainable floats of a model of this shape.
   static int64_t parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes);
 
  private:
+  // `release`: nullptr, or the shard itself, whose arrays are emptied once they are copied.
+  Model(const ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard, graph::Shard* release,
+        Device device);
   // Construction, in this order.
   void check_inputs(const graph::Shard& shard) const;
   void build_layers(const graph::Shard& shard);  // layers, parameters, adjacency, halo exchange
@@ -177,6 +224,8 @@ class Model {
   // Evaluation's layer 0 from input_aggregate_ (made on the first call).
   void first_layer_from_input_aggregate();
   LayerContext context();
+  // X_l (n_own + n_halo, F_l): activations_[l], or for l = 0 the workspace when input_in_workspace_.
+  Matrix<float> activation(int l);
   // The context of layer l's forward: gat's attention dropout keyed by (epoch, l) when training.
   LayerContext forward_context(int l, int64_t epoch, bool training);
 
@@ -216,7 +265,12 @@ class Model {
   Buffer<int32_t> labels_;          // (n_own)
   std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)
   std::array<int64_t, 3> split_sizes_{};
-  std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits
+  // The layers' forward/backward scratch (GraphConv::ScratchPlan), shared by all of them; X_0 too when
+  // input_in_workspace_ (it is read by layer 0's forward alone).
+  Tensor workspace_;
+  bool input_in_workspace_ = false;
+  std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits; X_0 empty
+                                     // when input_in_workspace_
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
   std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = 0 .. L-1
   // APPNP: P_k in turn (n_own + n_halo, C) x 2 and G_k in turn (n_own, C) x 2; logits_ points at P_K's owned

@@ -8,14 +8,20 @@
 #include "core/format.h"
 #include "core/memory.h"
 #include "kernels/device.h"
+#include "graph/local_graph.h"
 #include "nn/distributed_adjacency.h"
 
 namespace halogen::train {
 
-int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape& shape) {
+nn::MemoryBreakdown estimate_rank_breakdown(const nn::ModelConfig& config, const nn::RankShape& shape) {
+  nn::MemoryBreakdown breakdown = nn::Model::estimate_breakdown(config, shape);
   const int64_t num_parameters = nn::Model::parameter_count(config, shape.num_features, shape.num_classes);
-  const int64_t adam_bytes = 2 * num_parameters * static_cast<int64_t>(sizeof(float));
-  return nn::Model::estimate_bytes(config, shape) + adam_bytes;
+  breakdown.optimizer = 2 * num_parameters * static_cast<int64_t>(sizeof(float));  // Adam's m and v
+  return breakdown;
+}
+
+int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape& shape) {
+  return estimate_rank_breakdown(config, shape).total();
 }
 
 nn::RankShape shard_rank_shape_without_features(const graph::Shard& shard) {
@@ -27,6 +33,9 @@ nn::RankShape shard_rank_shape_without_features(const graph::Shard& shard) {
   shape.num_features = shard.num_features;
   shape.num_classes = shard.num_classes;
   shape.num_split_rows = static_cast<int64_t>(shard.train.size() + shard.valid.size() + shard.test.size());
+  const int64_t n = shape.num_owned;
+  shape.halo_nnz = std::count_if(shard.indices.begin(), shard.indices.end(), [n](int32_t c) { return c >= n; });
+  shape.own_symmetric = graph::owned_block_symmetric(shard, /*weighted=*/!shard.weight.empty());
   return shape;
 }
 

@@ -12,6 +12,8 @@ namespace halogen::train {
 
 // Bytes of all Buffers a rank holds during training (model + Adam state).
 int64_t estimate_rank_memory(const nn::ModelConfig& config, const nn::RankShape& shape);
+// The same by what holds it (nn::MemoryBreakdown, the optimizer included).
+nn::MemoryBreakdown estimate_rank_breakdown(const nn::ModelConfig& config, const nn::RankShape& shape);
 
 // The RankShape of a loaded shard as the trainer will build it (the sparse input path when it pays, as
 // nn::Model decides).

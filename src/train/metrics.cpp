@@ -158,6 +158,16 @@ void MetricsWriter::header(const RunHeader& h) {
                       {"device", h.device},
                       {"start_time", start_time}};
   if (h.resumed_after_epoch > 0) j["resumed_after_epoch"] = h.resumed_after_epoch;
+  if (!h.memory_plan.empty()) {
+    nlohmann::json plan = nlohmann::json::object();
+    double total = 0;
+    for (const auto& [name, bytes] : h.memory_plan) {
+      plan[name] = static_cast<int64_t>(bytes);
+      total += bytes;
+    }
+    plan["total"] = static_cast<int64_t>(total);
+    j["memory_plan"] = plan;
+  }
   line(j.dump());
   has_header_ = true;
 }

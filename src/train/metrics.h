@@ -6,7 +6,8 @@
 // (temporal models show their metrics by name, e.g. "test_mse 0.9962", and "..., 812.3 snapshots/s").
 // JSON: first a header {"config": {<the resolved options of the command, by option name>}, "version",
 // "commit", "hosts": [<distinct host names, in rank order>], "ranks", "device", "start_time" (UTC, ISO
-// 8601)[, "resumed_after_epoch"]}, then one object per evaluated epoch {epoch, task, loss, <metrics by name:
+// 8601)[, "resumed_after_epoch"][, "memory_plan": {structure, halo, features, activations, gradients, workspace,
+// evaluation, parameters, optimizer, total} (bytes per rank, each the max over ranks; `halogen info`'s table)]}, then one object per evaluated epoch {epoch, task, loss, <metrics by name:
 // train_acc valid_acc test_acc | test_mse ... >, epoch_ms, spmm_ms, gemm_ms, halo_ms, halo_exposed_ms,
 // allreduce_ms, allreduce_exposed_ms, other_ms, eval_ms, compute_ms_max, compute_ms_min, slowest_rank
 // [, snapshots_per_s]}, then {"final": true, model,
@@ -39,6 +40,9 @@ struct RunHeader {
   int ranks = 1;
   std::string device;               // "cpu" | "cuda"
   int64_t resumed_after_epoch = 0;  // 0: a fresh run
+  // Planned bytes per rank by what holds them (Workload::memory_plan, each the max over ranks), written as
+  // "memory_plan": {<name>: bytes, ..., "total": their sum}; omitted when empty.
+  Metrics memory_plan;
 };
 
 // The distinct host names of the job's ranks, in rank order (collective; every rank gets the list).

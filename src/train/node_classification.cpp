@@ -9,7 +9,26 @@ namespace halogen::train {
 
 NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Shard& shard,
                                        const nn::ModelConfig& config, Device device)
-    : comm_(comm), model_(config, comm, shard, device), num_features_(shard.num_features),
+    : NodeClassification(comm, shard, nullptr, config, device) {}
+
+NodeClassification::NodeClassification(comm::Communicator& comm, graph::Shard&& shard, const nn::ModelConfig& config,
+                                       Device device)
+    : NodeClassification(comm, shard, &shard, config, device) {}
+
+namespace {
+
+nn::Model make_model(const nn::ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard,
+                     graph::Shard* release, Device device) {
+  if (release != nullptr) return nn::Model(config, comm, std::move(*release), device);
+  return nn::Model(config, comm, shard, device);
+}
+
+}  // namespace
+
+NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Shard& shard, graph::Shard* release,
+                                       const nn::ModelConfig& config, Device device)
+    : comm_(comm), shape_(shard_rank_shape_without_features(shard)),
+      model_(make_model(config, comm, shard, release, device)), num_features_(shard.num_features),
       num_classes_(shard.num_classes) {
   const std::array<int64_t, 3> local = model_.split_sizes_local();
   global_split_sizes_ = local;
@@ -34,10 +53,17 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
   }
   // The shard's shape as the model was built: its split rows without the unlabelled ones it dropped, and the
   // nonzeros of the sparse input path it chose (no second scan of the features).
-  nn::RankShape shape = shard_rank_shape_without_features(shard);
+  nn::RankShape shape = shape_;
   shape.num_split_rows = local[0] + local[1] + local[2];
   shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
-  estimated_bytes_ = estimate_rank_memory(config, shape);
+  memory_plan_ = estimate_rank_breakdown(config, shape);
+  estimated_bytes_ = memory_plan_.total();
+}
+
+Metrics NodeClassification::memory_plan() const {
+  Metrics plan;
+  for (const auto& [name, bytes] : memory_plan_.items()) plan[name] = static_cast<double>(bytes);
+  return plan;
 }
 
 const char* NodeClassification::model_name() const {

@@ -19,6 +19,8 @@ class NodeClassification final : public Workload {
   // (global split sizes); UserError on every rank when the graph has no training vertex.
   NodeClassification(comm::Communicator& comm, const graph::Shard& shard, const nn::ModelConfig& config,
                      Device device);
+  // The same, emptying the shard's adjacency and features once the model holds them (nn::Model's Shard&&).
+  NodeClassification(comm::Communicator& comm, graph::Shard&& shard, const nn::ModelConfig& config, Device device);
 
   const char* model_name() const override;
   const char* task_name() const override { return "node-classification"; }
@@ -38,15 +40,22 @@ class NodeClassification final : public Workload {
   Metrics evaluate() override;
   void warm_up(int64_t epoch) override;
   int64_t estimated_bytes() const override { return estimated_bytes_; }
+  Metrics memory_plan() const override;
 
   nn::Model& model() { return model_; }
 
  private:
+  // Both constructors: `release` is nullptr or the shard, emptied by the model.
+  NodeClassification(comm::Communicator& comm, const graph::Shard& shard, graph::Shard* release,
+                     const nn::ModelConfig& config, Device device);
+
   comm::Communicator& comm_;
+  nn::RankShape shape_;  // the shard's (shard_rank_shape_without_features), taken before the model empties it
   nn::Model model_;
   std::array<int64_t, 3> global_split_sizes_{};
   int64_t num_features_ = 0, num_classes_ = 0;
   int64_t estimated_bytes_ = 0;
+  nn::MemoryBreakdown memory_plan_;
 };
 
 }  // namespace halogen::train

@@ -94,6 +94,12 @@ Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const Trai
               }),
               config) {}
 
+Trainer::Trainer(comm::Communicator& comm, graph::Shard&& shard, const TrainConfig& config)
+    : Trainer(comm, build_collectively(comm, [&] {
+                return std::make_unique<NodeClassification>(comm, std::move(shard), config.model, config.device);
+              }),
+              config) {}
+
 Trainer::Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config)
     : Trainer(comm, build_collectively(comm, [&] {
                 return std::make_unique<TemporalWorkload>(comm, shard, config);
@@ -388,6 +394,14 @@ void Trainer::lock_outputs() {
 
 void Trainer::open_outputs(int64_t first_epoch) {
   const std::vector<std::string> hosts = gather_host_names(comm_);  // collective: before rank 0 goes alone
+  Metrics memory_plan = workload_->memory_plan();  // the same names on every rank (one model)
+  {
+    std::vector<double> bytes;
+    for (const auto& item : memory_plan) bytes.push_back(item.second);
+    if (!bytes.empty()) comm_.allreduce_max(bytes.data(), static_cast<int>(bytes.size()));
+    size_t i = 0;
+    for (auto& item : memory_plan) item.second = bytes[i++];
+  }
   run_collectively(
       comm_,
       [&] {
@@ -413,6 +427,7 @@ void Trainer::open_outputs(int64_t first_epoch) {
             header.ranks = comm_.size();
             header.device = device_name(workload_->device());
             header.resumed_after_epoch = config_.resume ? first_epoch - 1 : 0;
+            header.memory_plan = memory_plan;
             metrics_->header(header);
           }
         }

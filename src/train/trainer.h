@@ -128,6 +128,9 @@ class Trainer {
   Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config);
   // Node classification on a static shard.
   Trainer(comm::Communicator& comm, const graph::Shard& shard, const TrainConfig& config);
+  // The same, emptying the shard's adjacency and features once the model holds them (NodeClassification's
+  // Shard&&): `halogen train` never holds two copies of them.
+  Trainer(comm::Communicator& comm, graph::Shard&& shard, const TrainConfig& config);
   // A temporal model on a dynamic shard.
   Trainer(comm::Communicator& comm, const graph::Shard& shard, const TemporalTrainConfig& config);
   ~Trainer();

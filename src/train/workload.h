@@ -75,6 +75,8 @@ class Workload {
   virtual void warm_up(int64_t epoch) { (void)epoch; }
   // This rank's predicted bytes of buffers (parameters and Adam included); 0 when unknown.
   virtual int64_t estimated_bytes() const { return 0; }
+  // The same by what holds it (nn::MemoryBreakdown's names: structure, halo, ...; bytes); empty when not known.
+  virtual Metrics memory_plan() const { return {}; }
 };
 
 }  // namespace halogen::train

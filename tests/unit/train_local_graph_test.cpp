@@ -55,7 +55,9 @@ TEST(LocalGraph, GcnNormalisationUsesGlobalDegreesAndSplitsColumns) {
   EXPECT_FLOAT_EQ(own[2][2], 1.0f);        // isolated vertex: only its self-loop
   EXPECT_EQ(lg.a_own.nnz(), 5);
   EXPECT_EQ(lg.a_halo.nnz(), 1);
-  EXPECT_EQ(lg.a_own_t.rows, 3);
+  EXPECT_TRUE(lg.a_own_symmetric);  // an undirected graph's owned block: the backward uses a_own itself
+  EXPECT_EQ(lg.own_transpose().rows, 3);
+  EXPECT_EQ(lg.a_own_t.nnz(), 0);
   EXPECT_EQ(lg.a_halo_t.rows, 1);
   EXPECT_EQ(dense(lg.a_halo_t)[0][1], halo[1][0]);
 }
@@ -83,13 +85,69 @@ TEST(LocalGraph, TransposeOfTransposeIsIdentity) {
   const graph::Shard s = testing::make_shard(g, std::vector<int32_t>(40, 0), 1, 0);
   const graph::LocalGraph lg = graph::build_local_graph(s, graph::Normalization::gcn);
   const auto a = dense(lg.a_own);
-  const auto t = dense(lg.a_own_t);
+  const auto t = dense(lg.own_transpose());
   for (int64_t i = 0; i < 40; ++i)
     for (int64_t j = 0; j < 40; ++j) EXPECT_EQ(a[i][j], t[j][i]);
-  const graph::LocalCsr back = graph::transpose(lg.a_own_t);
+  const graph::LocalCsr back = graph::transpose(lg.own_transpose());
   EXPECT_EQ(back.indptr, lg.a_own.indptr);
   EXPECT_EQ(back.indices, lg.a_own.indices);
   EXPECT_EQ(back.values, lg.a_own.values);
+}
+
+// A symmetric A_own is not stored twice; the flag must never be set for a matrix that differs from its transpose.
+void expect_transpose_is_exact(const graph::LocalGraph& lg) {
+  const graph::LocalCsr t = graph::transpose(lg.a_own);
+  const graph::LocalCsr& used = lg.own_transpose();
+  EXPECT_EQ(used.rows, t.rows);
+  EXPECT_EQ(used.indptr, t.indptr);
+  EXPECT_EQ(used.indices, t.indices);
+  EXPECT_EQ(used.values, t.values);  // bit for bit: the backward must equal the stored transpose's
+}
+
+TEST(LocalGraph, SymmetricOwnBlockIsStoredOnceForSymmetricNormalisations) {
+  const graph::Graph g = testing::synthetic_graph(60, 3, 2, 4, 11);
+  std::vector<int32_t> owner(60);
+  for (int v = 0; v < 60; ++v) owner[v] = (v * 7) % 3;
+  for (int part = 0; part < 3; ++part) {
+    const graph::Shard s = testing::make_shard(g, owner, 3, part);
+    ASSERT_GT(s.num_halo(), 0);
+    EXPECT_TRUE(graph::owned_block_symmetric(s, false));
+    for (auto norm : {graph::Normalization::gcn, graph::Normalization::sum, graph::Normalization::chebyshev}) {
+      const graph::LocalGraph lg = graph::build_local_graph(s, norm);
+      EXPECT_TRUE(lg.a_own_symmetric) << "part " << part;
+      EXPECT_EQ(lg.a_own_t.nnz(), 0);
+      expect_transpose_is_exact(lg);
+    }
+    // The mean scales row i by 1/deg_i: not symmetric, so the transpose is stored.
+    const graph::LocalGraph mean = graph::build_local_graph(s, graph::Normalization::mean);
+    EXPECT_FALSE(mean.a_own_symmetric);
+    EXPECT_EQ(mean.a_own_t.nnz(), mean.a_own.nnz());
+    expect_transpose_is_exact(mean);
+  }
+}
+
+TEST(LocalGraph, DirectedOrUnequallyWeightedBlocksKeepTheirTranspose) {
+  graph::Graph g = path_graph();
+  graph::Shard s = testing::whole_graph_shard(g);
+  // Drop 2 -> 1 (row 2 keeps only 3): a directed edge 1 -> 2.
+  s.indices = {1, 0, 2, 3, 2};
+  s.indptr = {0, 1, 3, 4, 5, 5};
+  EXPECT_FALSE(graph::owned_block_symmetric(s, false));
+  const graph::LocalGraph directed = graph::build_local_graph(s, graph::Normalization::gcn);
+  EXPECT_FALSE(directed.a_own_symmetric);
+  expect_transpose_is_exact(directed);
+
+  graph::Shard w = testing::whole_graph_shard(path_graph());
+  w.weight = {1.0f, 1.0f, 2.0f, 2.0f, 1.0f, 1.0f};
+  EXPECT_TRUE(graph::owned_block_symmetric(w, true));
+  w.weight[2] = 3.0f;  // 1 -> 2 weighs 3, 2 -> 1 weighs 2
+  EXPECT_FALSE(graph::owned_block_symmetric(w, true));
+  EXPECT_TRUE(graph::owned_block_symmetric(w, false));  // the pattern alone is symmetric
+  graph::EdgeWeighting weighting;
+  weighting.degree_owned = graph::weighted_owned_degrees(w);
+  const graph::LocalGraph weighted = graph::build_local_graph(w, graph::Normalization::gcn, &weighting);
+  EXPECT_FALSE(weighted.a_own_symmetric);
+  expect_transpose_is_exact(weighted);
 }
 
 }  // namespace
