@@ -211,7 +211,11 @@ void GraphConv::gin_self_term(Matrix<const float> x, Matrix<float> out, const La
 void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& context) {
   TraceRange range(forward_range_.c_str());
   HALOGEN_ASSERT(adjacency_ != nullptr, "allocate() first");
-  HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.cols == in_ && z.rows >= num_owned_ && z.cols == out_);
+  // x's halo rows are read (exchanged into) only when the layer aggregates first (gat: never, it exchanges X W).
+  HALOGEN_ASSERT((gat_ || transform_first() ? x.rows >= num_owned_ : x.rows == num_owned_ + num_halo_) && x.cols == in_ &&
+                     z.rows >= num_owned_ && z.cols == out_,
+                 "layer %d forward: x %lld x %lld, z %lld x %lld", layer_, (long long)x.rows, (long long)x.cols,
+                 (long long)z.rows, (long long)z.cols);
   const int64_t n = num_owned_;
   Matrix<const float> x_own = x.slice_rows(0, n);
   Matrix<float> z_own = z.slice_rows(0, n);

@@ -19,7 +19,7 @@
 //
 // Shapes (n = n_own, h = n_halo):
 //   x: (n + h, in)  layer input; rows [0, n) valid; rows [n, n+h) are OVERWRITTEN by the halo exchange when
-//                   the layer aggregates first (they are scratch otherwise).
+//                   the layer aggregates first; a transform-first layer reads only rows [0, n) (x may have n).
 //   z: (n + h, out) or (n, out): rows [0, n) "=" Â X W (+ X W_self), WITHOUT the bias (the caller fuses bias
 //                   with relu/dropout, or calls add_bias for the last layer).
 // Backward (after forward on the same x): given grad_z (n, out) = dLoss/dZ,

@@ -68,6 +68,13 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   return plan;
 }
 
+bool Model::activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l) {
+  if (l == config.layers) return config.kind == ConvKind::appnp && config.appnp_k > 0;
+  if (config.kind == ConvKind::gat || config.kind == ConvKind::appnp) return false;  // X W first, or no graph
+  const int64_t first = config.kind == ConvKind::gin ? config.hidden : widths[l + 1];
+  return first >= widths[l];  // aggregates first: X_l is exchanged (GraphConv::transform_first is first < in)
+}
+
 std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
   HALOGEN_USER_CHECK(config.layers >= 1, "--layers must be at least 1 (got %d)", config.layers);
   HALOGEN_USER_CHECK(config.layers == 1 || config.hidden >= 1, "--hidden must be at least 1");
@@ -325,7 +332,8 @@ void Model::copy_labels_and_splits(const graph::Shard& shard) {
 void Model::allocate_activations() {
   const int64_t n = num_owned_, h = num_halo_;
   for (int l = 0; l <= num_layers(); ++l) {
-    activations_.emplace_back(l == 0 && input_in_workspace_ ? 0 : n + h, widths_[l], device_);
+    const int64_t rows = activation_has_halo_rows(config_, widths_, l) ? n + h : n;
+    activations_.emplace_back(l == 0 && input_in_workspace_ ? 0 : rows, widths_[l], device_);
     activations_.back().zero();
   }
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
@@ -394,11 +402,12 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
                                                config.gin_learn_eps)
                            .kept * f;
     }
-    m.activations += (n + h) * widths[l + 1] * f;  // X_{l+1} (the logits for the last layer)
+    m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;  // X_{l+1}
     m.gradients += n * widths[l + 1] * f;
   }
   m.workspace = workspace.floats * f;
-  if (!workspace.input_in_workspace) m.activations += (n + h) * widths[0] * f;  // X_0
+  if (!workspace.input_in_workspace)  // X_0
+    m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (caches_input_aggregate(config.kind, widths)) m.evaluation += n * widths[0] * f;  // Â X_0 for evaluation
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
     m.activations += 2 * (n + h) * widths.back() * f;
@@ -424,7 +433,7 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
 
 Matrix<float> Model::activation(int l) {
   if (l > 0 || !input_in_workspace_) return activations_[l].matrix();
-  return Matrix<float>{workspace_.data(), num_owned_ + num_halo_, widths_[0], widths_[0], device_};
+  return Matrix<float>{workspace_.data(), num_owned_ + num_halo_, widths_[0], widths_[0], device_};  // has halo rows
 }
 
 LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }

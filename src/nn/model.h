@@ -191,6 +191,9 @@ class Model {
   };
   static WorkspacePlan workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
                                       int64_t num_owned, int64_t num_halo);
+  // Whether X_l (l = 0 .. L) needs the halo rows: it is exchanged (the input of a GCN, SAGE or GIN layer that
+  // aggregates first, or APPNP's H = X_L with K > 0). Otherwise only its owned rows are allocated.
+  static bool activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l);
   static std::vector<int64_t> layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes);
   // Trainable floats of a model of this shape.
   static int64_t parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes);
