@@ -28,14 +28,18 @@ int64_t count_feature_nonzeros(const h5::File& file, int64_t rows) {
   return nonzeros;
 }
 
-// Stored entries of a shard whose column is a halo vertex (local id >= rows), read in blocks.
-int64_t count_halo_entries(const h5::File& file, int64_t rows) {
+// Stored entries of a shard whose column is a halo vertex (local id >= rows), read in blocks; with
+// `column_counts` (one slot per owned and halo vertex), also how often each column is used.
+int64_t count_halo_entries(const h5::File& file, int64_t rows, std::vector<int64_t>* column_counts) {
   if (!file.exists("/csr/indices")) return 0;
   const int64_t entries = file.shape("/csr/indices").at(0), block = int64_t{4} << 20;
   int64_t halo = 0;
   for (int64_t begin = 0; begin < entries; begin += block) {
     const std::vector<int32_t> columns = file.read_rows<int32_t>("/csr/indices", begin, std::min(entries, begin + block));
-    halo += std::count_if(columns.begin(), columns.end(), [rows](int32_t c) { return c >= rows; });
+    for (int32_t c : columns) {
+      halo += c >= rows;
+      if (column_counts != nullptr && c >= 0 && static_cast<size_t>(c) < column_counts->size()) ++(*column_counts)[c];
+    }
   }
   return halo;
 }
@@ -56,7 +60,8 @@ const char* breakdown_meaning(const std::string& name) {
 
 }  // namespace
 
-nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& meta, int part) {
+nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& meta, int part,
+                              std::vector<int64_t>* column_counts) {
   const h5::File file(io::shard_path(dir, part), h5::Mode::read);
   nn::RankShape shape;
   shape.num_owned = length_of(file, "/owned/gid");
@@ -67,9 +72,10 @@ nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& m
   shape.num_classes = meta.num_classes;
   shape.num_split_rows =
       length_of(file, "/split/train") + length_of(file, "/split/valid") + length_of(file, "/split/test");
-  shape.halo_nnz = count_halo_entries(file, shape.num_owned);
-  // An undirected graph's shards store their owned block both ways (graph::owned_block_symmetric); the trainer
-  // checks the stored entries (and weights) themselves.
+  if (column_counts != nullptr) column_counts->assign(static_cast<size_t>(shape.num_owned + shape.num_halo), 0);
+  shape.halo_nnz = count_halo_entries(file, shape.num_owned, column_counts);
+  // An undirected graph's shards store their owned block both ways; the model checks the stored entries (and
+  // weights) when it builds the adjacency (graph::LocalGraph::a_own_symmetric).
   shape.own_symmetric = !meta.directed;
   const int64_t nonzeros = count_feature_nonzeros(file, shape.num_owned);
   if (nn::Model::uses_sparse_input(nonzeros, shape.num_owned, shape.num_features))

@@ -54,26 +54,16 @@ class PartitionSource : public PlanSource {
     std::vector<PlannedRank> result;
     for (int part = 0; part < meta_.num_parts; ++part) {
       PlannedRank rank;
-      rank.shape = read_part_shape(dir_, meta_, part);
+      // One pass over /csr/indices: entries in halo columns (local column >= n_own) and per column.
+      std::vector<int64_t> column_counts;
+      rank.shape = read_part_shape(dir_, meta_, part, &column_counts);
+      rank.traffic.halo_entries = rank.shape.halo_nnz;
+      rank.traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
       const h5::File file(io::shard_path(dir_, part), h5::Mode::read);
       if (file.exists("/halo/recv_offsets")) {
         const std::vector<int64_t> offsets = file.read<int64_t>("/halo/recv_offsets");
         for (size_t q = 0; q + 1 < offsets.size(); ++q) rank.traffic.peers += offsets[q + 1] > offsets[q];
       }
-      // Entries in halo columns (local column >= n_own) and per column, read in blocks so memory stays small.
-      const int64_t nnz = rank.shape.nnz, owned = rank.shape.num_owned;
-      std::vector<int64_t> column_counts(static_cast<size_t>(owned + rank.shape.num_halo), 0);
-      constexpr int64_t kBlock = int64_t{4} << 20;
-      for (int64_t begin = 0; begin < nnz; begin += kBlock) {
-        const std::vector<int32_t> columns =
-            file.read_rows<int32_t>("/csr/indices", begin, std::min(nnz, begin + kBlock));
-        for (int32_t c : columns) {
-          rank.traffic.halo_entries += c >= owned;
-          if (c >= 0 && static_cast<size_t>(c) < column_counts.size()) ++column_counts[c];
-        }
-      }
-      rank.traffic.top_column_entries = train::top_column_curve(std::move(column_counts));
-      HALOGEN_ASSERT(rank.traffic.halo_entries == rank.shape.halo_nnz);
       result.push_back(rank);
     }
     return result;

@@ -430,6 +430,7 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   s.num_classes = static_cast<int32_t>(file.attr_int("num_classes"));
   s.num_features = file.attr_int("num_features");
   s.graph_name = file.attr_string("name");
+  s.directed = meta.directed;
   s.target_steps = file.attr_int("target_steps");
   require(s.part == part, path, "/",
           "attribute part is " + std::to_string(s.part) + ", expected " + std::to_string(part));

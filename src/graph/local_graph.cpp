@@ -30,6 +30,8 @@ LocalCsr transpose(const LocalCsr& a) {
 
 namespace {
 
+// Whether the owned block (columns < n_own; self-loops aside) is symmetric, with equal weights both ways when
+// `weight` is given (LocalGraph::a_own_symmetric). O(nnz log(max degree)), no memory.
 bool block_symmetric(int64_t n_own, const std::vector<int64_t>& indptr, const std::vector<int32_t>& indices,
                      const std::vector<float>* weight) {
   for (int64_t r = 0; r < n_own; ++r) {
@@ -146,11 +148,6 @@ LocalGraph build_local_graph(const Shard& shard, Normalization normalization,
       StoredAdjacency{shard.num_owned(), shard.num_halo(), shard.indptr, shard.indices, shard.degree_owned,
                       shard.degree_halo, weighting ? &shard.weight : nullptr, weighting},
       normalization);
-}
-
-bool owned_block_symmetric(const Shard& shard, bool weighted) {
-  HALOGEN_ASSERT(!weighted || static_cast<int64_t>(shard.weight.size()) == shard.nnz());
-  return block_symmetric(shard.num_owned(), shard.indptr, shard.indices, weighted ? &shard.weight : nullptr);
 }
 
 std::vector<double> weighted_owned_degrees(const Shard& shard) {

@@ -54,17 +54,15 @@ struct LocalGraph {
   int64_t num_halo = 0;
   LocalCsr a_own, a_halo;      // forward
   LocalCsr a_own_t, a_halo_t;  // backward; a_own_t is empty when a_own_symmetric
-  // A_own equals its transpose, entry for entry (owned_block_symmetric and a symmetric normalisation: gcn, sum,
-  // chebyshev): the backward multiplies by a_own itself and no copy is stored.
+  // A_own equals its transpose, entry for entry: the stored owned block is symmetric ((r, c) is stored iff
+  // (c, r) is, with the same weight when weighted; self-loops aside), checked on the entries in
+  // O(nnz log(max degree)), and the normalisation is symmetric (gcn, sum, chebyshev: the degrees of r and c
+  // enter the value symmetrically). The backward then multiplies by a_own itself and no copy is stored.
+  // True for an undirected graph's shards.
   bool a_own_symmetric = false;
   const LocalCsr& own_transpose() const { return a_own_symmetric ? a_own : a_own_t; }
 };
 
-// Whether the owned block of a shard's stored adjacency (columns < n_own; self-loops, which the normalisations
-// skip, aside) is symmetric: (r, c) is stored iff (c, r) is, with the same weight when `weighted`. Then the gcn,
-// sum and chebyshev normalisations give an A_own equal to its transpose (the degrees of r and c enter the
-// value symmetrically). O(nnz log(max degree)), no memory. True for an undirected graph's shards.
-bool owned_block_symmetric(const Shard& shard, bool weighted);
 // Whether `normalization` of a symmetric owned block is symmetric (all but mean, whose rows are scaled by their
 // own degree).
 inline bool symmetric_normalization(Normalization normalization) { return normalization != Normalization::mean; }

@@ -55,6 +55,7 @@ struct Shard {
   int32_t num_classes = 0;
   int64_t num_features = 0;
   std::string graph_name;
+  bool directed = false;  // the graph's (meta.json): false means every edge is stored both ways
 
   std::vector<int64_t> owned_gid;     // (n_own) global ids, ascending
   std::vector<int64_t> halo_gid;      // (n_halo) global ids, grouped by owner, ascending within a group

@@ -77,7 +77,7 @@ GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_
   if (kind == ConvKind::appnp || kind == ConvKind::gat) return plan;
   const int64_t n = num_owned, h = num_halo, width = exchange_width(kind, in, out, gin_hidden);
   const bool gin = kind == ConvKind::gin;
-  if ((gin ? gin_hidden : out) < in) {  // transform first: t (n + h, width); GIN's eps gradient reads it
+  if (transform_first(kind, in, out, gin_hidden)) {  // t (n + h, width); GIN's eps gradient reads it
     (gin && gin_learn_eps ? plan.kept : plan.forward) += (n + h) * width;
   } else {
     plan.kept += n * width;  // ax, read by the weight gradient
@@ -93,7 +93,7 @@ GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_
 bool GraphConv::backward_reads_input(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden,
                                      bool gin_learn_eps) {
   if (kind != ConvKind::gcn && kind != ConvKind::gin) return true;  // sage: X W_self; appnp, gat: X W
-  if ((kind == ConvKind::gin ? gin_hidden : out) < in) return true;   // transform first: grad W = X^T grad_t
+  if (transform_first(kind, in, out, gin_hidden)) return true;         // grad W = X^T grad_t
   return kind == ConvKind::gin && gin_learn_eps;                       // d eps = <X, grad_ax>
 }
 

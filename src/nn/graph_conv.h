@@ -120,8 +120,10 @@ class GraphConv {
   // W is applied before the adjacency (its product's width is W's column count); always for appnp (no
   // adjacency).
   // (gat: false; its X W is a dense gemm and it is never given a sparse input.)
-  bool transform_first() const {
-    return kind_ == ConvKind::appnp || (kind_ != ConvKind::gat && first_width() < in_);
+  bool transform_first() const { return transform_first(kind_, in_, out_, gin_hidden_); }
+  // The same for a layer of this shape (memory plans decide it before any layer exists).
+  static bool transform_first(ConvKind kind, int64_t in, int64_t out, int64_t gin_hidden = 0) {
+    return kind == ConvKind::appnp || (kind != ConvKind::gat && (kind == ConvKind::gin ? gin_hidden : out) < in);
   }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
@@ -161,10 +163,9 @@ class GraphConv {
   // Scratch (scratch_plan), allocated once. transform-first: t (n+h, out), grad_t (n, out); aggregate-first:
   // ax (n, in), grad_ax (n, in) (gin: width hidden for t). (The partial sums of the reverse exchange are the
   // adjacency's.) gin also keeps h = relu(aggregate W + b_inner) (n, hidden) and uses its gradient (n, hidden).
-  // appnp: none. The views point into owned_ (kept, and transient without a workspace) or the workspace.
+  // appnp: none. The views point into owned_kept_, and into the workspace or (without one) owned_transient_.
   Matrix<float> t_or_ax_, grad_t_or_ax_, gin_h_, grad_gin_h_;
   Tensor owned_kept_, owned_transient_;
-  bool gin_learn_eps_ = false;
   std::unique_ptr<GatConv> gat_;  // gat only
 };
 

@@ -70,9 +70,8 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
 
 bool Model::activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l) {
   if (l == config.layers) return config.kind == ConvKind::appnp && config.appnp_k > 0;
-  if (config.kind == ConvKind::gat || config.kind == ConvKind::appnp) return false;  // X W first, or no graph
-  const int64_t first = config.kind == ConvKind::gin ? config.hidden : widths[l + 1];
-  return first >= widths[l];  // aggregates first: X_l is exchanged (GraphConv::transform_first is first < in)
+  if (config.kind == ConvKind::gat) return false;  // it exchanges X W
+  return !GraphConv::transform_first(config.kind, widths[l], widths[l + 1], config.hidden);  // X_l is exchanged
 }
 
 std::vector<int64_t> Model::layer_widths(const ModelConfig& config, int64_t num_features, int64_t num_classes) {

@@ -87,7 +87,8 @@ struct RankShape {
   int64_t num_features = 0, num_classes = 0, num_split_rows = 0;
   int64_t sparse_feature_nonzeros = 0;  // nonzeros when the features take the sparse input path, else 0
   int64_t halo_nnz = 0;                 // stored entries whose column is a halo vertex (nnz(A_halo))
-  bool own_symmetric = false;           // graph::owned_block_symmetric (with the weights, where stored)
+  bool own_symmetric = false;           // A_own stored once (graph::LocalGraph::a_own_symmetric; predicted
+                                        // as "the graph is undirected" before the model is built)
 };
 
 // A rank's planned Buffers by what holds them (bytes; Model::estimate_breakdown, `halogen info DIR --hidden`):

@@ -8,7 +8,6 @@
 #include "core/format.h"
 #include "core/memory.h"
 #include "kernels/device.h"
-#include "graph/local_graph.h"
 #include "nn/distributed_adjacency.h"
 
 namespace halogen::train {
@@ -35,7 +34,10 @@ nn::RankShape shard_rank_shape_without_features(const graph::Shard& shard) {
   shape.num_split_rows = static_cast<int64_t>(shard.train.size() + shard.valid.size() + shard.test.size());
   const int64_t n = shape.num_owned;
   shape.halo_nnz = std::count_if(shard.indices.begin(), shard.indices.end(), [n](int32_t c) { return c >= n; });
-  shape.own_symmetric = graph::owned_block_symmetric(shard, /*weighted=*/!shard.weight.empty());
+  // Predicted, like `halogen info`: an undirected graph's owned block is symmetric. The model checks the stored
+  // entries once when it builds the adjacency (graph::LocalGraph::a_own_symmetric), and a workload's estimate
+  // takes that result.
+  shape.own_symmetric = !shard.directed;
   return shape;
 }
 

@@ -51,11 +51,13 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
     }
     throw PeerFailed();
   }
-  // The shard's shape as the model was built: its split rows without the unlabelled ones it dropped, and the
-  // nonzeros of the sparse input path it chose (no second scan of the features).
+  // The shard's shape as the model was built: its split rows without the unlabelled ones it dropped, the
+  // nonzeros of the sparse input path it chose and whether its A_own is stored once (no second scan of the
+  // features or the adjacency).
   nn::RankShape shape = shape_;
   shape.num_split_rows = local[0] + local[1] + local[2];
   shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
+  shape.own_symmetric = model_.adjacency().own_symmetric();
   memory_plan_ = estimate_rank_breakdown(config, shape);
   estimated_bytes_ = memory_plan_.total();
 }

@@ -111,7 +111,6 @@ TEST(LocalGraph, SymmetricOwnBlockIsStoredOnceForSymmetricNormalisations) {
   for (int part = 0; part < 3; ++part) {
     const graph::Shard s = testing::make_shard(g, owner, 3, part);
     ASSERT_GT(s.num_halo(), 0);
-    EXPECT_TRUE(graph::owned_block_symmetric(s, false));
     for (auto norm : {graph::Normalization::gcn, graph::Normalization::sum, graph::Normalization::chebyshev}) {
       const graph::LocalGraph lg = graph::build_local_graph(s, norm);
       EXPECT_TRUE(lg.a_own_symmetric) << "part " << part;
@@ -132,20 +131,22 @@ TEST(LocalGraph, DirectedOrUnequallyWeightedBlocksKeepTheirTranspose) {
   // Drop 2 -> 1 (row 2 keeps only 3): a directed edge 1 -> 2.
   s.indices = {1, 0, 2, 3, 2};
   s.indptr = {0, 1, 3, 4, 5, 5};
-  EXPECT_FALSE(graph::owned_block_symmetric(s, false));
   const graph::LocalGraph directed = graph::build_local_graph(s, graph::Normalization::gcn);
   EXPECT_FALSE(directed.a_own_symmetric);
   expect_transpose_is_exact(directed);
 
   graph::Shard w = testing::whole_graph_shard(path_graph());
   w.weight = {1.0f, 1.0f, 2.0f, 2.0f, 1.0f, 1.0f};
-  EXPECT_TRUE(graph::owned_block_symmetric(w, true));
+  auto build_weighted = [](const graph::Shard& shard) {
+    graph::EdgeWeighting weighting;
+    weighting.degree_owned = graph::weighted_owned_degrees(shard);
+    return graph::build_local_graph(shard, graph::Normalization::gcn, &weighting);
+  };
+  EXPECT_TRUE(build_weighted(w).a_own_symmetric);
   w.weight[2] = 3.0f;  // 1 -> 2 weighs 3, 2 -> 1 weighs 2
-  EXPECT_FALSE(graph::owned_block_symmetric(w, true));
-  EXPECT_TRUE(graph::owned_block_symmetric(w, false));  // the pattern alone is symmetric
-  graph::EdgeWeighting weighting;
-  weighting.degree_owned = graph::weighted_owned_degrees(w);
-  const graph::LocalGraph weighted = graph::build_local_graph(w, graph::Normalization::gcn, &weighting);
+  // The pattern alone is symmetric: unweighted, the block is stored once.
+  EXPECT_TRUE(graph::build_local_graph(w, graph::Normalization::gcn).a_own_symmetric);
+  const graph::LocalGraph weighted = build_weighted(w);
   EXPECT_FALSE(weighted.a_own_symmetric);
   expect_transpose_is_exact(weighted);
 }
