@@ -50,9 +50,8 @@ const char* breakdown_meaning(const std::string& name) {
   if (name == "halo") return "halo exchange buffers, reverse-exchange partial sums";
   if (name == "features") return "features, global ids, labels, split rows";
   if (name == "activations") return "kept for the backward: layer outputs, A X or T, masks";
-  if (name == "gradients") return "dLoss/dZ of every layer";
-  if (name == "workspace") return "the layers' shared forward/backward scratch";
-  if (name == "evaluation") return "A X_0 kept by evaluation";
+  if (name == "gradients") return "dLoss/dZ of the last layer (APPNP: and of its propagation)";
+  if (name == "workspace") return "shared by lifetime: layer scratch, hidden dLoss/dZ, X_0";
   if (name == "parameters") return "parameters and their gradients";
   if (name == "optimizer") return "Adam's m and v";
   return "";

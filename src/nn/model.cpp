@@ -50,14 +50,32 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
                                            int64_t num_owned, int64_t num_halo) {
   WorkspacePlan plan;
-  if (config.kind == ConvKind::gat) return plan;  // GatConv keeps its own scratch
-  for (int l = 0; l < config.layers; ++l)
-    plan.floats = std::max(plan.floats, GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], num_owned,
-                                                                num_halo, config.hidden, config.gin_learn_eps)
-                                            .transient());
+  int64_t forward = 0, backward = 0;  // the widest forward and backward scratch of any layer
+  if (config.kind != ConvKind::gat) {  // GatConv keeps its own scratch
+    for (int l = 0; l < config.layers; ++l) {
+      const GraphConv::ScratchPlan scratch = GraphConv::scratch_plan(
+          config.kind, widths[l], widths[l + 1], num_owned, num_halo, config.hidden, config.gin_learn_eps);
+      forward = std::max(forward, scratch.forward);
+      // Layer 0 computes no input gradient: a GCN or SAGE layer that aggregates first then needs no backward
+      // scratch (its weight gradients read Â X and X).
+      const bool no_backward_scratch =
+          l == 0 && (config.kind == ConvKind::gcn || config.kind == ConvKind::sage) &&
+          !GraphConv::transform_first(config.kind, widths[0], widths[1], config.hidden);
+      if (!no_backward_scratch) backward = std::max(backward, scratch.backward);
+    }
+  }
+  // The hidden layers' gradients: dZ_l (l < L-1) is written by layer l+1's backward, which reads dZ_{l+1}
+  // and its scratch, and read by layer l's backward, which writes dZ_{l-1} and uses its scratch: two regions
+  // after the backward scratch, used in turn, keep every pair that is alive at once apart.
+  int64_t widest = 0;
+  for (int l = 0; l + 1 < config.layers; ++l) widest = std::max(widest, num_owned * widths[l + 1]);
+  plan.gradients_at = backward;
+  plan.gradient_region = widest;
+  plan.floats = std::max(forward, backward + std::min(config.layers - 1, 2) * widest);
   // X_0 is read by layer 0's forward alone when its backward does not read it; layer 0 (aggregate first) has
   // no forward scratch then, so X_0 can take the workspace during that forward.
   plan.input_in_workspace =
+      config.kind != ConvKind::gat &&
       !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
   if (plan.input_in_workspace) {
     HALOGEN_ASSERT(GraphConv::scratch_plan(config.kind, widths[0], widths[1], num_owned, num_halo, config.hidden,
@@ -217,16 +235,10 @@ void Model::build_layers(const graph::Shard& shard) {
   adjacency_->set_overlap(config_.overlap);
   if (gat_sparse_first_layer(config_) && sparse_input_)
     layers_[0]->gat_conv()->expect_sparse_input();  // copy_features gives it the CSR views
-  const WorkspacePlan plan = workspace_plan(config_, widths_, num_owned_, num_halo_);
-  workspace_ = Tensor(plan.floats, 1, device_);
+  workspace_plan_ = workspace_plan(config_, widths_, num_owned_, num_halo_);
+  workspace_ = Tensor(workspace_plan_.floats, 1, device_);
   workspace_.zero();
-  input_in_workspace_ = plan.input_in_workspace;
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
-  for (int k = 0; k < store_.count(); ++k) {
-    if (store_.info(k).name == "layer0.weight") first_weight_ = k;
-    if (store_.info(k).name == "layer0.weight_self") first_weight_self_ = k;
-  }
-  HALOGEN_ASSERT(first_weight_ >= 0 && (config_.kind != ConvKind::sage || first_weight_self_ >= 0));
 }
 
 void Model::copy_features(const graph::Shard& shard) {
@@ -332,7 +344,7 @@ void Model::allocate_activations() {
   const int64_t n = num_owned_, h = num_halo_;
   for (int l = 0; l <= num_layers(); ++l) {
     const int64_t rows = activation_has_halo_rows(config_, widths_, l) ? n + h : n;
-    activations_.emplace_back(l == 0 && input_in_workspace_ ? 0 : rows, widths_[l], device_);
+    activations_.emplace_back(l == 0 && workspace_plan_.input_in_workspace ? 0 : rows, widths_[l], device_);
     activations_.back().zero();
   }
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
@@ -340,8 +352,7 @@ void Model::allocate_activations() {
   masks_.emplace_back();
   for (int l = 1; l < num_layers(); ++l)
     masks_.emplace_back(config_.kind == ConvKind::gat ? n : 0, widths_[l], device_);
-  for (int l = 0; l < num_layers(); ++l) grads_.emplace_back(n, widths_[l + 1], device_);
-  if (caches_input_aggregate(config_.kind, widths_)) input_aggregate_ = Tensor(n, widths_[0], device_);
+  for (int l = 0; l < num_layers(); ++l) grads_.emplace_back(l + 1 == num_layers() ? n : 0, widths_[l + 1], device_);
   if (config_.kind == ConvKind::appnp && config_.appnp_k > 0) {
     const int64_t c = widths_.back();
     for (int i = 0; i < 2; ++i) {
@@ -351,11 +362,6 @@ void Model::allocate_activations() {
     }
     logits_buffer_ = (config_.appnp_k - 1) % 2;
   }
-}
-
-bool Model::caches_input_aggregate(ConvKind kind, const std::vector<int64_t>& widths) {
-  // layer 0 aggregates first (graph_conv.h: transform_first() is out < in); GIN's and APPNP's layer 0 differ
-  return (kind == ConvKind::gcn || kind == ConvKind::sage) && widths[1] >= widths[0];
 }
 
 int64_t Model::parameter_count(const ModelConfig& config, int64_t num_features, int64_t num_classes) {
@@ -402,12 +408,11 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
                            .kept * f;
     }
     m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;  // X_{l+1}
-    m.gradients += n * widths[l + 1] * f;
   }
+  m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
   m.workspace = workspace.floats * f;
   if (!workspace.input_in_workspace)  // X_0
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
-  if (caches_input_aggregate(config.kind, widths)) m.evaluation += n * widths[0] * f;  // Â X_0 for evaluation
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
     m.activations += 2 * (n + h) * widths.back() * f;
     m.gradients += 2 * n * widths.back() * f;
@@ -431,8 +436,14 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
 }
 
 Matrix<float> Model::activation(int l) {
-  if (l > 0 || !input_in_workspace_) return activations_[l].matrix();
+  if (l > 0 || !workspace_plan_.input_in_workspace) return activations_[l].matrix();
   return Matrix<float>{workspace_.data(), num_owned_ + num_halo_, widths_[0], widths_[0], device_};  // has halo rows
+}
+
+Matrix<float> Model::gradient(int l) {
+  if (l + 1 == num_layers()) return grads_[l].matrix();
+  float* data = workspace_.data() + workspace_plan_.gradients_at + (l % 2) * workspace_plan_.gradient_region;
+  return Matrix<float>{data, num_owned_, widths_[l + 1], widths_[l + 1], device_};
 }
 
 LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
@@ -457,17 +468,11 @@ void Model::forward(int64_t epoch, bool training) {
   auto stream_of = [&](int layer) {
     return rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer));
   };
-  if (!training && input_aggregate_.size() > 0) {
-    first_layer_from_input_aggregate();
-  } else {
-    {
-      PhaseScope timer(*clock_, Phase::elementwise, stream_.get());
-      input_dropout(p, stream_of(0));
-    }
-    layers_[0]->forward(activation(0), activations_[1].matrix(), forward_context(0, epoch, training));
+  {
+    PhaseScope timer(*clock_, Phase::elementwise, stream_.get());
+    input_dropout(p, stream_of(0));
   }
-  epilogue(0, p, stream_of(1), training);
-  for (int l = 1; l < num_layers(); ++l) {
+  for (int l = 0; l < num_layers(); ++l) {
     layers_[l]->forward(activation(l), activations_[l + 1].matrix(), forward_context(l, epoch, training));
     epilogue(l, p, stream_of(l + 1), training);
   }
@@ -492,7 +497,7 @@ void Model::propagate() {
 void Model::propagate_backward() {
   const float alpha = config_.appnp_alpha;
   const kernels::Stream stream = stream_.get();
-  Matrix<float> grad_h = grads_.back().matrix();  // (n, C): dLoss/dH
+  Matrix<float> grad_h = gradient(num_layers() - 1);  // (n, C): dLoss/dH
   {
     PhaseScope timer(*clock_, Phase::elementwise, stream);
     kernels::scale_add(alpha, propagation_grads_[0].matrix(), 0.0f, grad_h, stream);  // alpha G_K
@@ -526,28 +531,6 @@ void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
   // No mask: the backward reads the output (kernels::relu_dropout_backward).
   kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()},
                              params, Matrix<float>{}, stream);
-}
-
-void Model::first_layer_from_input_aggregate() {
-  // Â X_0 with dropout off depends on neither the epoch nor the parameters: it is made by the first evaluation
-  // (collective, like every forward) and reused, which leaves layer 0 one gemm (two for SAGE) per evaluation
-  // instead of the widest product of the model and its halo exchange. The arithmetic is GraphConv's
-  // aggregate-first forward (own part "=", then halo part "+=", then the gemms), so results are unchanged.
-  const int64_t n = num_owned_;
-  const kernels::Stream stream = stream_.get();
-  Matrix<float> aggregate = input_aggregate_.matrix();  // (n, F_0)
-  if (!input_aggregate_ready_) {
-    Matrix<float> x0 = activation(0);  // (n + h, F_0)
-    input_dropout(0.0f, /*rng_stream=*/0);  // X_0 = the features
-    adjacency_->forward(x0, aggregate);  // collective: the halo exchange of X_0, then Â X_0
-    input_aggregate_ready_ = true;
-  }
-  Matrix<float> z0 = activations_[1].matrix().slice_rows(0, n);
-  if (n == 0 || z0.cols == 0) return;
-  PhaseScope timer(*clock_, Phase::gemm, stream);
-  kernels::gemm(aggregate, false, store_.param(first_weight_), false, z0, 1.0f, 0.0f, stream);
-  if (first_weight_self_ >= 0)
-    kernels::gemm(features_.matrix(), false, store_.param(first_weight_self_), false, z0, 1.0f, 1.0f, stream);
 }
 
 void Model::input_dropout(float p, uint64_t rng_stream) {
@@ -597,7 +580,7 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     loss_sum = kernels::softmax_cross_entropy(
         logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
         Span<const int64_t>{split_rows_[0].data(), split_sizes_[0], split_rows_[0].device()}, loss_scale,
-        logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : grads_[last].matrix(), stream);
+        logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : gradient(last), stream);
   }
   const LayerContext ctx = context();
   if (logits_buffer_ >= 0) propagate_backward();
@@ -605,10 +588,10 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
   const bool gat = config_.kind == ConvKind::gat;
   for (int l = last; l >= 0; --l) {
     const bool want_grad_x = l > 0;
-    Matrix<float> grad_x = want_grad_x ? grads_[l - 1].matrix() : Matrix<float>{};
+    Matrix<float> grad_x = want_grad_x ? gradient(l - 1) : Matrix<float>{};
     LayerContext layer_ctx = ctx;
     layer_ctx.bias_gradient_done = !gat && l < last;  // added below, with the epilogue's backward
-    layers_[l]->backward(activation(l), grads_[l].matrix(), grad_x, want_grad_x, layer_ctx);
+    layers_[l]->backward(activation(l), gradient(l), grad_x, want_grad_x, layer_ctx);
     if (reducer != nullptr) reducer->layer_ready(l);  // layer l's weight and bias gradients are final
     if (!want_grad_x) continue;
     // The backward of layer l-1's epilogue: grad_x becomes layer l-1's grad_z and, in the same pass, gives
@@ -641,7 +624,7 @@ double Model::evaluated_loss_local(int split) {
   return kernels::softmax_cross_entropy(
       logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
       Span<const int64_t>{split_rows_[split].data(), split_sizes_[split], split_rows_[split].device()}, 0.0f,
-      grads_[num_layers() - 1].matrix(), stream_.get());
+      gradient(num_layers() - 1), stream_.get());
 }
 
 int Model::first_nonfinite_layer_local() {

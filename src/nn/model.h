@@ -25,10 +25,13 @@
 // Dropout decisions are keyed by (seed, epoch, layer, global vertex id, column) and weights are initialised
 // from (seed, tensor index, element), so P ranks compute what one rank computes, up to summation order.
 //
-// Evaluation runs the same forward with dropout off, except that when layer 0 aggregates first (F_1 >= F_0)
-// Â X_0 does not change between evaluations: the first evaluation keeps it (n_own, F_0), later ones start
-// from it (no widest product, no layer-0 exchange). The input dropout's mask is never kept (layer 0 has no
-// input gradient), which pays for that buffer.
+// Evaluation runs the same forward with dropout off, in the same buffers: it allocates nothing.
+//
+// Buffers by lifetime (Model::workspace_plan): one workspace, planned at construction, holds what lives inside
+// one phase of a training step: the layers' forward scratch and (when only layer 0's forward reads it) X_0
+// during the forward; during the backward, the layers' backward scratch at its start, then the hidden layers'
+// dLoss/dZ_l (l < L-1) in two regions used in turn (dZ_l lives from layer l+1's backward to layer l's). Kept
+// apart: the activations X_1 .. X_L (read by the backward), the last layer's dLoss/dZ (written by the loss).
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
@@ -98,19 +101,19 @@ struct MemoryBreakdown {
   int64_t features = 0;     // features (and their sparse path), global ids, labels, split rows
   int64_t activations = 0;  // kept from the forward for the backward: layer outputs, Â X / T / h, GAT's
                             // attention and masks, APPNP's propagation, X_0 unless in the workspace
-  int64_t gradients = 0;    // dLoss/dZ of every layer (APPNP: and of its propagation)
-  int64_t workspace = 0;    // the layers' shared forward/backward scratch (and X_0 where it fits there)
-  int64_t evaluation = 0;   // Â X_0 kept by evaluation (layer 0 aggregating first)
+  int64_t gradients = 0;    // dLoss/dZ of the last layer (APPNP: and of its propagation)
+  int64_t workspace = 0;    // the layers' shared forward/backward scratch, the hidden layers' dLoss/dZ, and X_0
+                            // where it fits there (Model::workspace_plan)
   int64_t parameters = 0;   // parameters and their gradients
   int64_t optimizer = 0;    // Adam's m and v (estimate_rank_memory adds it)
   int64_t total() const {
-    return structure + halo + features + activations + gradients + workspace + evaluation + parameters + optimizer;
+    return structure + halo + features + activations + gradients + workspace + parameters + optimizer;
   }
   // (name, bytes) in the order above, the names as the fields above ("structure", ...).
   std::vector<std::pair<const char*, int64_t>> items() const {
     return {{"structure", structure},     {"halo", halo},         {"features", features},
             {"activations", activations}, {"gradients", gradients}, {"workspace", workspace},
-            {"evaluation", evaluation},   {"parameters", parameters}, {"optimizer", optimizer}};
+            {"parameters", parameters},   {"optimizer", optimizer}};
   }
 };
 
@@ -189,6 +192,9 @@ class Model {
   struct WorkspacePlan {
     int64_t floats = 0;
     bool input_in_workspace = false;
+    // Hidden layer l's dLoss/dZ_l (n_own, F_{l+1}), l = 0 .. L-2, starts at float gradients_at + (l % 2) *
+    // gradient_region: after every layer's backward scratch, the regions of consecutive layers apart.
+    int64_t gradients_at = 0, gradient_region = 0;
   };
   static WorkspacePlan workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
                                       int64_t num_owned, int64_t num_halo);
@@ -212,9 +218,6 @@ class Model {
   void build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0);
   void copy_labels_and_splits(const graph::Shard& shard);
   void allocate_activations();  // activations, masks, gradients, the evaluation's input aggregate
-  // Whether evaluation keeps Â X_0 (GCN/SAGE whose layer 0 aggregates first: it costs no more memory than one
-  // activation).
-  static bool caches_input_aggregate(ConvKind kind, const std::vector<int64_t>& widths);
   // APPNP's K propagation steps on H = the last activation (forward) and their reverse (backward: G_K in
   // propagation_grads_[0] -> dLoss/dH in grads_.back()).
   void propagate();
@@ -225,11 +228,11 @@ class Model {
   // Bias, then relu and dropout (keyed by `rng_stream`) for hidden layers, on layer l's output; the mask only
   // when training.
   void epilogue(int l, float p, uint64_t rng_stream, bool training);
-  // Evaluation's layer 0 from input_aggregate_ (made on the first call).
-  void first_layer_from_input_aggregate();
   LayerContext context();
   // X_l (n_own + n_halo, F_l): activations_[l], or for l = 0 the workspace when input_in_workspace_.
   Matrix<float> activation(int l);
+  // dLoss/dZ_l (n_own, F_{l+1}): grads_[l] for the last layer, a view of the workspace for the others.
+  Matrix<float> gradient(int l);
   // The context of layer l's forward: gat's attention dropout keyed by (epoch, l) when training.
   LayerContext forward_context(int l, int64_t epoch, bool training);
 
@@ -246,11 +249,6 @@ class Model {
   std::unique_ptr<AttentionGraph> attention_graph_;  // gat only
 
   Tensor features_;                 // (n_own, F_0)
-  int first_weight_ = -1, first_weight_self_ = -1;  // layer 0's W (and W_self for SAGE) in store_
-  // Evaluation (dropout off) with layer 0 aggregating first: Â X_0 (n_own, F_0), made once (see
-  // first_layer_from_input_aggregate); empty otherwise.
-  Tensor input_aggregate_;
-  bool input_aggregate_ready_ = false;
   // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which
   // gives exactly the dense result (a dropped or kept zero is zero) at a fraction of the RNG cost. Entry i is
   // feature (r, c): value, key gid*F_0 + c (the dense dropout index), position r*F_0 + c in X_0.
@@ -269,14 +267,14 @@ class Model {
   Buffer<int32_t> labels_;          // (n_own)
   std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)
   std::array<int64_t, 3> split_sizes_{};
-  // The layers' forward/backward scratch (GraphConv::ScratchPlan), shared by all of them; X_0 too when
-  // input_in_workspace_ (it is read by layer 0's forward alone).
+  // The layers' forward/backward scratch (GraphConv::ScratchPlan), shared by all of them, the hidden layers'
+  // gradients, and X_0 when input_in_workspace_ (it is read by layer 0's forward alone): workspace_plan.
   Tensor workspace_;
-  bool input_in_workspace_ = false;
+  WorkspacePlan workspace_plan_;
   std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits; X_0 empty
                                      // when input_in_workspace_
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
-  std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = 0 .. L-1
+  std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = L-1; empty for l < L-1 (gradient(l))
   // APPNP: P_k in turn (n_own + n_halo, C) x 2 and G_k in turn (n_own, C) x 2; logits_ points at P_K's owned
   // rows (the last activation's without APPNP, or with K = 0).
   std::array<Tensor, 2> propagation_, propagation_grads_;

@@ -28,8 +28,7 @@ m = re.search(r"max per rank ([0-9.]+) MiB", info)
 if not m:
     sys.exit("FAIL: info printed no prediction:\n" + info)
 predicted = float(m.group(1))
-names = ["structure", "halo", "features", "activations", "gradients", "workspace", "evaluation", "parameters",
-         "optimizer"]
+names = ["structure", "halo", "features", "activations", "gradients", "workspace", "parameters", "optimizer"]
 items = {}
 for name in names + ["total"]:
     line = re.search(r"^  " + name + r" +([0-9.]+) MiB", info, re.M)
