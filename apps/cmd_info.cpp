@@ -213,6 +213,8 @@ void add_info_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps,
                 "Directory, gin: a learnable epsilon per layer");
+  cmd->add_flag("--recompute", model_config.recompute,
+                "Directory, gcn/sage/gin: the plan of train --recompute (A X of hidden layers recomputed)");
   cmd->callback([] {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {

@@ -59,6 +59,7 @@ struct TrainFlags {
   bool save_best = false;
   bool allow_lr_change = false;
   bool no_overlap = false;
+  bool recompute = false;
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
   std::string comm;    // auto | nccl | mpi (device cuda only); empty: auto
   bool tf32 = false;   // --device cuda: allow TF32 tensor cores in GEMMs
@@ -157,6 +158,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"checkpoint-every", flags.checkpoint_every},
                       {"resume", flags.resume},
                       {"no-overlap", flags.no_overlap},
+                      {"recompute", flags.recompute},
                       {"device", device},
                       {"quiet", flags.quiet},
                       {"progress-every", flags.progress_every},
@@ -419,6 +421,7 @@ void run_train(const TrainFlags& flags) {
     config.model.dropout = flags.dropout;
     config.model.seed = flags.seed;
     config.model.overlap = !flags.no_overlap;
+    config.model.recompute = flags.recompute;
     config.weight_decay = flags.weight_decay;
     config.weight_decay_all_layers = flags.weight_decay_all_layers;
     config.device = device;
@@ -536,6 +539,9 @@ void add_train_command(CLI::App& app) {
                   "naming the peer (default: HALOGEN_COMM_TIMEOUT, else 600)")
       ->check(finite_number(0.0, false));
   cmd->add_flag("--no-overlap", flags->no_overlap, "Wait for halo exchanges before the local product (comparison)");
+  cmd->add_flag("--recompute", flags->recompute,
+                "gcn/sage/gin: hidden layers that aggregate first recompute A X in the backward instead of keeping "
+                "it (less memory, one more local SpMM per such layer; same results)");
   cmd->add_option("--device", flags->device,
                   "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -632,7 +638,8 @@ void add_train_command(CLI::App& app) {
         {"--cheb-k", m == "gconvgru"}, {"--lags", temporal}, {"--train-fraction", temporal},
         {"--target-scaling", temporal && flags->task == "regression"},
         {"--negatives", temporal}, {"--embedding", temporal}, {"--window", temporal},
-        {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal}};
+        {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal},
+        {"--recompute", m == "gcn" || m == "sage" || m == "gin"}};
     flags->unused_options.clear();
     for (const auto& [name, used] : uses)
       if (!used && cmd->count(name) > 0)

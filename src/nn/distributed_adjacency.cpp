@@ -123,6 +123,14 @@ void DistributedAdjacency::forward(Matrix<float> x, Matrix<float> out, OverlapWo
   product(halo_, x.slice_rows(n, n + num_halo_), out, true);
 }
 
+void DistributedAdjacency::forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra) {
+  check_forward(x, out);
+  const int64_t n = num_owned_;
+  product(own_, x.slice_rows(0, n), out, false);
+  if (extra) extra();
+  product(halo_, x.slice_rows(n, n + num_halo_), out, true);
+}
+
 void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra) {
   const int64_t n = num_owned_, width = g.cols;
   HALOGEN_ASSERT(g.rows == n && out.rows == n && out.cols == width && out.stride == width && width <= max_width_,

@@ -15,6 +15,9 @@
 //       g: (n, f); out: stride f.
 //       partial = A_halo^T g -> start reverse exchange -> out = A_own^T g -> extra() -> wait, out[send_idx] +=
 //       received partials (scatter-add)
+//   forward_local(x, out, extra): out (n, f) "=" S x with x's halo rows as they are (no exchange, not
+//       collective): the same products in the same order as forward, so after a forward on x (whose halo rows
+//       nothing has written since) it gives forward's result bit for bit. Recomputation (ModelConfig::recompute).
 //   gather_halo(x, extra):     the forward exchange alone (no product): x's halo rows [n, n + h) "=" the
 //       owners' rows, extra() running while it is in flight. For layers whose product is not S's (GAT: per-edge
 //       attention weights over the same halo).
@@ -57,6 +60,7 @@ class DistributedAdjacency {
   DistributedAdjacency& operator=(const DistributedAdjacency&) = delete;
 
   void forward(Matrix<float> x, Matrix<float> out, OverlapWork extra = {});
+  void forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra = {});
   void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
   void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});

@@ -72,7 +72,8 @@ int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64
 }
 
 GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned,
-                                               int64_t num_halo, int64_t gin_hidden, bool gin_learn_eps) {
+                                               int64_t num_halo, int64_t gin_hidden, bool gin_learn_eps,
+                                               bool recompute) {
   ScratchPlan plan;
   if (kind == ConvKind::appnp || kind == ConvKind::gat) return plan;
   const int64_t n = num_owned, h = num_halo, width = exchange_width(kind, in, out, gin_hidden);
@@ -80,7 +81,7 @@ GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_
   if (transform_first(kind, in, out, gin_hidden)) {  // t (n + h, width); GIN's eps gradient reads it
     (gin && gin_learn_eps ? plan.kept : plan.forward) += (n + h) * width;
   } else {
-    plan.kept += n * width;  // ax, read by the weight gradient
+    (recompute ? plan.forward : plan.kept) += n * width;  // ax, read by the weight gradient (or recomputed)
   }
   plan.backward += n * width;  // grad_t or grad_ax
   if (gin) {
@@ -111,7 +112,7 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
   HALOGEN_ASSERT(width <= adjacency.max_width(), "layer %d multiplies width %lld, the adjacency takes <= %lld",
                  layer_, (long long)width, (long long)adjacency.max_width());
   const Device device = adjacency.device();
-  const ScratchPlan plan = scratch_plan(kind_, in_, out_, n, h, gin_hidden_, eps_ >= 0);
+  const ScratchPlan plan = scratch_plan(kind_, in_, out_, n, h, gin_hidden_, eps_ >= 0, recomputes_aggregate());
   owned_kept_ = Tensor(plan.kept, 1, device);
   owned_kept_.zero();
   float* transient = workspace.data;
@@ -133,7 +134,7 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
   float* kept = owned_kept_.data();
   float* forward = transient;
   float* backward = transient;
-  if (!transform_first()) t_or_ax_ = take(kept, n, width);
+  if (!transform_first()) t_or_ax_ = take(recomputes_aggregate() ? forward : kept, n, width);
   else if (kind_ == ConvKind::gin && eps_ >= 0) t_or_ax_ = take(kept, n + h, width);
   else t_or_ax_ = take(forward, n + h, width);
   grad_t_or_ax_ = take(backward, n, width);
@@ -292,7 +293,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
   } else {
-    Matrix<const float> ax = t_or_ax_.slice_rows(0, n);
+    Matrix<const float> ax = aggregate_for_backward(x, context);
     timed_gemm(ax, true, grad_z, false, store_.grad(weight_), 1.0f, context);
     if (want_grad_x) {
       Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
@@ -301,6 +302,20 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
   }
+}
+
+Matrix<const float> GraphConv::aggregate_for_backward(Matrix<const float> x, const LayerContext& context) {
+  const int64_t n = num_owned_;
+  if (!recomputes_aggregate()) return t_or_ax_.slice_rows(0, n);
+  // The forward's products in the forward's order (own part, GIN's self term, halo part), so bitwise the same.
+  HALOGEN_ASSERT(x.rows == n + num_halo_, "layer %d: recomputing Â X needs x's halo rows", layer_);
+  Matrix<float> ax = grad_t_or_ax_;  // (n, in): free until the input gradient is written, after ax is read
+  Matrix<const float> x_own = x.slice_rows(0, n);
+  if (kind_ == ConvKind::gin)
+    adjacency_->forward_local(x, ax, [&] { gin_self_term(x_own, ax, context); });
+  else
+    adjacency_->forward_local(x, ax);
+  return ax;
 }
 
 void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context) {
@@ -363,7 +378,7 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
     if (want_grad_x) timed_gemm(grad_t, false, store_.param(weight_), true, grad_x, 0.0f, context);
   } else {
     // grad W += ax^T grad_h; grad_ax = grad_h W^T; grad_x = S^T grad_ax + (1 + eps) grad_ax.
-    Matrix<const float> ax = t_or_ax_.slice_rows(0, n);
+    Matrix<const float> ax = aggregate_for_backward(x, context);
     timed_gemm(ax, true, grad_h_const, false, store_.grad(weight_), 1.0f, context);
     if (!want_grad_x && eps_ < 0) return;
     Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)

@@ -85,8 +85,18 @@ class GraphConv {
     int64_t kept = 0, forward = 0, backward = 0;
     int64_t transient() const { return forward > backward ? forward : backward; }
   };
+  // `recompute` (a layer that aggregates first, with recompute_aggregate()): Â X moves from kept to forward,
+  // and the backward recomputes it into its gradient's slot (read by the weight gradient before that gradient
+  // is written), so the backward needs no more.
   static ScratchPlan scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
-                                  int64_t gin_hidden = 0, bool gin_learn_eps = false);
+                                  int64_t gin_hidden = 0, bool gin_learn_eps = false, bool recompute = false);
+  // Recomputation (before allocate()): a GCN, SAGE or GIN layer that aggregates first keeps no Â X between its
+  // forward and backward; the backward recomputes it from x (DistributedAdjacency::forward_local: x's halo rows
+  // still hold what the forward's exchange brought, so no exchange), bit for bit the forward's. It needs x in
+  // the backward with its halo rows intact: not for a first layer whose input lives in the model's workspace.
+  // No effect on other layers.
+  void set_recompute_aggregate(bool recompute) { recompute_ = recompute; }
+  bool recomputes_aggregate() const { return recompute_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp; }
   // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
   // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
   // other layers: it holds nothing between calls), or the layer's own buffers when `workspace` is empty. The
@@ -145,6 +155,9 @@ class GraphConv {
   void forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context);
   void backward_gin(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                     const LayerContext& context);
+  // Â X (gin: S X + (1 + eps) X) of an aggregate-first layer for its backward: the kept one, or recomputed
+  // into the input gradient's slot.
+  Matrix<const float> aggregate_for_backward(Matrix<const float> x, const LayerContext& context);
   // Columns of W (gin: the MLP's hidden width, else out).
   int64_t first_width() const { return kind_ == ConvKind::gin ? gin_hidden_ : out_; }
 
@@ -157,6 +170,7 @@ class GraphConv {
   int inner_bias_ = -1, weight_out_ = -1, eps_ = -1;  // gin (eps_ only when learned)
   DistributedAdjacency* adjacency_ = nullptr;
   bool sparse_input_ = false;
+  bool recompute_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)

@@ -45,6 +45,13 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
   return width;
 }
 
+// Layer l's scratch (not gat), with recomputation where ModelConfig::recompute applies (hidden layers).
+GraphConv::ScratchPlan layer_scratch(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
+                                     int64_t num_owned, int64_t num_halo) {
+  return GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], num_owned, num_halo, config.hidden,
+                                 config.gin_learn_eps, config.recompute && l > 0);
+}
+
 }  // namespace
 
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
@@ -53,8 +60,7 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   int64_t forward = 0, backward = 0;  // the widest forward and backward scratch of any layer
   if (config.kind != ConvKind::gat) {  // GatConv keeps its own scratch
     for (int l = 0; l < config.layers; ++l) {
-      const GraphConv::ScratchPlan scratch = GraphConv::scratch_plan(
-          config.kind, widths[l], widths[l + 1], num_owned, num_halo, config.hidden, config.gin_learn_eps);
+      const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, num_owned, num_halo);
       forward = std::max(forward, scratch.forward);
       // Layer 0 computes no input gradient: a GCN or SAGE layer that aggregates first then needs no backward
       // scratch (its weight gradients read Â X and X).
@@ -78,9 +84,7 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
       config.kind != ConvKind::gat &&
       !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
   if (plan.input_in_workspace) {
-    HALOGEN_ASSERT(GraphConv::scratch_plan(config.kind, widths[0], widths[1], num_owned, num_halo, config.hidden,
-                                           config.gin_learn_eps)
-                       .forward == 0);
+    HALOGEN_ASSERT(layer_scratch(config, widths, 0, num_owned, num_halo).forward == 0);
     plan.floats = std::max(plan.floats, (num_owned + num_halo) * widths[0]);
   }
   return plan;
@@ -200,6 +204,7 @@ void Model::build_layers(const graph::Shard& shard) {
     layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_,
                                                   config_.hidden, config_.gin_learn_eps, gat_heads_of(config_, l),
                                                   l + 1 < config_.layers, config_.gat_per_head_dropout));
+  for (int l = 1; l < config_.layers; ++l) layers_[l]->set_recompute_aggregate(config_.recompute);
   store_.allocate(device_);
   store_.initialize(config_.seed);
   if (config_.kind == ConvKind::gat) {
@@ -403,9 +408,7 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
                                               l == 0 && s.sparse_feature_nonzeros > 0 && gat_sparse_first_layer(config));
       if (l > 0) m.activations += n * widths[l] * f;  // ELU/dropout mask of the layer's input
     } else {
-      m.activations += GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], n, h, config.hidden,
-                                               config.gin_learn_eps)
-                           .kept * f;
+      m.activations += layer_scratch(config, widths, l, n, h).kept * f;
     }
     m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;  // X_{l+1}
   }

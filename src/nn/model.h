@@ -79,6 +79,11 @@ struct ModelConfig {
   // (nn/gat_conv.h); false (--gat-dropout pyg, PyG's GATConv example): on the model's input and after each
   // hidden layer's ELU, one mask shared by the heads. Evaluation is the same.
   bool gat_per_head_dropout = true;
+  // --recompute: hidden layers that aggregate first (GCN, SAGE, GIN; F_{l+1} >= F_l, l >= 1) keep no Â X_l
+  // for the backward, which recomputes it (one local SpMM per such layer, no exchange; results bitwise equal;
+  // GraphConv::set_recompute_aggregate). Layer 0 keeps Â X_0: its input X_0 lives in the workspace, and keeping
+  // X_0 instead would cost as much.
+  bool recompute = false;
 };
 
 // The --gat-dropout name of a placement: "original" (per-head) or "pyg".

@@ -53,6 +53,7 @@ sys.exit(0 if 0.95 <= ratio <= 1.05 else 1)
 PY
 }
 check gcn 64 2
+check gcn 64 3 --recompute
 check sage 32 3
 check gin 32 2
 check gin 32 2 --gin-eps-learn
