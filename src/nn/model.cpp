@@ -83,10 +83,18 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   plan.input_in_workspace =
       config.kind != ConvKind::gat &&
       !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+  const int64_t input_floats = (num_owned + num_halo) * widths[0];
   if (plan.input_in_workspace) {
     HALOGEN_ASSERT(layer_scratch(config, widths, 0, num_owned, num_halo).forward == 0);
-    plan.floats = std::max(plan.floats, (num_owned + num_halo) * widths[0]);
+    plan.floats = std::max(plan.floats, input_floats);
   }
+  // X_L is written by the last layer's forward (beside its scratch, and beside its input when that is X_0 in
+  // the workspace) and read by the loss or the propagation: no backward reads it.
+  const int last = config.layers - 1;
+  plan.output_at = config.kind == ConvKind::gat ? 0 : layer_scratch(config, widths, last, num_owned, num_halo).forward;
+  if (last == 0 && plan.input_in_workspace) plan.output_at = std::max(plan.output_at, input_floats);
+  plan.output_rows = activation_has_halo_rows(config, widths, config.layers) ? num_owned + num_halo : num_owned;
+  plan.floats = std::max(plan.floats, plan.output_at + plan.output_rows * widths.back());
   return plan;
 }
 
@@ -349,7 +357,8 @@ void Model::allocate_activations() {
   const int64_t n = num_owned_, h = num_halo_;
   for (int l = 0; l <= num_layers(); ++l) {
     const int64_t rows = activation_has_halo_rows(config_, widths_, l) ? n + h : n;
-    activations_.emplace_back(l == 0 && workspace_plan_.input_in_workspace ? 0 : rows, widths_[l], device_);
+    const bool in_workspace = l == num_layers() || (l == 0 && workspace_plan_.input_in_workspace);
+    activations_.emplace_back(in_workspace ? 0 : rows, widths_[l], device_);
     activations_.back().zero();
   }
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
@@ -410,7 +419,8 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
     } else {
       m.activations += layer_scratch(config, widths, l, n, h).kept * f;
     }
-    m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;  // X_{l+1}
+    if (l + 1 < config.layers)  // X_{l+1}; X_L is in the workspace
+      m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;
   }
   m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
   m.workspace = workspace.floats * f;
@@ -438,9 +448,15 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   return m;
 }
 
-Matrix<float> Model::activation(int l) {
-  if (l > 0 || !workspace_plan_.input_in_workspace) return activations_[l].matrix();
-  return Matrix<float>{workspace_.data(), num_owned_ + num_halo_, widths_[0], widths_[0], device_};  // has halo rows
+Matrix<float> Model::activation(int l) const {
+  float* workspace = const_cast<float*>(workspace_.data());
+  if (l == num_layers())
+    return Matrix<float>{workspace + workspace_plan_.output_at, workspace_plan_.output_rows, widths_[l], widths_[l],
+                         device_};
+  if (l == 0 && workspace_plan_.input_in_workspace)
+    return Matrix<float>{workspace, num_owned_ + num_halo_, widths_[0], widths_[0], device_};  // has halo rows
+  Tensor& x = const_cast<Tensor&>(activations_[l]);
+  return x.matrix();
 }
 
 Matrix<float> Model::gradient(int l) {
@@ -476,7 +492,7 @@ void Model::forward(int64_t epoch, bool training) {
     input_dropout(p, stream_of(0));
   }
   for (int l = 0; l < num_layers(); ++l) {
-    layers_[l]->forward(activation(l), activations_[l + 1].matrix(), forward_context(l, epoch, training));
+    layers_[l]->forward(activation(l), activation(l + 1), forward_context(l, epoch, training));
     epilogue(l, p, stream_of(l + 1), training);
   }
   if (logits_buffer_ >= 0) propagate();
@@ -486,10 +502,10 @@ void Model::propagate() {
   const int64_t n = num_owned_;
   const float alpha = config_.appnp_alpha;
   const kernels::Stream stream = stream_.get();
-  Matrix<const float> h_own = activations_.back().matrix().slice_rows(0, n);
+  Matrix<const float> h_own = activation(num_layers()).slice_rows(0, n);
   for (int k = 1; k <= config_.appnp_k; ++k) {
     // P_{k-1} (with halo rows, overwritten by the exchange) -> P_k's owned rows. H's own rows are untouched.
-    Matrix<float> in = k == 1 ? activations_.back().matrix() : propagation_[(k - 2) % 2].matrix();
+    Matrix<float> in = k == 1 ? activation(num_layers()) : propagation_[(k - 2) % 2].matrix();
     Matrix<float> out = propagation_[(k - 1) % 2].matrix().slice_rows(0, n);
     adjacency_->forward(in, out);
     PhaseScope timer(*clock_, Phase::elementwise, stream);
@@ -519,7 +535,7 @@ void Model::propagate_backward() {
 void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
   const kernels::Stream stream = stream_.get();
   PhaseScope timer(*clock_, Phase::elementwise, stream);
-  Matrix<float> z = activations_[l + 1].matrix().slice_rows(0, num_owned_);
+  Matrix<float> z = activation(l + 1).slice_rows(0, num_owned_);
   if (l + 1 == num_layers()) {
     kernels::add_bias(z, layers_[l]->bias(), stream);
     return;
@@ -566,8 +582,8 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
 }
 
 Matrix<const float> Model::logits() const {
-  const Tensor& out = logits_buffer_ >= 0 ? propagation_[logits_buffer_] : activations_.back();
-  return out.matrix().slice_rows(0, num_owned_);
+  if (logits_buffer_ < 0) return activation(num_layers()).slice_rows(0, num_owned_);
+  return propagation_[logits_buffer_].matrix().slice_rows(0, num_owned_);
 }
 
 double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer) {
@@ -630,11 +646,11 @@ double Model::evaluated_loss_local(int split) {
       gradient(num_layers() - 1), stream_.get());
 }
 
-int Model::first_nonfinite_layer_local() {
+int Model::first_nonfinite_layer_local(int64_t epoch) {
+  forward(epoch, /*training=*/true);  // X_L shares the workspace with the backward's buffers
   for (int l = 0; l < num_layers(); ++l) {
-    Tensor& z = activations_[l + 1];
-    const double sum =
-        kernels::sum_squares(Span<const float>{z.data(), num_owned_ * z.cols(), z.device()}, stream_.get());
+    const Matrix<float> z = activation(l + 1);
+    const double sum = kernels::sum_squares(Span<const float>{z.data, num_owned_ * z.cols, z.device}, stream_.get());
     if (!std::isfinite(sum)) return l;
   }
   return -1;

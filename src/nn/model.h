@@ -28,10 +28,11 @@
 // Evaluation runs the same forward with dropout off, in the same buffers: it allocates nothing.
 //
 // Buffers by lifetime (Model::workspace_plan): one workspace, planned at construction, holds what lives inside
-// one phase of a training step: the layers' forward scratch and (when only layer 0's forward reads it) X_0
-// during the forward; during the backward, the layers' backward scratch at its start, then the hidden layers'
-// dLoss/dZ_l (l < L-1) in two regions used in turn (dZ_l lives from layer l+1's backward to layer l's). Kept
-// apart: the activations X_1 .. X_L (read by the backward), the last layer's dLoss/dZ (written by the loss).
+// one phase of a training step: the layers' forward scratch, X_0 (when only layer 0's forward reads it) and the
+// last layer's output X_L (read by the loss or APPNP's propagation, never by the backward) during the forward;
+// during the backward, the layers' backward scratch at its start, then the hidden layers' dLoss/dZ_l (l < L-1)
+// in two regions used in turn (dZ_l lives from layer l+1's backward to layer l's). Kept apart: the activations
+// X_1 .. X_{L-1} (read by the backward), the last layer's dLoss/dZ (written by the loss).
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
@@ -146,7 +147,8 @@ class Model {
   // (collective: the halo exchanges). Afterwards layer_output(l) holds layer l's output on the owned rows.
   void infer() { forward(/*epoch=*/0, /*training=*/false); }
   // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
-  Matrix<const float> layer_output(int l) const { return activations_[l + 1].matrix().slice_rows(0, num_owned_); }
+  // (The last layer's lives in the workspace: valid until the next training step's backward.)
+  Matrix<const float> layer_output(int l) const { return activation(l + 1).slice_rows(0, num_owned_); }
   // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1
   // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
   // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
@@ -155,8 +157,10 @@ class Model {
   // This rank's number of (labelled) train, valid, test vertices.
   std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }
 
-  // The first layer (0-based) whose output on this rank holds a NaN/Inf after the last forward, else -1.
-  int first_nonfinite_layer_local();
+  // The first layer (0-based) whose output on this rank holds a NaN/Inf in training step `epoch`'s forward,
+  // else -1. Runs that forward again (dropout keyed by the epoch: the same outputs; collective), before the
+  // optimizer changes the parameters: the last layer's output does not outlive the backward.
+  int first_nonfinite_layer_local(int64_t epoch);
   // (The parameters' check is ParameterStore::first_nonfinite_layer.)
 
   // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
@@ -200,6 +204,9 @@ class Model {
     // Hidden layer l's dLoss/dZ_l (n_own, F_{l+1}), l = 0 .. L-2, starts at float gradients_at + (l % 2) *
     // gradient_region: after every layer's backward scratch, the regions of consecutive layers apart.
     int64_t gradients_at = 0, gradient_region = 0;
+    // X_L (output_rows, F_L) starts at float output_at: after the last layer's forward scratch (and after X_0
+    // for a one-layer model).
+    int64_t output_at = 0, output_rows = 0;
   };
   static WorkspacePlan workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
                                       int64_t num_owned, int64_t num_halo);
@@ -234,8 +241,9 @@ class Model {
   // when training.
   void epilogue(int l, float p, uint64_t rng_stream, bool training);
   LayerContext context();
-  // X_l (n_own + n_halo, F_l): activations_[l], or for l = 0 the workspace when input_in_workspace_.
-  Matrix<float> activation(int l);
+  // X_l (n_own + n_halo, F_l; only the owned rows where activation_has_halo_rows is false): activations_[l],
+  // or a view of the workspace for X_L, and for X_0 when it lives there.
+  Matrix<float> activation(int l) const;
   // dLoss/dZ_l (n_own, F_{l+1}): grads_[l] for the last layer, a view of the workspace for the others.
   Matrix<float> gradient(int l);
   // The context of layer l's forward: gat's attention dropout keyed by (epoch, l) when training.
@@ -276,14 +284,14 @@ class Model {
   // gradients, and X_0 when input_in_workspace_ (it is read by layer 0's forward alone): workspace_plan.
   Tensor workspace_;
   WorkspacePlan workspace_plan_;
-  std::vector<Tensor> activations_;  // X_0 .. X_L: (n_own + n_halo, F_l); X_L holds the logits; X_0 empty
-                                     // when input_in_workspace_
+  std::vector<Tensor> activations_;  // X_0 .. X_L (activation(l)); X_L (in the workspace) and X_0 when
+                                     // input_in_workspace are empty
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
   std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = L-1; empty for l < L-1 (gradient(l))
   // APPNP: P_k in turn (n_own + n_halo, C) x 2 and G_k in turn (n_own, C) x 2; logits_ points at P_K's owned
   // rows (the last activation's without APPNP, or with K = 0).
   std::array<Tensor, 2> propagation_, propagation_grads_;
-  int logits_buffer_ = -1;  // -1: activations_.back(); else propagation_[logits_buffer_]
+  int logits_buffer_ = -1;  // -1: X_L; else propagation_[logits_buffer_]
 };
 
 }  // namespace halogen::nn

@@ -115,11 +115,12 @@ RunOptions NodeClassification::options() const {
 
 double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)step;
+  last_epoch_ = epoch;
   return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
 }
 
 std::string NodeClassification::diagnose_nonfinite_loss() {
-  double first_bad = model_.first_nonfinite_layer_local();
+  double first_bad = model_.first_nonfinite_layer_local(last_epoch_);
   if (first_bad < 0) first_bad = 1e9;
   first_bad = -first_bad;  // max of the negated = min over ranks
   comm_.allreduce_max(&first_bad, 1);
