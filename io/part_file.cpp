@@ -359,8 +359,9 @@ std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts,
   std::vector<int32_t> part_of = file.read<int32_t>("/part", &dims);
   require(dims.size() == 1 && dims[0] == num_nodes, path, "/part",
           "expected int32 [" + std::to_string(num_nodes) + "]");
-  for (size_t v = 0; v < part_of.size(); ++v)
-    require(part_of[v] >= 0 && part_of[v] < num_parts, path, "/part",
+  for (size_t v = 0; v < part_of.size(); ++v)  // the message is built only on failure
+    if (!(part_of[v] >= 0 && part_of[v] < num_parts))
+      require(false, path, "/part",
             "value " + std::to_string(part_of[v]) + " at index " + std::to_string(v) + " outside [0," +
                 std::to_string(num_parts) + ")");
   return part_of;
@@ -462,8 +463,9 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   s.plan.send_offsets = file.read<int64_t>("/send/offsets");
   check_offsets(s.plan.send_offsets, parts, static_cast<int64_t>(s.plan.send_idx.size()), path, "/send/offsets");
   require(s.plan.send_offsets[part] == s.plan.send_offsets[part + 1], path, "/send/offsets", "rows sent to self");
-  for (size_t i = 0; i < s.plan.send_idx.size(); ++i)
-    require(s.plan.send_idx[i] >= 0 && s.plan.send_idx[i] < n_own, path, "/send/idx",
+  for (size_t i = 0; i < s.plan.send_idx.size(); ++i)  // messages are built only on failure (per element)
+    if (!(s.plan.send_idx[i] >= 0 && s.plan.send_idx[i] < n_own))
+      require(false, path, "/send/idx",
             "local id " + std::to_string(s.plan.send_idx[i]) + " at index " + std::to_string(i) +
                 " is not an owned row");
   // Each destination's rows in its halo order: ascending gid, so ascending owned local id.
@@ -494,12 +496,14 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   // degrees are checked against their owners' by train/load.h.)
   for (int64_t i = 0; i < n_own; ++i) {
     const int64_t row = s.indptr[i + 1] - s.indptr[i];
-    require(s.degree_owned[i] == row || s.degree_owned[i] == row - 1, path, "/degree/owned",
+    if (!(s.degree_owned[i] == row || s.degree_owned[i] == row - 1))
+      require(false, path, "/degree/owned",
             "degree " + std::to_string(s.degree_owned[i]) + " at index " + std::to_string(i) + " but /csr row " +
                 std::to_string(i) + " has " + std::to_string(row) + " entries");
   }
   for (int64_t i = 0; i < n_halo; ++i)
-    require(s.degree_halo[i] >= 0 && s.degree_halo[i] < n, path, "/degree/halo",
+    if (!(s.degree_halo[i] >= 0 && s.degree_halo[i] < n))
+      require(false, path, "/degree/halo",
             "degree " + std::to_string(s.degree_halo[i]) + " at index " + std::to_string(i) + " is not in [0, " +
                 std::to_string(n) + ")");
 
@@ -508,7 +512,8 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   require(dims.size() == 2 && dims[0] == n_own && dims[1] == s.num_features, path, "/node/feat",
           "expected float32 [" + std::to_string(n_own) + "," + std::to_string(s.num_features) + "]");
   for (size_t i = 0; i < s.features.size(); ++i)
-    require(std::isfinite(s.features[i]), path, "/node/feat",
+    if (!std::isfinite(s.features[i]))
+      require(false, path, "/node/feat",
             "not finite at row " + std::to_string(i / std::max<int64_t>(s.num_features, 1)) + ", column " +
                 std::to_string(i % std::max<int64_t>(s.num_features, 1)));
   if (file.exists("/node/label")) {
@@ -516,7 +521,8 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     require(static_cast<int64_t>(s.labels.size()) == n_own, path, "/node/label",
             "length differs from /owned/gid");
     for (size_t i = 0; i < s.labels.size(); ++i)
-      require(s.labels[i] >= -1 && s.labels[i] < std::max(s.num_classes, 0), path, "/node/label",
+      if (!(s.labels[i] >= -1 && s.labels[i] < std::max(s.num_classes, 0)))
+        require(false, path, "/node/label",
               "label " + std::to_string(s.labels[i]) + " at index " + std::to_string(i) + " outside [-1," +
                   std::to_string(s.num_classes) + ")");
   }
