@@ -2,7 +2,8 @@
 // bandwidth, measured in the same run with the same threads by a STREAM-style triad. nccl-tests style table:
 //   width  nnz  median(ms)  best(ms)  GB/s  GB/s(min)  triad  %triad  #wrong
 // Bytes per call (accumulate off):
-//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern) + X gathered + Y written 4 rows
+//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern; 8 rows for --scaled, a row and a column
+//   factor instead of stored values, graph/local_graph.h's gcn form) + X gathered + Y written 4 rows
 //   width, X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound,
 //   and the real traffic when X is much larger than the last-level cache and columns are random), and = 4
 //   (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
@@ -46,6 +47,7 @@ struct SpmmBenchOptions {
   std::vector<int64_t> widths = {16, 32, 64, 128};
   std::string graph = "uniform";
   bool pattern = false;
+  bool scaled = false;
   bool accumulate = false;
   bool baseline_isa = false;
   bool cpu_clock = false;
@@ -181,8 +183,23 @@ double triad_gbs(int64_t mib, bool cpu_clock) {
   return 3.0 * 8.0 * static_cast<double>(n) / best / 1e9;
 }
 
+// --scaled: a row and a column factor in [0.5, 1) per vertex (as gcn's 1/sqrt(deg + 1) would be).
+struct Factors {
+  Buffer<float> row, col;  // (rows) each, or empty
+};
+Factors make_factors(int64_t rows, uint64_t seed) {
+  Factors f{Buffer<float>(rows), Buffer<float>(rows)};
+  for (int64_t r = 0; r < rows; ++r) {
+    f.row[r] = 0.75f + 0.25f * unit_float(seed + 2, static_cast<uint64_t>(r));
+    f.col[r] = 0.75f + 0.25f * unit_float(seed + 3, static_cast<uint64_t>(r));
+  }
+  return f;
+}
+
 // Elements of the sampled rows that differ from a double reference by more than the float summation bound.
-int64_t count_wrong(const HostCsr& a, bool pattern, const Tensor& x, const Tensor& out, int64_t check_rows) {
+int64_t count_wrong(const HostCsr& a, bool pattern, const Factors& factors, const Tensor& x,
+                    const Tensor& out, int64_t check_rows) {
+  const bool scaled = factors.row.size() > 0;
   const int64_t width = x.cols();
   const int64_t step = std::max<int64_t>(1, a.rows / std::max<int64_t>(1, check_rows));
   int64_t wrong = 0;
@@ -192,12 +209,16 @@ int64_t count_wrong(const HostCsr& a, bool pattern, const Tensor& x, const Tenso
     for (int64_t c = 0; c < width; ++c) {
       double sum = 0.0, abs_sum = 0.0;
       for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
-        const double term = (pattern ? 1.0 : a.values[k]) * x[static_cast<int64_t>(a.indices[k]) * width + c];
+        const double value = scaled    ? static_cast<double>(factors.row[r]) * factors.col[a.indices[k]]
+                             : pattern ? 1.0
+                                       : a.values[k];
+        const double term = value * x[static_cast<int64_t>(a.indices[k]) * width + c];
         sum += term;
         abs_sum += std::fabs(term);
       }
-      // Float summation of `degree` terms: |error| <= degree 2^-24 sum |terms| (Higham), doubled for margin.
-      if (!(std::fabs(out[r * width + c] - sum) <= 2.0 * (degree + 1) * 5.97e-8 * abs_sum)) ++wrong;
+      // Float summation of `degree` terms: |error| <= degree 2^-24 sum |terms| (Higham), doubled for margin
+      // (--scaled: one more rounding, the row factor's multiply).
+      if (!(std::fabs(out[r * width + c] - sum) <= 2.0 * (degree + 2) * 5.97e-8 * abs_sum)) ++wrong;
     }
   }
   return wrong;
@@ -224,6 +245,9 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   for (int64_t width : options.widths)
     HALOGEN_USER_CHECK(width > 0, "bench spmm: widths must be positive, got %lld", (long long)width);
   const bool gpu = options.device == "cuda";
+  HALOGEN_USER_CHECK(!options.scaled || (!gpu && !options.pattern),
+                     "bench spmm: --scaled is a CPU matrix with factors instead of values (not with --device cuda "
+                     "or --pattern)");
   if (gpu) kernels::device::initialise_device(0);  // UserError (one line) without a backend or GPU
   if (options.threads > 0) omp_set_num_threads(clamp_thread_count(options.threads, "--threads"));
   const int threads = omp_get_max_threads();
@@ -235,9 +259,15 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
   int64_t max_degree = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
-  const kernels::CsrView host_view{a.rows,          a.rows,           nnz,
-                                   a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
-                                   Device::cpu};
+  const Factors factors = options.scaled ? make_factors(a.rows, options.seed) : Factors{};
+  kernels::CsrView host_view{a.rows,          a.rows,           nnz,
+                             a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
+                             Device::cpu};
+  if (options.scaled) {
+    host_view.values = nullptr;
+    host_view.row_scale = factors.row.data();
+    host_view.col_scale = factors.col.data();
+  }
   // --device cuda: the matrix on the GPU, and the copy bandwidth it is compared with (measured once).
   Buffer<int64_t> device_indptr;
   Buffer<int32_t> device_indices;
@@ -258,7 +288,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   std::printf(
       "# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
       (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
-      options.graph.c_str(), (long long)nnz, (long long)max_degree, options.pattern ? ", pattern" : "");
+      options.graph.c_str(), (long long)nnz, (long long)max_degree,
+      options.pattern ? ", pattern" : options.scaled ? ", row and column factors" : "");
   if (gpu) {
     std::printf("# float32 on %s, cuSPARSE SpMM, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
                 kernels::device::device_description().c_str(), options.warmup, options.iterations, setup.seconds());
@@ -268,8 +299,9 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
                 setup.seconds());
   }
   std::printf(
-      "# bytes = 8 (rows+1) + %d nnz + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
-      options.pattern ? 4 : 8, options.accumulate ? 8 : 4);
+      "# bytes = 8 (rows+1) + %d nnz%s + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
+      options.pattern || options.scaled ? 4 : 8, options.scaled ? " + 8 rows (factors)" : "",
+      options.accumulate ? 8 : 4);
   std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n",
               (long long)distinct, (long long)a.rows);
   if (options.cpu_clock && !gpu) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
@@ -318,12 +350,13 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     }
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2], seconds = times.front();
-    const double fixed_bytes = 8.0 * (a.rows + 1) + (options.pattern ? 4.0 : 8.0) * nnz +
+    const double fixed_bytes = 8.0 * (a.rows + 1) + (options.pattern || options.scaled ? 4.0 : 8.0) * nnz +
+                               (options.scaled ? 8.0 * a.rows : 0.0) +
                                (options.accumulate ? 8.0 : 4.0) * a.rows * width;
     const double gbs = (fixed_bytes + 4.0 * nnz * width) / seconds / 1e9;
     const double gbs_min = (fixed_bytes + 4.0 * distinct * width) / seconds / 1e9;
     int64_t wrong = 0;
-    if (!options.accumulate) wrong = count_wrong(a, options.pattern, x, out, options.check_rows);
+    if (!options.accumulate) wrong = count_wrong(a, options.pattern, factors, x, out, options.check_rows);
     total_wrong += wrong;
     best_gbs = std::max(best_gbs, gbs);
     std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
@@ -380,6 +413,8 @@ void add_bench_spmm(CLI::App& bench) {
   cmd->add_option("--graph", options->graph, "Sparsity pattern: uniform (random columns) or rmat (power law)")
       ->capture_default_str();
   cmd->add_flag("--pattern", options->pattern, "All-ones matrix (no values array)");
+  cmd->add_flag("--scaled", options->scaled,
+                "Implicit values: a row and a column factor per vertex (gcn's form), no values array (CPU)");
   cmd->add_flag("--accumulate", options->accumulate, "out += A X instead of out = A X (no #wrong check)");
   cmd->add_flag("--no-avx2", options->baseline_isa,
                 "Use the baseline x86-64 (SSE2) kernel even where AVX2 exists");

@@ -104,8 +104,9 @@ PlanRow plan_one(PlanSource& source, const PlanOptions& options, const train::De
   row.shapes = source.describe(ranks);
   const train::DeviceProfile link = profile_for_ranks(profile, ranks);
   for (const PlannedRank& rank : source.ranks(ranks)) {
-    row.bytes_per_rank =
-        std::max(row.bytes_per_rank, train::estimate_rank_memory(options.config, rank.shape));
+    nn::RankShape shape = rank.shape;  // on the profile's device (the GPU stores the adjacency's values)
+    shape.device = profile.kind == "cuda" ? Device::cuda : Device::cpu;
+    row.bytes_per_rank = std::max(row.bytes_per_rank, train::estimate_rank_memory(options.config, shape));
     if (timed(options)) {
       const train::EpochEstimate time =
           train::estimate_epoch(options.config, rank.shape, rank.traffic, ranks, link, options.threads);

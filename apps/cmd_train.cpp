@@ -442,8 +442,9 @@ void run_train(const TrainFlags& flags) {
           comm, [&] { train::check_rank_memory_fits(config.model, input.shard, session.local_size(), device); },
           train::Report::lowest_failing_rank);
     } else {
-      note_memory_check_skipped("--ignore-memory-check",
-                                train::estimate_rank_memory(config.model, train::shard_rank_shape(input.shard)));
+      nn::RankShape shape = train::shard_rank_shape(input.shard);
+      shape.device = device;
+      note_memory_check_skipped("--ignore-memory-check", train::estimate_rank_memory(config.model, shape));
     }
     int64_t sizes[4] = {input.shard.num_owned(), input.shard.num_halo(), input.shard.nnz(),
                         static_cast<int64_t>(input.shard.plan.send_idx.size())};

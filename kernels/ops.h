@@ -31,7 +31,11 @@ namespace halogen::kernels {
 
 using Stream = void*;  // cudaStream_t on the GPU, unused on the CPU
 
-// Non-owning CSR view. `values` may be nullptr for an all-ones (pattern) matrix.
+// Non-owning CSR view. `values` may be nullptr: the value of entry k in row r is then
+//   (row_scale ? row_scale[r] : 1) * (col_scale ? col_scale[indices[k]] : 1),
+// an all-ones (pattern) matrix without scales; the scales are read only when values == nullptr (a normalised
+// adjacency whose values are a product of per-row and per-column factors, graph/local_graph.h). Only the CPU
+// spmm takes scales; the GPU's matrices hold stored values (nn::DeviceCsr materialises them).
 struct CsrView {
   int64_t rows = 0;
   int64_t cols = 0;
@@ -40,6 +44,9 @@ struct CsrView {
   const int32_t* indices = nullptr;  // (nnz), sorted within a row
   const float* values = nullptr;     // (nnz) or nullptr
   Device device = Device::cpu;
+  const float* row_scale = nullptr;  // (rows) or nullptr; only with values == nullptr
+  const float* col_scale = nullptr;  // (cols) or nullptr; only with values == nullptr
+  bool scaled() const { return row_scale != nullptr || col_scale != nullptr; }
 };
 
 // ---- sparse x dense ---------------------------------------------------------------------------------------
@@ -47,6 +54,8 @@ struct CsrView {
 //   a: (rows, cols) CSR;  x: (cols, f);  out: (rows, f). Empty rows give zero rows (or leave out unchanged).
 // On the GPU the cuSPARSE descriptors for `a` are cached per (indptr pointer, width) so that repeated calls
 // create nothing; call release_sparse_cache() before freeing a matrix's arrays.
+// With scales (CPU only): out[r] "=" row_scale[r] * sum_k col_scale[c_k] x[c_k] (the row scale applied once
+// to the row's sum; accumulating, out[r] = out[r] + row_scale[r] * sum). The CUDA backend rejects them.
 
 // ---- dense ------------------------------------------------------------------------------------------------
 // gemm: c = alpha * op(a) op(b) + beta * c, op = transpose when the flag is set (BLAS semantics, row-major views).

@@ -16,6 +16,11 @@
 // - Rows are handed to threads in chunks of about equal cost (nonzeros + a per-row term, found by binary
 // search
 //   on indptr), scheduled dynamically to absorb the irregular cost of cache misses.
+// - A matrix without stored values may carry a row and/or a column scale (kernels/ops.h CsrView): the column
+//   scale takes the place of the stored value (one multiply per nonzero; col_scale[c] is gathered with row c
+//   of x, 4 bytes beside a >= 64-byte row, so it is not prefetched), the row scale multiplies the finished
+//   sum once. Each combination is its own instantiation, so the stored-values and all-ones paths are the same
+//   code as without scales.
 #include <omp.h>
 
 #include <algorithm>
@@ -45,23 +50,37 @@ HALOGEN_INLINE void store(float* p, const V* v) {
   std::memcpy(p, v, sizeof(V));
 }
 
+// Where a nonzero's multiplier comes from: none (all ones), the stored values, or the column scale.
+enum class Weights { ones, stored, col_scale };
+
 struct RowArgs {
   const int32_t* indices;
-  const float* values;  // nullptr: all ones
-  int64_t nnz;          // of the whole matrix: prefetches stop there
+  const float* values;     // (nnz) for Weights::stored
+  const float* col_scale;  // (cols) for Weights::col_scale
+  const float* row_scale;  // (rows) with kRowScale
+  int64_t nnz;             // of the whole matrix: prefetches stop there
   const float* x;
   int64_t x_stride;
   int64_t prefetch_distance;  // in nonzeros
 };
 
-// Columns [c0, c0 + kVectors * lanes) of one output row, from the nonzeros [begin, end).
-template <typename V, int kVectors, bool kHasValues, bool kAccumulate>
-HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, float* out_row, int64_t c0) {
+template <Weights kWeights>
+HALOGEN_INLINE float weight_of(const RowArgs& args, int64_t k, int32_t column) {
+  if (kWeights == Weights::stored) return args.values[k];
+  if (kWeights == Weights::col_scale) return args.col_scale[column];
+  return 1.0f;
+}
+
+// Columns [c0, c0 + kVectors * lanes) of one output row, from the nonzeros [begin, end). With kRowScale the
+// sum is multiplied by `row_scale` before it is stored (or added to the output).
+template <typename V, int kVectors, Weights kWeights, bool kRowScale, bool kAccumulate>
+HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, float* out_row, int64_t c0,
+                             float row_scale) {
   constexpr int kLanes = sizeof(V) / sizeof(float);
   constexpr int kTileBytes = kVectors * static_cast<int>(sizeof(V));
   V acc[kVectors];
   for (int j = 0; j < kVectors; ++j) {
-    if (kAccumulate)
+    if (kAccumulate && !kRowScale)
       load(&acc[j], out_row + c0 + j * kLanes);
     else
       acc[j] = V{};
@@ -73,75 +92,96 @@ HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, fl
       const char* line = reinterpret_cast<const char*>(x + args.indices[ahead] * args.x_stride);
       for (int offset = 0; offset < kTileBytes; offset += 64) __builtin_prefetch(line + offset, 0, 2);
     }
-    const float* x_row = x + args.indices[k] * args.x_stride;
-    const float v = kHasValues ? args.values[k] : 1.0f;
+    const int32_t column = args.indices[k];
+    const float* x_row = x + column * args.x_stride;
+    const float v = weight_of<kWeights>(args, k, column);
     for (int j = 0; j < kVectors; ++j) {
       V x_vector;
       load(&x_vector, x_row + j * kLanes);
-      if (kHasValues)
+      if (kWeights != Weights::ones)
         acc[j] += v * x_vector;
       else
         acc[j] += x_vector;
     }
   }
-  for (int j = 0; j < kVectors; ++j) store(out_row + c0 + j * kLanes, &acc[j]);
+  for (int j = 0; j < kVectors; ++j) {
+    if (kRowScale) {
+      acc[j] = row_scale * acc[j];
+      if (kAccumulate) {
+        V old;
+        load(&old, out_row + c0 + j * kLanes);
+        acc[j] = old + acc[j];
+      }
+    }
+    store(out_row + c0 + j * kLanes, &acc[j]);
+  }
 }
 
 // The last `count` < lanes columns of a row.
-template <bool kHasValues, bool kAccumulate>
+template <Weights kWeights, bool kRowScale, bool kAccumulate>
 HALOGEN_INLINE void row_tail(const RowArgs& args, int64_t begin, int64_t end, float* out_row, int64_t c0,
-                             int64_t count) {
+                             int64_t count, float row_scale) {
   float acc[8];
-  for (int64_t j = 0; j < count; ++j) acc[j] = kAccumulate ? out_row[c0 + j] : 0.0f;
+  for (int64_t j = 0; j < count; ++j) acc[j] = kAccumulate && !kRowScale ? out_row[c0 + j] : 0.0f;
   for (int64_t k = begin; k < end; ++k) {
-    const float* x_row = args.x + args.indices[k] * args.x_stride + c0;
-    const float v = kHasValues ? args.values[k] : 1.0f;
-    for (int64_t j = 0; j < count; ++j) acc[j] += kHasValues ? v * x_row[j] : x_row[j];
+    const int32_t column = args.indices[k];
+    const float* x_row = args.x + column * args.x_stride + c0;
+    const float v = weight_of<kWeights>(args, k, column);
+    for (int64_t j = 0; j < count; ++j) acc[j] += kWeights != Weights::ones ? v * x_row[j] : x_row[j];
   }
-  for (int64_t j = 0; j < count; ++j) out_row[c0 + j] = acc[j];
+  for (int64_t j = 0; j < count; ++j) {
+    if (kRowScale) {
+      const float scaled = row_scale * acc[j];
+      out_row[c0 + j] = kAccumulate ? out_row[c0 + j] + scaled : scaled;
+    } else {
+      out_row[c0 + j] = acc[j];
+    }
+  }
 }
 
 // Rows [row_begin, row_end): tiles of kMaxVectors vectors, then one tile each of 4, 2, 1 vectors as needed,
 // then the tail.
-template <typename V, int kMaxVectors, bool kHasValues, bool kAccumulate>
+template <typename V, int kMaxVectors, Weights kWeights, bool kRowScale, bool kAccumulate>
 HALOGEN_INLINE void rows_kernel(const CsrView& a, const RowArgs& args, int64_t width, float* out,
                                 int64_t out_stride, int64_t row_begin, int64_t row_end) {
   constexpr int kLanes = sizeof(V) / sizeof(float);
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t begin = a.indptr[r], end = a.indptr[r + 1];
     float* out_row = out + r * out_stride;
+    const float row_scale = kRowScale ? args.row_scale[r] : 1.0f;
     int64_t c0 = 0;
     for (; c0 + kMaxVectors * kLanes <= width; c0 += kMaxVectors * kLanes)
-      row_tile<V, kMaxVectors, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      row_tile<V, kMaxVectors, kWeights, kRowScale, kAccumulate>(args, begin, end, out_row, c0, row_scale);
     if (kMaxVectors > 4 && c0 + 4 * kLanes <= width) {
-      row_tile<V, 4, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      row_tile<V, 4, kWeights, kRowScale, kAccumulate>(args, begin, end, out_row, c0, row_scale);
       c0 += 4 * kLanes;
     }
     if (c0 + 2 * kLanes <= width) {
-      row_tile<V, 2, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      row_tile<V, 2, kWeights, kRowScale, kAccumulate>(args, begin, end, out_row, c0, row_scale);
       c0 += 2 * kLanes;
     }
     if (c0 + kLanes <= width) {
-      row_tile<V, 1, kHasValues, kAccumulate>(args, begin, end, out_row, c0);
+      row_tile<V, 1, kWeights, kRowScale, kAccumulate>(args, begin, end, out_row, c0, row_scale);
       c0 += kLanes;
     }
-    if (c0 < width) row_tail<kHasValues, kAccumulate>(args, begin, end, out_row, c0, width - c0);
+    if (c0 < width)
+      row_tail<kWeights, kRowScale, kAccumulate>(args, begin, end, out_row, c0, width - c0, row_scale);
   }
 }
 
 using RowsFunction = void (*)(const CsrView&, const RowArgs&, int64_t, float*, int64_t, int64_t, int64_t);
 
-template <bool kHasValues, bool kAccumulate>
+template <Weights kWeights, bool kRowScale, bool kAccumulate>
 __attribute__((target("avx2"))) void rows_avx2(const CsrView& a, const RowArgs& args, int64_t width,
                                                float* out, int64_t out_stride, int64_t row_begin,
                                                int64_t row_end) {
-  rows_kernel<Vec8, 8, kHasValues, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
+  rows_kernel<Vec8, 8, kWeights, kRowScale, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
 }
 
-template <bool kHasValues, bool kAccumulate>
+template <Weights kWeights, bool kRowScale, bool kAccumulate>
 void rows_baseline(const CsrView& a, const RowArgs& args, int64_t width, float* out, int64_t out_stride,
                    int64_t row_begin, int64_t row_end) {
-  rows_kernel<Vec4, 8, kHasValues, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
+  rows_kernel<Vec4, 8, kWeights, kRowScale, kAccumulate>(a, args, width, out, out_stride, row_begin, row_end);
 }
 
 std::atomic<bool> g_avx2_allowed{true};
@@ -151,9 +191,10 @@ bool avx2_in_use() {
   return has_avx2 && g_avx2_allowed.load(std::memory_order_relaxed);
 }
 
-template <bool kHasValues, bool kAccumulate>
+template <Weights kWeights, bool kRowScale, bool kAccumulate>
 RowsFunction select_rows_function() {
-  return avx2_in_use() ? &rows_avx2<kHasValues, kAccumulate> : &rows_baseline<kHasValues, kAccumulate>;
+  return avx2_in_use() ? &rows_avx2<kWeights, kRowScale, kAccumulate>
+                       : &rows_baseline<kWeights, kRowScale, kAccumulate>;
 }
 
 // First row r with cost(r) >= target, where cost(r) = indptr[r] + r * kRowCost is nondecreasing.
@@ -170,16 +211,16 @@ int64_t row_at_cost(const int64_t* indptr, int64_t rows, int64_t target) {
   return lo;
 }
 
-template <bool kHasValues, bool kAccumulate>
+template <Weights kWeights, bool kRowScale, bool kAccumulate>
 void spmm_parallel(const CsrView& a, Matrix<const float> x, Matrix<float> out) {
-  const RowsFunction rows_function = select_rows_function<kHasValues, kAccumulate>();
+  const RowsFunction rows_function = select_rows_function<kWeights, kRowScale, kAccumulate>();
   // Prefetch about 3 KiB of gathers ahead (12 nonzeros for 64-float tiles, 48 for 16-float rows), into L2
   // (locality hint 2): measured on a Zen 4 VM, single thread, 1M x 1M uniform random matrix, this gathered
   // 25-40% faster than prefetching into L1 at 1 KiB ahead, which was in turn ~25% faster than no prefetch.
   const int64_t tile_bytes = std::min<int64_t>(x.cols, 64) * 4;
-  const RowArgs args{a.indices, a.values,
-                     a.nnz,     x.data,
-                     x.stride,  std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
+  const RowArgs args{
+      a.indices, a.values, a.col_scale, a.row_scale,
+      a.nnz,     x.data,   x.stride,    std::clamp<int64_t>(3072 / std::max<int64_t>(tile_bytes, 1), 4, 64)};
   const int threads = omp_get_max_threads();
   const int64_t total_cost = a.nnz + a.rows * kRowCost;
   // Several chunks per thread so that dynamic scheduling can even out rows whose gathers miss the cache more;
@@ -198,6 +239,14 @@ void spmm_parallel(const CsrView& a, Matrix<const float> x, Matrix<float> out) {
   }
 }
 
+template <Weights kWeights, bool kRowScale>
+void dispatch_accumulate(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
+  if (accumulate)
+    spmm_parallel<kWeights, kRowScale, true>(a, x, out);
+  else
+    spmm_parallel<kWeights, kRowScale, false>(a, x, out);
+}
+
 }  // namespace
 
 void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate, Stream) {
@@ -214,16 +263,18 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
   HALOGEN_ASSERT(a.indptr != nullptr && a.indptr[0] == 0 && a.indptr[a.rows] == a.nnz,
                  "indptr must run from 0 to nnz = %lld", (long long)a.nnz);
   HALOGEN_ASSERT(a.nnz == 0 || a.indices != nullptr);
+  HALOGEN_ASSERT(a.values == nullptr || !a.scaled(), "a CSR view has stored values and row/column scales");
   if (a.values != nullptr) {
-    if (accumulate)
-      spmm_parallel<true, true>(a, x, out);
+    dispatch_accumulate<Weights::stored, false>(a, x, out, accumulate);
+  } else if (a.col_scale != nullptr) {
+    if (a.row_scale != nullptr)
+      dispatch_accumulate<Weights::col_scale, true>(a, x, out, accumulate);
     else
-      spmm_parallel<true, false>(a, x, out);
+      dispatch_accumulate<Weights::col_scale, false>(a, x, out, accumulate);
+  } else if (a.row_scale != nullptr) {
+    dispatch_accumulate<Weights::ones, true>(a, x, out, accumulate);
   } else {
-    if (accumulate)
-      spmm_parallel<false, true>(a, x, out);
-    else
-      spmm_parallel<false, false>(a, x, out);
+    dispatch_accumulate<Weights::ones, false>(a, x, out, accumulate);
   }
 }
 

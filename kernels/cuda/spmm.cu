@@ -288,6 +288,9 @@ void spmm(const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accum
                  (long long)x.rows);
   HALOGEN_ASSERT(out.rows == a.rows && out.cols == x.cols, "A x is (%lld, %lld) but out is (%lld, %lld)",
                  (long long)a.rows, (long long)x.cols, (long long)out.rows, (long long)out.cols);
+  HALOGEN_ASSERT(!a.scaled(),
+                 "the CUDA spmm takes stored values, not row/column scales (nn::DeviceCsr materialises them on "
+                 "the GPU)");
   if (a.rows == 0 || x.cols == 0) return;
   HALOGEN_ASSERT(a.device == Device::cuda, "sparse matrix is a %s view, the CUDA kernel needs device memory",
                  device_name(a.device));

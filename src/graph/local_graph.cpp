@@ -13,7 +13,10 @@ LocalCsr transpose(const LocalCsr& a) {
   t.cols = a.rows;
   t.indptr.assign(a.cols + 1, 0);
   t.indices.resize(a.nnz());
-  t.values.resize(a.nnz());
+  const bool stored = !a.values.empty();
+  if (stored) t.values.resize(a.nnz());
+  t.row_scale = a.col_scale;
+  t.col_scale = a.row_scale;
   for (int32_t c : a.indices) ++t.indptr[c + 1];
   for (int64_t c = 0; c < a.cols; ++c) t.indptr[c + 1] += t.indptr[c];
   std::vector<int64_t> next(t.indptr.begin(), t.indptr.end() - 1);
@@ -22,10 +25,23 @@ LocalCsr transpose(const LocalCsr& a) {
     for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
       const int64_t slot = next[a.indices[k]]++;
       t.indices[slot] = static_cast<int32_t>(r);
-      t.values[slot] = a.values[k];
+      if (stored) t.values[slot] = a.values[k];
     }
   }
   return t;
+}
+
+std::vector<float> explicit_values(const LocalCsr& a) {
+  if (!a.values.empty()) return a.values;
+  HALOGEN_ASSERT(a.row_scale.empty() || static_cast<int64_t>(a.row_scale.size()) == a.rows);
+  HALOGEN_ASSERT(a.col_scale.empty() || static_cast<int64_t>(a.col_scale.size()) == a.cols);
+  std::vector<float> values(static_cast<size_t>(a.nnz()));
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const float row = a.row_scale.empty() ? 1.0f : a.row_scale[r];
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k)
+      values[k] = a.col_scale.empty() ? row : row * a.col_scale[a.indices[k]];
+  }
+  return values;
 }
 
 namespace {
@@ -88,6 +104,22 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
     return static_cast<double>(local < n_own ? shard.degree_owned[local] : shard.degree_halo[local - n_own]);
   };
   auto weight_of = [&](int64_t k) -> double { return weighting ? (*shard.weight)[k] : 1.0; };
+  // Unweighted gcn, mean and sum: values implicit (the factors below), nothing pushed per entry.
+  const bool implicit = !weighting && normalization != Normalization::chebyshev;
+  if (implicit && normalization == Normalization::gcn) {
+    auto dinv = [](int64_t degree) {
+      return static_cast<float>(1.0 / std::sqrt(static_cast<double>(degree) + 1.0));
+    };
+    std::vector<float> own(static_cast<size_t>(n_own)), halo(static_cast<size_t>(n_halo));
+    for (int64_t v = 0; v < n_own; ++v) own[v] = dinv(shard.degree_owned[v]);
+    for (int64_t v = 0; v < n_halo; ++v) halo[v] = dinv(shard.degree_halo[v]);
+    g.a_own.row_scale = own;
+    g.a_own.col_scale = own;
+    g.a_halo.row_scale = std::move(own);
+    g.a_halo.col_scale = std::move(halo);
+  } else if (implicit && normalization == Normalization::mean) {
+    g.a_own.row_scale.resize(static_cast<size_t>(n_own));
+  }
   for (int64_t r = 0; r < n_own; ++r) {
     const int64_t begin = shard.indptr[r], end = shard.indptr[r + 1];
     const double deg_r = degree_of(r);
@@ -103,8 +135,15 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
       // Columns are sorted and owned columns come first, so the diagonal goes in before the first column > r.
       if (!diagonal_done && c > r) {
         g.a_own.indices.push_back(static_cast<int32_t>(r));
-        g.a_own.values.push_back(static_cast<float>(1.0 / (deg_r + 1.0)));
+        if (!implicit) g.a_own.values.push_back(static_cast<float>(1.0 / (deg_r + 1.0)));
         diagonal_done = true;
+      }
+      if (implicit) {
+        if (c < n_own)
+          g.a_own.indices.push_back(c);
+        else
+          g.a_halo.indices.push_back(static_cast<int32_t>(c - n_own));
+        continue;
       }
       float value;
       if (normalization == Normalization::gcn) {
@@ -126,11 +165,15 @@ LocalGraph build(const StoredAdjacency& shard, Normalization normalization) {
     }
     if (!diagonal_done) {
       g.a_own.indices.push_back(static_cast<int32_t>(r));
-      g.a_own.values.push_back(static_cast<float>(1.0 / (deg_r + 1.0)));
+      if (!implicit) g.a_own.values.push_back(static_cast<float>(1.0 / (deg_r + 1.0)));
     }
+    if (implicit && normalization == Normalization::mean)  // the stored mean's 1/neighbours, as one float
+      g.a_own.row_scale[r] = neighbours > 0 ? static_cast<float>(1.0 / neighbours) : 0.0f;
     g.a_own.indptr.push_back(g.a_own.nnz());
     g.a_halo.indptr.push_back(g.a_halo.nnz());
   }
+  if (implicit && normalization == Normalization::mean) g.a_halo.row_scale = g.a_own.row_scale;
+  // Implicit gcn values are symmetric on a symmetric structure (row_scale == col_scale on A_own), sum's too.
   g.a_own_symmetric = symmetric_normalization(normalization) &&
                       block_symmetric(n_own, shard.indptr, shard.indices, weighting ? shard.weight : nullptr);
   if (!g.a_own_symmetric) g.a_own_t = transpose(g.a_own);

@@ -21,6 +21,17 @@
 // sum of its stored weights, a halo vertex's comes from its owner):
 //   gcn:  Â[i,j] = w_ij / sqrt((d_i+1)(d_j+1)), Â[i,i] = 1/(d_i+1) (self-loops of weight 1, PyG's gcn_norm);
 //   mean: M[i,j] = w_ij / d_i (weighted mean; a row with d_i == 0 is 0);   sum: S[i,j] = w_ij.
+//
+// Values (issue #36, memory at scale): where an entry's value is a product of a per-row and a per-column
+// factor it is not stored; the matrix holds the factors (LocalCsr::row_scale, col_scale) and `values` is
+// empty:
+//   gcn (unweighted):  row_scale = col_scale = dinv, dinv_v = 1/sqrt(deg_v + 1) (A_own: the owned vertices',
+//                      A_halo's columns: the halo vertices'); the diagonal is dinv_i * dinv_i.
+//   mean (unweighted): row_scale = 1/neighbours_i (0 for an isolated row), no col_scale.
+//   sum (unweighted):  no values and no factors (all ones).
+// Each factor is computed in double and rounded to float once, so an implicit value differs from the stored
+// float of the same formula by a few units in the last place (gcn; mean's is the same float). Chebyshev and
+// every weighted variant store their values. The transposes swap the two factors.
 #include <cstdint>
 #include <vector>
 
@@ -35,19 +46,29 @@ struct EdgeWeighting {
   std::vector<double> degree_owned, degree_halo;
 };
 
-// Host CSR with float values and int32 local columns (the kernels' CsrView layout).
+// Host CSR with float values and int32 local columns (the kernels' CsrView layout). The value of entry k in
+// row r is values[k] when `values` is not empty (nnz floats), else
+//   (row_scale.empty() ? 1 : row_scale[r]) * (col_scale.empty() ? 1 : col_scale[indices[k]])
+// (the implicit form above; both empty: all ones).
 struct LocalCsr {
   int64_t rows = 0;
   int64_t cols = 0;
   std::vector<int64_t> indptr{0};  // (rows+1)
   std::vector<int32_t> indices;    // (nnz), sorted within a row
-  std::vector<float> values;       // (nnz)
+  std::vector<float> values;       // (nnz), or empty: implicit values
+  std::vector<float> row_scale;    // (rows) or empty; only read when `values` is empty
+  std::vector<float> col_scale;    // (cols) or empty; only read when `values` is empty
 
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
 };
 
-// The transpose (cols x rows), rows sorted. O(nnz + rows + cols).
+// The transpose (cols x rows), rows sorted; an implicit matrix's transpose is implicit with the factors
+// swapped. O(nnz + rows + cols).
 LocalCsr transpose(const LocalCsr& a);
+
+// Every entry's value, stored or implicit (nnz floats, in CSR order): for tests and for a device whose kernel
+// takes stored values (nn::DeviceCsr on the GPU). The implicit value is the float product of the two factors.
+std::vector<float> explicit_values(const LocalCsr& a);
 
 struct LocalGraph {
   int64_t num_owned = 0;

@@ -44,18 +44,24 @@ DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph
   partial_ = Tensor(num_halo_, max_width, device);
 }
 
-int64_t DistributedAdjacency::bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
-                                        int64_t max_width) {
-  return matrix_bytes_for(num_owned, num_halo, entries, 0, false) + exchange_bytes_for(num_halo, num_send, max_width);
+int64_t DistributedAdjacency::bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries,
+                                        int64_t num_send, int64_t max_width, ValueLayout layout,
+                                        Device device) {
+  return matrix_bytes_for(num_owned, num_halo, entries, 0, false, layout, device) +
+         exchange_bytes_for(num_halo, num_send, max_width);
 }
 
 int64_t DistributedAdjacency::matrix_bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries,
-                                               int64_t halo_entries, bool own_symmetric) {
-  // A_own, A_halo, A_own^T (n + 1 row pointers each), A_halo^T (h + 1): every entry stored twice, but A_own's
-  // once when it is symmetric (and A_own^T is then empty: 1 row pointer).
-  const int64_t own_entries = entries - halo_entries;
-  const int64_t row_pointers = (own_symmetric ? 2 : 3) * (num_owned + 1) + (own_symmetric ? 1 : 0) + (num_halo + 1);
-  return DeviceCsr::bytes_for(row_pointers - 1, 2 * entries - (own_symmetric ? own_entries : 0));
+                                               int64_t halo_entries, bool own_symmetric, ValueLayout layout,
+                                               Device device) {
+  // A_own (n x n), A_halo (n x h), A_own^T (n x n; empty, 0 x 0, when A_own is symmetric), A_halo^T (h x n).
+  const int64_t n = num_owned, h = num_halo, own_entries = entries - halo_entries;
+  const ValueLayout back = transposed(layout);
+  return DeviceCsr::bytes_for(n, n, own_entries, layout, device) +
+         DeviceCsr::bytes_for(n, h, halo_entries, layout, device) +
+         (own_symmetric ? DeviceCsr::bytes_for(0, 0, 0, ValueLayout::none, device)
+                        : DeviceCsr::bytes_for(n, n, own_entries, back, device)) +
+         DeviceCsr::bytes_for(h, n, halo_entries, back, device);
 }
 
 int64_t DistributedAdjacency::exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width) {

@@ -5,7 +5,8 @@
 //
 // S's rows are this rank's n owned vertices; its columns are split (graph/local_graph.h) into A_own (n x n, owned
 // columns) and A_halo (n x h, the plan's halo rows, in recv order). It owns A_own, A_halo and their transposes on
-// `device`, the comm::HaloExchange of its graph::HaloPlan, and a (h, max_width) partial-sum buffer.
+// `device` (nn::DeviceCsr: on the CPU an unweighted gcn/mean/sum matrix keeps row and column factors instead of
+// values), the comm::HaloExchange of its graph::HaloPlan, and a (h, max_width) partial-sum buffer.
 //
 //   forward(x, out, extra):    out (n, f) "=" S x
 //       x: (n + h, f), stride f; rows [0, n) are the input; rows [n, n + h) are OVERWRITTEN with the owners'
@@ -78,14 +79,16 @@ class DistributedAdjacency {
   comm::HaloExchange& exchange() { return *exchange_; }
   const comm::HaloExchange& exchange() const { return *exchange_; }
 
-  // Bytes the constructor allocates (memory estimates): `entries` = nnz(A_own) + nnz(A_halo), `num_send` =
-  // plan.num_send().
+  // Bytes the constructor allocates on `device` (memory estimates): `entries` = nnz(A_own) + nnz(A_halo),
+  // `num_send` = plan.num_send(), `layout` = A_own's and A_halo's value layout (value_layout_of the
+  // normalisation; the transposes have the transposed one), A_own^T stored.
   static int64_t bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t num_send,
-                           int64_t max_width);
+                           int64_t max_width, ValueLayout layout, Device device);
   // Its two parts: the matrices (`halo_entries` = nnz(A_halo); A_own's transpose not stored when
-  // `own_symmetric`, graph::LocalGraph::a_own_symmetric) and the exchange (its buffers and the partial sums).
+  // `own_symmetric`, graph::LocalGraph::a_own_symmetric; an implicit layout keeps the factors instead of the
+  // values on the CPU, nn/sparse_adjacency.h) and the exchange (its buffers and the partial sums).
   static int64_t matrix_bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t halo_entries,
-                                  bool own_symmetric);
+                                  bool own_symmetric, ValueLayout layout, Device device);
   static int64_t exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width);
   // Whether the backward multiplies by A_own itself (it equals its transpose; no copy is stored).
   bool own_symmetric() const { return own_symmetric_; }

@@ -442,7 +442,10 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   const int64_t entries = gat ? 0 : s.nnz + (self_loops ? n : 0);  // gat: no matrix, its own attention graph
   if (gat) m.structure += AttentionGraph::bytes_for(n, h, attention_edges);
   const bool own_symmetric = !gat && s.own_symmetric && config.kind != ConvKind::sage;  // sage: mean, by row
-  m.structure += DistributedAdjacency::matrix_bytes_for(n, h, entries, gat ? 0 : s.halo_nnz, own_symmetric);
+  const ValueLayout layout =  // on the CPU, unweighted gcn/sage/gin keep factors instead of values
+      gat ? ValueLayout::none : value_layout_of(normalization_of(config.kind), config.edge_weight);
+  m.structure += DistributedAdjacency::matrix_bytes_for(n, h, entries, gat ? 0 : s.halo_nnz, own_symmetric,
+                                                        layout, s.device);
   m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send,
                                                      std::max<int64_t>(1, max_exchange_width(config, widths)));
   return m;

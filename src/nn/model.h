@@ -98,6 +98,8 @@ struct RankShape {
   int64_t halo_nnz = 0;                 // stored entries whose column is a halo vertex (nnz(A_halo))
   bool own_symmetric = false;           // A_own stored once (graph::LocalGraph::a_own_symmetric; predicted
                                         // as "the graph is undirected" before the model is built)
+  Device device = Device::cpu;          // where the model lives (the CPU keeps implicit adjacency values as
+                                        // factors, the GPU stores them: nn/sparse_adjacency.h)
 };
 
 // A rank's planned Buffers by what holds them (bytes; Model::estimate_breakdown, `halogen info DIR --hidden`):

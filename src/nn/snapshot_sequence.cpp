@@ -19,8 +19,9 @@ SnapshotSequence::SnapshotSequence(comm::Communicator& comm, const graph::Shard&
     const graph::LocalGraph local = graph::build_local_graph(snapshot, n, normalization);
     steps_.push_back(std::make_unique<DistributedAdjacency>(comm, local, snapshot.plan, max_width, device, stream));
     max_halo_ = std::max(max_halo_, local.num_halo);
-    allocated_bytes_ += DistributedAdjacency::bytes_for(n, local.num_halo, local.a_own.nnz() + local.a_halo.nnz(),
-                                                        snapshot.plan.num_send(), max_width);
+    allocated_bytes_ += DistributedAdjacency::bytes_for(
+        n, local.num_halo, local.a_own.nnz() + local.a_halo.nnz(), snapshot.plan.num_send(), max_width,
+        value_layout(local.a_own), device);
   }
   x_scratch_ = Tensor(2 * (n + max_halo_), max_width, device);
   std::vector<int32_t> identity(static_cast<size_t>(n));

@@ -76,7 +76,9 @@ void check_fits(int64_t per_rank, int ranks_on_node, Device device, const std::s
 
 void check_rank_memory_fits(const nn::ModelConfig& config, const graph::Shard& shard, int ranks_on_node,
                             Device device) {
-  const int64_t per_rank = estimate_rank_memory(config, shard_rank_shape(shard));
+  nn::RankShape shape = shard_rank_shape(shard);
+  shape.device = device;
+  const int64_t per_rank = estimate_rank_memory(config, shape);
   check_fits(per_rank, ranks_on_node, device,
              strformat("training (part %d: hidden %lld, %lld classes, %d layers)", shard.part,
                        static_cast<long long>(config.hidden), static_cast<long long>(shard.num_classes),
@@ -93,9 +95,11 @@ int64_t estimate_temporal_rank_memory(const nn::TemporalModelConfig& config, con
   const int64_t slots = window + 1, k = std::max(1, config.cheb_k), layers = std::max(1, config.layers);
   // Snapshot adjacencies (self-loops added: at most n more entries each) and the shared halo scratch.
   int64_t bytes = 0, max_halo = 0;
+  const nn::ValueLayout layout = nn::value_layout_of(nn::temporal_normalization(config.kind), false);
   for (const graph::ShardSnapshot& snapshot : shard.snapshots) {
     bytes += nn::DistributedAdjacency::bytes_for(n, snapshot.num_halo(), snapshot.nnz() + n,
-                                                 static_cast<int64_t>(snapshot.plan.send_idx.size()), width);
+                                                 static_cast<int64_t>(snapshot.plan.send_idx.size()), width,
+                                                 layout, device);
     max_halo = std::max(max_halo, snapshot.num_halo());
   }
   bytes += 2 * (n + max_halo) * width * kFloat + n * static_cast<int64_t>(sizeof(int32_t));

@@ -58,6 +58,7 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
   shape.num_split_rows = local[0] + local[1] + local[2];
   shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
   shape.own_symmetric = model_.adjacency().own_symmetric();
+  shape.device = model_.device();
   memory_plan_ = estimate_rank_breakdown(config, shape);
   estimated_bytes_ = memory_plan_.total();
 }

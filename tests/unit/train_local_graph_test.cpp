@@ -10,15 +10,16 @@
 namespace halogen {
 namespace {
 
-// Dense (rows x cols) copy of a LocalCsr.
+// Dense (rows x cols) copy of a LocalCsr (stored or implicit values).
 std::vector<std::vector<float>> dense(const graph::LocalCsr& a) {
+  const std::vector<float> values = graph::explicit_values(a);
   std::vector<std::vector<float>> d(a.rows, std::vector<float>(a.cols, 0.0f));
   for (int64_t r = 0; r < a.rows; ++r) {
     for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
       if (k > a.indptr[r]) {
         EXPECT_LT(a.indices[k - 1], a.indices[k]) << "row " << r << " not sorted";
       }
-      d[r][a.indices[k]] = a.values[k];
+      d[r][a.indices[k]] = values[k];
     }
   }
   return d;
@@ -91,7 +92,7 @@ TEST(LocalGraph, TransposeOfTransposeIsIdentity) {
   const graph::LocalCsr back = graph::transpose(lg.own_transpose());
   EXPECT_EQ(back.indptr, lg.a_own.indptr);
   EXPECT_EQ(back.indices, lg.a_own.indices);
-  EXPECT_EQ(back.values, lg.a_own.values);
+  EXPECT_EQ(graph::explicit_values(back), graph::explicit_values(lg.a_own));
 }
 
 // A symmetric A_own is not stored twice; the flag must never be set for a matrix that differs from its transpose.
@@ -101,7 +102,8 @@ void expect_transpose_is_exact(const graph::LocalGraph& lg) {
   EXPECT_EQ(used.rows, t.rows);
   EXPECT_EQ(used.indptr, t.indptr);
   EXPECT_EQ(used.indices, t.indices);
-  EXPECT_EQ(used.values, t.values);  // bit for bit: the backward must equal the stored transpose's
+  // bit for bit: the backward must equal the stored transpose's
+  EXPECT_EQ(graph::explicit_values(used), graph::explicit_values(t));
 }
 
 TEST(LocalGraph, SymmetricOwnBlockIsStoredOnceForSymmetricNormalisations) {
@@ -149,6 +151,133 @@ TEST(LocalGraph, DirectedOrUnequallyWeightedBlocksKeepTheirTranspose) {
   const graph::LocalGraph weighted = build_weighted(w);
   EXPECT_FALSE(weighted.a_own_symmetric);
   expect_transpose_is_exact(weighted);
+}
+
+// ---- implicit values (issue #36): what build_local_graph stores per normalisation
+// ----------------------------
+
+// The values the builder stored before the implicit form (one float per entry, the formula in double rounded
+// once), for a shard whose halo degrees are in degree_halo: the reference the implicit values are held to.
+std::vector<float> stored_reference(const graph::Shard& s, const graph::LocalCsr& a, bool halo_block,
+                                    graph::Normalization normalization) {
+  std::vector<float> values;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    int64_t neighbours = 0;
+    for (int64_t k = s.indptr[r]; k < s.indptr[r + 1]; ++k) neighbours += s.indices[k] != r;
+    const double deg_r = static_cast<double>(s.degree_owned[r]);
+    for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) {
+      const int64_t c = a.indices[k];
+      const double deg_c = static_cast<double>(halo_block ? s.degree_halo[c] : s.degree_owned[c]);
+      if (normalization == graph::Normalization::gcn)
+        values.push_back(!halo_block && c == r
+                             ? static_cast<float>(1.0 / (deg_r + 1.0))
+                             : static_cast<float>(1.0 / std::sqrt((deg_r + 1.0) * (deg_c + 1.0))));
+      else if (normalization == graph::Normalization::mean)
+        values.push_back(static_cast<float>(1.0 / static_cast<double>(neighbours)));
+      else
+        values.push_back(1.0f);
+    }
+  }
+  return values;
+}
+
+// Each implicit factor is rounded once (<= 2^-24 relative) and their product once more, so an implicit gcn
+// value is within 3 * 2^-24 of the exact one, the stored float within 2^-24: at most 4 * 2^-24 ~ 2.4e-7
+// apart.
+constexpr double kImplicitTolerance = 4.0 * 5.97e-8;
+
+TEST(LocalGraph, ImplicitValuesEqualTheStoredOnesForGcnMeanSum) {
+  const graph::Graph g = testing::synthetic_graph(60, 3, 2, 4, 11);
+  std::vector<int32_t> owner(60);
+  for (int v = 0; v < 60; ++v) owner[v] = (v * 7) % 3;
+  for (int part = 0; part < 3; ++part) {
+    const graph::Shard s = testing::make_shard(g, owner, 3, part);
+    ASSERT_GT(s.num_halo(), 0);
+    for (auto norm : {graph::Normalization::gcn, graph::Normalization::mean, graph::Normalization::sum}) {
+      SCOPED_TRACE(::testing::Message() << "part " << part << " normalisation " << static_cast<int>(norm));
+      const graph::LocalGraph lg = graph::build_local_graph(s, norm);
+      for (const graph::LocalCsr* a : {&lg.a_own, &lg.a_halo, &lg.a_own_t, &lg.a_halo_t})
+        EXPECT_TRUE(a->values.empty()) << "an unweighted gcn/mean/sum matrix stores no values";
+      // The factors: gcn both (A_own's the same vector), mean the rows, sum none.
+      const bool rows = norm != graph::Normalization::sum, cols = norm == graph::Normalization::gcn;
+      EXPECT_EQ(lg.a_own.row_scale.size(), rows ? size_t(s.num_owned()) : 0u);
+      EXPECT_EQ(lg.a_own.col_scale.size(), cols ? size_t(s.num_owned()) : 0u);
+      EXPECT_EQ(lg.a_halo.row_scale.size(), rows ? size_t(s.num_owned()) : 0u);
+      EXPECT_EQ(lg.a_halo.col_scale.size(), cols ? size_t(s.num_halo()) : 0u);
+      if (cols) EXPECT_EQ(lg.a_own.row_scale, lg.a_own.col_scale);
+      for (bool halo : {false, true}) {
+        const graph::LocalCsr& a = halo ? lg.a_halo : lg.a_own;
+        const std::vector<float> implicit = graph::explicit_values(a);
+        const std::vector<float> stored = stored_reference(s, a, halo, norm);
+        ASSERT_EQ(implicit.size(), stored.size());
+        for (size_t k = 0; k < stored.size(); ++k) {
+          if (norm == graph::Normalization::gcn)
+            EXPECT_NEAR(implicit[k], stored[k], kImplicitTolerance * stored[k])
+                << (halo ? "halo " : "own ") << k;
+          else  // mean: the same 1/neighbours float times 1; sum: ones
+            EXPECT_EQ(implicit[k], stored[k]) << (halo ? "halo " : "own ") << k;
+        }
+      }
+      // The transposes: the same entries with the factors swapped.
+      const graph::LocalCsr halo_t = graph::transpose(lg.a_halo);
+      EXPECT_EQ(lg.a_halo_t.row_scale, lg.a_halo.col_scale);
+      EXPECT_EQ(lg.a_halo_t.col_scale, lg.a_halo.row_scale);
+      EXPECT_EQ(graph::explicit_values(lg.a_halo_t), graph::explicit_values(halo_t));
+    }
+  }
+}
+
+TEST(LocalGraph, TransposeSwapsTheFactors) {
+  graph::LocalCsr a;  // 2 x 3: row 0 = {0, 2}, row 1 = {1}
+  a.rows = 2;
+  a.cols = 3;
+  a.indptr = {0, 2, 3};
+  a.indices = {0, 2, 1};
+  a.row_scale = {2.0f, 3.0f};
+  a.col_scale = {5.0f, 7.0f, 11.0f};
+  EXPECT_EQ(graph::explicit_values(a), (std::vector<float>{10.0f, 22.0f, 21.0f}));
+  const graph::LocalCsr t = graph::transpose(a);
+  EXPECT_TRUE(t.values.empty());
+  EXPECT_EQ(t.row_scale, a.col_scale);
+  EXPECT_EQ(t.col_scale, a.row_scale);
+  EXPECT_EQ(t.indptr, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(graph::explicit_values(t), (std::vector<float>{10.0f, 21.0f, 22.0f}));
+  a.col_scale.clear();  // a row factor alone
+  EXPECT_EQ(graph::explicit_values(a), (std::vector<float>{2.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(graph::explicit_values(graph::transpose(a)), (std::vector<float>{2.0f, 3.0f, 2.0f}));
+  a.row_scale.clear();  // no values, no factors: all ones
+  EXPECT_EQ(graph::explicit_values(a), (std::vector<float>{1.0f, 1.0f, 1.0f}));
+}
+
+TEST(LocalGraph, ChebyshevAndWeightedKeepStoredValues) {
+  const graph::Graph g = testing::synthetic_graph(60, 3, 2, 4, 11);
+  std::vector<int32_t> owner(60);
+  for (int v = 0; v < 60; ++v) owner[v] = (v * 7) % 3;
+  const graph::Shard s = testing::make_shard(g, owner, 3, 1);
+  const graph::LocalGraph cheb = graph::build_local_graph(s, graph::Normalization::chebyshev);
+  EXPECT_EQ(cheb.a_own.values.size(), size_t(cheb.a_own.nnz()));
+  EXPECT_EQ(cheb.a_halo.values.size(), size_t(cheb.a_halo.nnz()));
+  EXPECT_TRUE(cheb.a_own.row_scale.empty() && cheb.a_own.col_scale.empty());
+  // -1/sqrt(deg_r deg_c), as before.
+  for (int64_t r = 0; r < cheb.a_own.rows; ++r)
+    for (int64_t k = cheb.a_own.indptr[r]; k < cheb.a_own.indptr[r + 1]; ++k) {
+      const double dr = static_cast<double>(s.degree_owned[r]);
+      const double dc = static_cast<double>(s.degree_owned[cheb.a_own.indices[k]]);
+      EXPECT_EQ(cheb.a_own.values[k], static_cast<float>(-1.0 / std::sqrt(dr * dc)));
+    }
+
+  graph::Shard w = testing::whole_graph_shard(path_graph());
+  w.weight = {1.0f, 1.0f, 2.0f, 2.0f, 1.0f, 1.0f};
+  graph::EdgeWeighting weighting;
+  weighting.degree_owned = graph::weighted_owned_degrees(w);
+  for (auto norm : {graph::Normalization::gcn, graph::Normalization::mean, graph::Normalization::sum}) {
+    const graph::LocalGraph lg = graph::build_local_graph(w, norm, &weighting);
+    EXPECT_EQ(lg.a_own.values.size(), size_t(lg.a_own.nnz())) << static_cast<int>(norm);
+    EXPECT_TRUE(lg.a_own.row_scale.empty() && lg.a_own.col_scale.empty());
+  }
+  // Weighted gcn: w_ij / sqrt((d_i+1)(d_j+1)), vertex 1 (d = 3) - vertex 2 (d = 3) weighs 2.
+  const auto gcn = dense(graph::build_local_graph(w, graph::Normalization::gcn, &weighting).a_own);
+  EXPECT_EQ(gcn[1][2], static_cast<float>(2.0 / std::sqrt(4.0 * 4.0)));
 }
 
 }  // namespace
