@@ -63,6 +63,7 @@ HALOGEN_OP(void, adam_step, param.device,
 // ---- halo packing --------------------------------------------------------------------------------------------
 HALOGEN_OP(void, gather_rows, out.device, (Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out),
            (x, idx, out))
+HALOGEN_OP(void, scale_rows, x.device, (Span<const float> scale, Matrix<float> x), (scale, x))
 HALOGEN_OP(void, scatter_add_rows, out.device, (Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out),
            (x, idx, out))
 

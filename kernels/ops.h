@@ -111,6 +111,8 @@ struct AdamParams {
 // scatter_add_rows: out[idx[i], :] += x[i, :]    x: (m, f);  idx: (m);  out: (n, f)   (reverse exchange: add
 // partial sums received for owned rows). Duplicate indices accumulate (serially per row in index order on the CPU;
 // atomics on the GPU, so in no fixed order: HaloExchange scatters each peer's rows, which are distinct, separately).
+// scale_rows:       x[r, :] *= scale[r]          scale: (n);  x: (n, f)   (one float multiply per element: an
+// spmm by a column-scaled CsrView equals, bit for bit, the spmm without the column scale of the rows scaled first)
 
 // ---- elementwise helpers ----------------------------------------------------------------------------------
 // fill: x[:] = value   (n)

@@ -26,6 +26,19 @@ void gather_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> o
   });
 }
 
+void scale_rows(Span<const float> scale, Matrix<float> x, Stream) {
+  detail::require_host(scale, "scale_rows scale");
+  detail::require_host(x, "scale_rows x");
+  HALOGEN_ASSERT(scale.size == x.rows, "%lld row factors for %lld rows", (long long)scale.size, (long long)x.rows);
+  const int64_t width = x.cols;
+  if (width == 0) return;
+  detail::parallel_for(x.rows, x.rows * width, [&](int64_t r) {
+    const float factor = scale[r];
+    float* row = x.row(r);
+    for (int64_t c = 0; c < width; ++c) row[c] = factor * row[c];
+  });
+}
+
 void scatter_add_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> out, Stream) {
   detail::require_host(x, "scatter_add_rows x");
   detail::require_host(idx, "scatter_add_rows idx");

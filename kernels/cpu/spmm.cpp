@@ -91,6 +91,7 @@ HALOGEN_INLINE void row_tile(const RowArgs& args, int64_t begin, int64_t end, fl
     if (ahead < args.nnz) {
       const char* line = reinterpret_cast<const char*>(x + args.indices[ahead] * args.x_stride);
       for (int offset = 0; offset < kTileBytes; offset += 64) __builtin_prefetch(line + offset, 0, 2);
+      if (kWeights == Weights::col_scale) __builtin_prefetch(args.col_scale + args.indices[ahead], 0, 2);
     }
     const int32_t column = args.indices[k];
     const float* x_row = x + column * args.x_stride;

@@ -21,6 +21,11 @@ __global__ void gather_rows_kernel(const float* x, int64_t x_stride,           /
   }
 }
 
+__global__ void scale_rows_kernel(const float* scale, int64_t rows, int64_t width, float* x, int64_t x_stride) {
+  for (ElementCursor e(grid_first(), grid_step(), width); e.row < rows; e.advance())
+    x[e.row * x_stride + e.col] = scale[e.row] * x[e.row * x_stride + e.col];
+}
+
 __global__ void scatter_add_rows_kernel(const float* x, int64_t x_stride,    // x: (count, width)
                                         const int32_t* idx, int64_t count,   // idx: (count)
                                         int64_t width, float* out, int64_t out_stride) {  // out: (n, width)
@@ -42,6 +47,16 @@ void gather_rows(Matrix<const float> x, Span<const int32_t> idx, Matrix<float> o
   HALOGEN_ASSERT(x.rows > 0, "gather of %lld rows from an empty x", (long long)idx.size);
   gather_rows_kernel<<<grid_for(out.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
       x.data, detail::row_stride(x), idx.data, idx.size, x.cols, out.data, detail::row_stride(out));
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void scale_rows(Span<const float> scale, Matrix<float> x, Stream stream) {
+  detail::require_device(scale, "scale_rows scale");
+  detail::require_device(x, "scale_rows x");
+  HALOGEN_ASSERT(scale.size == x.rows, "%lld row factors for %lld rows", (long long)scale.size, (long long)x.rows);
+  if (x.size() == 0) return;
+  scale_rows_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(scale.data, x.rows, x.cols, x.data,
+                                                                                   detail::row_stride(x));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -42,6 +42,14 @@ DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph
                  (long long)plan.num_halo(), (long long)num_halo_);
   exchange_ = std::make_unique<comm::HaloExchange>(comm, plan, num_owned_, max_width);
   partial_ = Tensor(num_halo_, max_width, device);
+  // Factors that come from the global degrees (gcn: a row and a column factor, the same vertex's equal on every
+  // rank): the forward may scale its input. A transpose whose two parts share one column factor (over the owned
+  // columns) may too.
+  const graph::LocalCsr& own_t = local.own_transpose();
+  scale_forward_input_ = own_.row_scaled() && own_.col_scale().size == num_owned_ && num_owned_ > 0 &&
+                         (num_halo_ == 0 || halo_.col_scale().size == num_halo_);
+  scale_transpose_input_ = own_transpose().col_scale().size == num_owned_ && num_owned_ > 0 &&
+                           (num_halo_ == 0 || local.a_halo_t.col_scale == own_t.col_scale);
 }
 
 int64_t DistributedAdjacency::bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries,
@@ -83,15 +91,15 @@ void DistributedAdjacency::end(Phase phase) {
 // `while_exchanging`: this rank's exchange is in flight (overlap), so on the CPU the product calls MPI progress
 // between its row chunks (kernels::ProgressHook): over a network, the messages move during the product.
 void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
-                                   bool while_exchanging) {
+                                   bool while_exchanging, bool input_scaled) {
   if (out.rows == 0 || out.cols == 0) return;
   if (accumulate && a.nnz() == 0) return;
   begin(Phase::spmm);
   if (while_exchanging && device_ == Device::cpu && moves_rows() && progress_calls_enabled()) {
     kernels::ProgressHook hook(&progress_exchange, exchange_.get());
-    kernels::spmm(a.view(), x, out, accumulate, stream_);
+    kernels::spmm(a.view(input_scaled), x, out, accumulate, stream_);
   } else {
-    kernels::spmm(a.view(), x, out, accumulate, stream_);
+    kernels::spmm(a.view(input_scaled), x, out, accumulate, stream_);
   }
   end(Phase::spmm);
 }
@@ -119,14 +127,28 @@ void DistributedAdjacency::finish_forward() {
 }
 
 void DistributedAdjacency::forward(Matrix<float> x, Matrix<float> out, OverlapWork extra) {
+  forward_impl(x, out, extra, false);
+}
+
+void DistributedAdjacency::forward_overwriting(Matrix<float> x, Matrix<float> out, OverlapWork extra) {
+  if (scale_forward_input_) {  // before the exchange starts: the rows it sends go out scaled
+    check_forward(x, out);
+    begin(Phase::spmm);
+    kernels::scale_rows(own_.col_scale(), x.slice_rows(0, num_owned_), stream_);
+    end(Phase::spmm);
+  }
+  forward_impl(x, out, extra, scale_forward_input_);
+}
+
+void DistributedAdjacency::forward_impl(Matrix<float> x, Matrix<float> out, OverlapWork extra, bool input_scaled) {
   check_forward(x, out);
   const int64_t n = num_owned_;
   start_forward(x);
   if (!overlap_) finish_forward();
-  product(own_, x.slice_rows(0, n), out, false, overlap_);
+  product(own_, x.slice_rows(0, n), out, false, overlap_, input_scaled);
   if (extra) extra();
   if (overlap_) finish_forward();
-  product(halo_, x.slice_rows(n, n + num_halo_), out, true);
+  product(halo_, x.slice_rows(n, n + num_halo_), out, true, false, input_scaled);
 }
 
 void DistributedAdjacency::forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra) {
@@ -138,13 +160,29 @@ void DistributedAdjacency::forward_local(Matrix<const float> x, Matrix<float> ou
 }
 
 void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra) {
+  transpose_impl(g, out, extra, false);
+}
+
+void DistributedAdjacency::transpose_overwriting(Matrix<float> g, Matrix<float> out, OverlapWork extra) {
+  if (scale_transpose_input_) {
+    HALOGEN_ASSERT(g.rows == num_owned_, "transpose: g has %lld rows, expected %lld", (long long)g.rows,
+                   (long long)num_owned_);
+    begin(Phase::spmm);
+    kernels::scale_rows(own_transpose().col_scale(), g, stream_);
+    end(Phase::spmm);
+  }
+  transpose_impl(g, out, extra, scale_transpose_input_);
+}
+
+void DistributedAdjacency::transpose_impl(Matrix<const float> g, Matrix<float> out, OverlapWork extra,
+                                          bool input_scaled) {
   const int64_t n = num_owned_, width = g.cols;
   HALOGEN_ASSERT(g.rows == n && out.rows == n && out.cols == width && out.stride == width && width <= max_width_,
                  "transpose: g is %lld x %lld, out %lld x %lld (stride %lld)", (long long)g.rows, (long long)width,
                  (long long)out.rows, (long long)out.cols, (long long)out.stride);
   // The halo columns' share of S^T g belongs to the owners of those vertices: computed here, sent back.
   Matrix<float> partial{partial_.data(), num_halo_, width, width, device_};
-  product(halo_t_, g, partial, false);
+  product(halo_t_, g, partial, false, false, input_scaled);
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
   exchange_->start_reverse(partial, stream_);
@@ -156,13 +194,13 @@ void DistributedAdjacency::transpose(Matrix<const float> g, Matrix<float> out, O
     if (moves_rows()) end(Phase::halo_total);
   };
   if (overlap_) {
-    product(own_transpose(), g, out, false, true);
+    product(own_transpose(), g, out, false, true, input_scaled);
     if (extra) extra();
     receive();
   } else {
     kernels::fill(Span<float>{out.data, n * width, out.device}, 0.0f, stream_);
     receive();
-    product(own_transpose(), g, out, true);
+    product(own_transpose(), g, out, true, false, input_scaled);
     if (extra) extra();
   }
 }

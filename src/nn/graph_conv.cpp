@@ -242,17 +242,20 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
       if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_self_), z_own, true, context);
       else timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
     };
-    if (kind_ == ConvKind::sage) adjacency_->forward(t, z_own, self_term);
-    else adjacency_->forward(t, z_own);
+    // t is read by nothing after the product (its rows may be left scaled).
+    if (kind_ == ConvKind::sage) adjacency_->forward_overwriting(t, z_own, self_term);
+    else adjacency_->forward_overwriting(t, z_own);
   } else {
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);     // (n, in)
-    adjacency_->forward(x, ax);
+    // SAGE's self term below reads x: only GCN's input may be left scaled, and only when it is scratch.
+    if (kind_ == ConvKind::gcn && input_is_scratch_) adjacency_->forward_overwriting(x, ax);
+    else adjacency_->forward(x, ax);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
   }
 }
 
-void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+void GraphConv::backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                          const LayerContext& context) {
   TraceRange range(backward_range_.c_str());
   const int64_t n = num_owned_;
@@ -286,7 +289,9 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
 
   if (transform_first()) {
     Matrix<float> grad_t = grad_t_or_ax_;  // (n, out)
-    adjacency_->transpose(grad_z, grad_t);
+    // GCN reads grad_z no more (its bias gradient is done): it may be left scaled. SAGE's self term reads it.
+    if (kind_ == ConvKind::gcn) adjacency_->transpose_overwriting(grad_z, grad_t);
+    else adjacency_->transpose(grad_z, grad_t);
     weight_gradient(x_own, grad_t, context);
     if (want_grad_x) {
       timed_gemm(grad_t, false, weight, true, grad_x, 0.0f, context);
@@ -298,7 +303,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matr
     if (want_grad_x) {
       Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
       timed_gemm(grad_z, false, weight, true, grad_ax, 0.0f, context);
-      adjacency_->transpose(grad_ax, grad_x);
+      adjacency_->transpose_overwriting(grad_ax, grad_x);  // grad_ax is scratch
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
   }

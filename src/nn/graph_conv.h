@@ -116,8 +116,13 @@ class GraphConv {
                                  bool gin_learn_eps = false);
 
   void forward(Matrix<float> x, Matrix<float> z, const LayerContext& context);
-  void backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
+  // grad_z is not read after the call, and a GCN layer may leave its rows scaled (DistributedAdjacency::
+  // transpose_overwriting).
+  void backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                 const LayerContext& context);
+  // The forward's x is scratch: nothing reads it after the forward (a first layer whose input lives in the
+  // model's workspace), so a GCN layer may leave its rows scaled (DistributedAdjacency::forward_overwriting).
+  void set_input_is_scratch(bool scratch) { input_is_scratch_ = scratch; }
 
   // Optional (first layer of a transform-first model on sparse features): the owned rows of the layer input as
   // CSR `x` (n, in) and its transpose `x_t` (in, n), holding exactly the values of x's owned rows at each
@@ -171,6 +176,7 @@ class GraphConv {
   DistributedAdjacency* adjacency_ = nullptr;
   bool sparse_input_ = false;
   bool recompute_ = false;
+  bool input_is_scratch_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)

@@ -252,6 +252,7 @@ void Model::build_layers(const graph::Shard& shard) {
   workspace_ = Tensor(workspace_plan_.floats, 1, device_);
   workspace_.zero();
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
+  layers_[0]->set_input_is_scratch(workspace_plan_.input_in_workspace);  // X_0: read by layer 0's forward alone
 }
 
 void Model::copy_features(const graph::Shard& shard) {
@@ -510,7 +511,9 @@ void Model::propagate() {
     // P_{k-1} (with halo rows, overwritten by the exchange) -> P_k's owned rows. H's own rows are untouched.
     Matrix<float> in = k == 1 ? activation(num_layers()) : propagation_[(k - 2) % 2].matrix();
     Matrix<float> out = propagation_[(k - 1) % 2].matrix().slice_rows(0, n);
-    adjacency_->forward(in, out);
+    // P_{k-1} (k >= 2) is read by nothing after this product: its rows may be left scaled. H is read again.
+    if (k == 1) adjacency_->forward(in, out);
+    else adjacency_->forward_overwriting(in, out);
     PhaseScope timer(*clock_, Phase::elementwise, stream);
     kernels::scale_add(alpha, h_own, 1.0f - alpha, out, stream);  // P_k = (1 - alpha) Â P_{k-1} + alpha H
   }
@@ -527,7 +530,7 @@ void Model::propagate_backward() {
   int current = 0;  // G_k lives in propagation_grads_[current]
   for (int k = config_.appnp_k; k >= 1; --k) {
     Matrix<float> next = propagation_grads_[1 - current].matrix();
-    adjacency_->transpose(propagation_grads_[current].matrix(), next);  // Â^T G_k
+    adjacency_->transpose_overwriting(propagation_grads_[current].matrix(), next);  // Â^T G_k (read no more)
     PhaseScope timer(*clock_, Phase::elementwise, stream);
     kernels::scale_add(1.0f - alpha, next, 0.0f, next, stream);  // G_{k-1}
     kernels::scale_add(k > 1 ? alpha : 1.0f, next, 1.0f, grad_h, stream);

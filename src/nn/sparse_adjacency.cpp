@@ -70,13 +70,18 @@ DeviceCsr::DeviceCsr(const graph::LocalCsr& host, Device device)
   }
 }
 
-kernels::CsrView DeviceCsr::view() const {
+kernels::CsrView DeviceCsr::view(bool input_scaled) const {
   kernels::CsrView view{rows_,           cols_,          indices_.size(), indptr_.data(),
                         indices_.data(), values_.data(), indptr_.device()};
   if (values_.size() == 0) {  // implicit (or empty): the factors, if any
     view.values = nullptr;
     view.row_scale = row_scale_.size() > 0 ? row_scale_.data() : nullptr;
     view.col_scale = col_scale_.size() > 0 ? col_scale_.data() : nullptr;
+  }
+  if (input_scaled) {
+    HALOGEN_ASSERT(view.col_scale != nullptr || cols_ == 0 || indices_.size() == 0,
+                   "an input scaled by a column factor the matrix does not have");
+    view.col_scale = nullptr;
   }
   return view;
 }

@@ -30,7 +30,12 @@ class DeviceCsr {
  public:
   DeviceCsr() = default;
   DeviceCsr(const graph::LocalCsr& host, Device device);
-  kernels::CsrView view() const;
+  // `input_scaled`: without the column factor (the caller has scaled x's rows by it: kernels::scale_rows), which
+  // the matrix must have; the same product, bit for bit, without a factor gathered per nonzero.
+  kernels::CsrView view(bool input_scaled = false) const;
+  // The column factor (cols floats; empty when there is none, e.g. stored values).
+  Span<const float> col_scale() const { return Span<const float>{col_scale_.data(), col_scale_.size(), col_scale_.device()}; }
+  bool row_scaled() const { return row_scale_.size() > 0; }
   int64_t rows() const { return rows_; }
   int64_t nnz() const { return indices_.size(); }
   // Bytes a DeviceCsr of this shape allocates on `device` for a host matrix of layout `layout` (memory

@@ -1,11 +1,14 @@
 // nn::DistributedAdjacency over MPI: P ranks (run with -np 2 and 4) give the one-rank product, row by row, for
 // S x, S^T g and the pipelined many-steps forward, with overlap on and off. Every rank builds the same small
 // graph, takes its shard under an irregular assignment (with 3+ ranks the last one owns only an isolated vertex:
-// no halo, an empty mean row) and also computes the whole graph alone (SelfComm) as the reference.
+// no halo, an empty mean row) and also computes the whole graph alone (SelfComm) as the reference. The
+// *_overwriting products (the input's rows scaled by the column factor first; the halo rows arrive scaled by
+// their owners) equal forward and transpose bit for bit on every rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "comm/mpi_comm.h"
@@ -46,13 +49,26 @@ std::vector<std::vector<float>> products(comm::Communicator& comm, const graph::
   std::vector<std::vector<float>> results;
   Tensor x(n + h, f, Device::cpu), out(n, f, Device::cpu);
   auto keep = [&] { results.emplace_back(out.data(), out.data() + out.size()); };
+  auto same_as_last = [&](const char* what) {  // bitwise: the same products, the factor applied earlier
+    const std::vector<float>& kept = results.back();
+    int64_t differ = 0;
+    for (int64_t i = 0; i < out.size(); ++i) differ += std::memcmp(&kept[i], out.data() + i, sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << out.size() << " values differ (rank " << comm.rank()
+                         << ", overlap " << overlap << ")";
+  };
   for (DistributedAdjacency* a : {&gcn, &mean}) {
     fill(x.matrix(), 0);
     a->forward(x.matrix(), out.matrix());
     keep();
+    fill(x.matrix(), 0);
+    a->forward_overwriting(x.matrix(), out.matrix());
+    same_as_last(a == &gcn ? "gcn forward_overwriting" : "mean forward_overwriting");
     fill(x.matrix(), 1);
     a->transpose(x.matrix().slice_rows(0, n), out.matrix());
     keep();
+    fill(x.matrix(), 1);
+    a->transpose_overwriting(x.matrix().slice_rows(0, n), out.matrix());
+    same_as_last(a == &gcn ? "gcn transpose_overwriting" : "mean transpose_overwriting");
   }
   std::vector<Tensor> buffers, outputs;
   std::vector<Matrix<float>> out_views;

@@ -204,7 +204,9 @@ TEST(LocalGraph, ImplicitValuesEqualTheStoredOnesForGcnMeanSum) {
       EXPECT_EQ(lg.a_own.col_scale.size(), cols ? size_t(s.num_owned()) : 0u);
       EXPECT_EQ(lg.a_halo.row_scale.size(), rows ? size_t(s.num_owned()) : 0u);
       EXPECT_EQ(lg.a_halo.col_scale.size(), cols ? size_t(s.num_halo()) : 0u);
-      if (cols) EXPECT_EQ(lg.a_own.row_scale, lg.a_own.col_scale);
+      if (cols) {
+        EXPECT_EQ(lg.a_own.row_scale, lg.a_own.col_scale);
+      }
       for (bool halo : {false, true}) {
         const graph::LocalCsr& a = halo ? lg.a_halo : lg.a_own;
         const std::vector<float> implicit = graph::explicit_values(a);
