@@ -213,6 +213,11 @@ void add_info_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps,
                 "Directory, gin: a learnable epsilon per layer");
+  static std::string device = "cpu";
+  cmd->add_option("--device", device,
+                  "Directory: the device train will run on (cuda: every matrix keeps its edge values, which the CPU "
+                  "computes from the degrees)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   cmd->add_flag("--recompute", model_config.recompute,
                 "Directory, gcn/sage/gin: the plan of train --recompute (A X of hidden layers recomputed)");
   cmd->callback([] {
@@ -221,7 +226,7 @@ void add_info_command(CLI::App& app) {
       partition::describe_partition_dir(path, check);
       model_config.kind = nn::parse_conv_kind(model);
       model_config.gat_per_head_dropout = gat_dropout == "original";
-      print_training_memory(path, model_config);
+      print_training_memory(path, model_config, device == "cuda" ? Device::cuda : Device::cpu);
       return;
     }
     describe_graph_file(path, check);

@@ -82,12 +82,12 @@ nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& m
   return shape;
 }
 
-void print_training_memory(const std::string& dir, const nn::ModelConfig& config) {
+void print_training_memory(const std::string& dir, const nn::ModelConfig& config, Device device) {
   const io::PartitionMeta meta = io::read_partition_meta(dir);
   std::printf(
-      "training memory per rank (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
+      "training memory per rank on %s (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
       "epoch 1)\n",
-      nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
+      device_name(device), nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
       config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str()
       : config.kind == nn::ConvKind::gat
           ? strformat(", %d heads, %d output heads, %s dropout", config.gat_heads, config.gat_output_heads,
@@ -98,7 +98,8 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
   int max_part = 0;
   nn::MemoryBreakdown max_breakdown;
   for (int part = 0; part < meta.num_parts; ++part) {
-    const nn::RankShape shape = read_part_shape(dir, meta, part);
+    nn::RankShape shape = read_part_shape(dir, meta, part);
+    shape.device = device;
     const nn::MemoryBreakdown breakdown = train::estimate_rank_breakdown(config, shape);
     const int64_t bytes = breakdown.total();
     if (part == 0 || bytes > max_bytes) {

@@ -21,6 +21,7 @@ nn::RankShape read_part_shape(const std::string& dir, const io::PartitionMeta& m
 
 // Prints one line per part and the maximum; reads only dataset shapes and, for the input-path decision,
 // each shard's features (streamed in blocks of rows).
-void print_training_memory(const std::string& dir, const nn::ModelConfig& config);
+// `device`: the device train will run on (the GPU stores every matrix's edge values: cuSPARSE takes them).
+void print_training_memory(const std::string& dir, const nn::ModelConfig& config, Device device = Device::cpu);
 
 }  // namespace halogen::app

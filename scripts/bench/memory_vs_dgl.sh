@@ -50,7 +50,7 @@ plan=$("$halogen" info "$parts" --hidden "$hidden" 2>"$work/info.log" | grep "ma
   die "halogen info $parts --hidden $hidden failed or printed no 'max per rank' line (log: $work/info.log)"
 
 OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/halogen.time" "$halogen" train "$parts" --hidden "$hidden" \
-  --epochs "$epochs" --seed 0 >"$work/halogen.log" 2>&1 || die "halogen train failed (log: $work/halogen.log)"
+  --device cpu --epochs "$epochs" --seed 0 >"$work/halogen.log" 2>&1 || die "halogen train failed (log: $work/halogen.log)"
 halogen_ms=$(sed -n 's/.*done:.*mean epoch \([0-9.]*\) ms.*/\1/p' "$work/halogen.log" | tail -1)
 halogen_mib=$(max_rss_mib "$work/halogen.time")
 if [ -z "$halogen_ms" ] || [ -z "$halogen_mib" ]; then

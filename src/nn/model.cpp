@@ -500,6 +500,7 @@ void Model::forward(int64_t epoch, bool training) {
     epilogue(l, p, stream_of(l + 1), training);
   }
   if (logits_buffer_ >= 0) propagate();
+  output_valid_ = true;
 }
 
 void Model::propagate() {
@@ -588,6 +589,7 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
 }
 
 Matrix<const float> Model::logits() const {
+  HALOGEN_ASSERT(output_valid_, "the logits were overwritten by a training step's backward: run infer() first");
   if (logits_buffer_ < 0) return activation(num_layers()).slice_rows(0, num_owned_);
   return propagation_[logits_buffer_].matrix().slice_rows(0, num_owned_);
 }
@@ -608,6 +610,7 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
         logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : gradient(last), stream);
   }
   const LayerContext ctx = context();
+  output_valid_ = false;  // X_L's slot in the workspace is the backward's from here on
   if (logits_buffer_ >= 0) propagate_backward();
   if (reducer != nullptr) reducer->begin(stream);
   const bool gat = config_.kind == ConvKind::gat;

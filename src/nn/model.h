@@ -150,7 +150,10 @@ class Model {
   void infer() { forward(/*epoch=*/0, /*training=*/false); }
   // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
   // (The last layer's lives in the workspace: valid until the next training step's backward.)
-  Matrix<const float> layer_output(int l) const { return activation(l + 1).slice_rows(0, num_owned_); }
+  Matrix<const float> layer_output(int l) const {
+    HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
+    return activation(l + 1).slice_rows(0, num_owned_);
+  }
   // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1
   // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
   // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
@@ -294,6 +297,7 @@ class Model {
   // rows (the last activation's without APPNP, or with K = 0).
   std::array<Tensor, 2> propagation_, propagation_grads_;
   int logits_buffer_ = -1;  // -1: X_L; else propagation_[logits_buffer_]
+  bool output_valid_ = false;  // X_L (in the workspace) holds the last forward's output: no backward since
 };
 
 }  // namespace halogen::nn

@@ -9,7 +9,8 @@
 source "$(dirname "$0")/common.sh"
 "$HALOGEN_BIN" generate sbm --nodes 200000 --classes 8 --features 128 --avg-degree 10 --seed 1 -o "$WORK/g.h5" >/dev/null
 "$HALOGEN_BIN" partition "$WORK/g.h5" -k 1 -o "$WORK/g.p1" >/dev/null
-train() { "$HALOGEN_BIN" train "$WORK/g.p1" --hidden 256 --epochs 1 --threads 1 --quiet "$@"; }
+# --device cpu: info plans the CPU (on a GPU host train would pick cuda, whose matrices store their values).
+train() { "$HALOGEN_BIN" train "$WORK/g.p1" --device cpu --hidden 256 --epochs 1 --threads 1 --quiet "$@"; }
 
 one_line_error() {  # NAME PATTERN: the last run exited 2 with exactly one stderr line holding PATTERN
   [ "$status" = 2 ] || { cat "$WORK/err"; fail "$1: exit $status (want 2)"; }

@@ -9,7 +9,7 @@ source "$(dirname "$0")/common.sh"
 for k in 1 2; do "$HALOGEN_BIN" partition "$WORK/g.h5" -k "$k" -o "$WORK/g.p$k" >/dev/null; done
 plan() { "$HALOGEN_BIN" info "$WORK/g.p2" "$@" | sed -n 's/.*max per rank \([0-9.]*\) MiB.*/\1/p'; }
 for model in gcn sage gin; do
-  opts=(--model "$model" --layers 3 --hidden 32 --epochs 4 --seed 3 --quiet)
+  opts=(--model "$model" --layers 3 --hidden 32 --epochs 4 --seed 3 --quiet --device cpu)  # info plans the CPU
   for k in 1 2; do
     run=("$HALOGEN_BIN" train "$WORK/g.p$k")
     [ "$k" = 1 ] || run=("${MPIRUN[@]}" -np 2 "${run[@]}")
