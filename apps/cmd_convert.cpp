@@ -45,6 +45,67 @@ void refuse_overwriting_input(const std::string& output, const std::string& inpu
 
 }  // namespace
 
+void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options, const std::string& output,
+                           double time_step, int64_t memory_limit_mib) {
+  Stopwatch watch;
+  const int64_t baseline_rss = io::resident_bytes();
+  refuse_overwriting_input(output, options.input);
+  const io::OutputLock lock(output);  // one job per output file, held until it is in place
+  interrupt::set_phase("convert " + options.input);
+  if (memory_limit_mib > 0) {
+    HALOGEN_USER_CHECK(chosen == "ogb" || chosen == "npz" || chosen == "snap",
+                       "--memory-limit: bounded conversion reads ogb, npz and snap inputs, not %s",
+                       chosen.c_str());
+    HALOGEN_USER_CHECK(memory_limit_mib < (int64_t{1} << 40), "--memory-limit: %lld MiB is out of range",
+                       static_cast<long long>(memory_limit_mib));
+    options.memory_limit_bytes = memory_limit_mib << 20;
+    const io::ConvertSummary s = chosen == "snap"  ? io::convert_snap_to_file(options, output)
+                                 : chosen == "npz" ? io::convert_ogb_npz_to_file(options, output)
+                                                   : io::convert_ogb_to_file(options, output);
+    log::info(
+        strformat("%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %lld/%lld/%lld "
+                  "(converted in %.1f s, %lld sorted runs)",
+                  output.c_str(), static_cast<long long>(s.num_nodes), static_cast<long long>(s.num_edges),
+                  s.directed ? "directed" : "both directions", static_cast<long long>(s.num_features),
+                  s.num_classes, static_cast<long long>(s.train), static_cast<long long>(s.valid),
+                  static_cast<long long>(s.test), watch.seconds(), static_cast<long long>(s.runs)));
+    log::info(io::peak_memory_line(s.buffer_high_water_bytes, options.memory_limit_bytes));
+    return;
+  }
+  graph::Graph g;
+  if (chosen == "ogb")
+    g = io::convert_ogb(options);
+  else if (chosen == "npz")
+    g = io::convert_ogb_npz(options);
+  else if (chosen == "snap-temporal")
+    g = io::convert_snap_temporal(options, time_step);
+  else if (chosen == "pgt-json")
+    g = io::convert_pgt_json(options);
+  else if (chosen == "snap")
+    g = io::convert_snap(options);
+  else
+    g = io::convert_matrix_market(options);
+  const double read_s = watch.seconds();
+  interrupt::set_phase("write " + output);
+  io::write_graph(output, g);
+  log::info(strformat(
+      "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "
+      "(read in %.1f s, written in %.1f s)",
+      output.c_str(), static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_edges()),
+      g.directed ? "directed" : "both directions", static_cast<long long>(g.num_features), g.num_classes,
+      g.train.size(), g.valid.size(), g.test.size(), read_s, watch.seconds() - read_s));
+  if (!g.snapshots.empty()) {
+    log::info(strformat("%s: %zu snapshots, regression targets [%lld, %lld]", output.c_str(),
+                        g.snapshots.size(), static_cast<long long>(g.target_steps),
+                        static_cast<long long>(g.target_steps > 0 ? g.num_nodes : 0)));
+  }
+  if (!g.preprocess.name.empty())
+    log::info(strformat("%s: preprocess: %s (%s)", output.c_str(), g.preprocess.name.c_str(),
+                        g.preprocess.formula.c_str()));
+  // Unbounded: the buffers are what the process came to hold beyond its resident set before reading.
+  log::info(io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), 0));
+}
+
 void add_convert_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "convert", "Convert a published dataset (OGB, SNAP, Matrix Market, npz) into a Halogen graph file");
@@ -83,64 +144,8 @@ void add_convert_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([] {
     const interrupt::Guard guard("convert");  // SIGTERM/SIGINT/SIGHUP: one line, exit 128 + signal
-    Stopwatch watch;
-    const int64_t baseline_rss = io::resident_bytes();
-    refuse_overwriting_input(output, options.input);
-    const io::OutputLock lock(output);  // one job per output file, held until it is in place
     const std::string chosen = format.empty() ? detect_format(options.input) : format;
-    interrupt::set_phase("convert " + options.input);
-    if (memory_limit_mib > 0) {
-      HALOGEN_USER_CHECK(chosen == "ogb" || chosen == "npz" || chosen == "snap",
-                         "--memory-limit: bounded conversion reads ogb, npz and snap inputs, not %s",
-                         chosen.c_str());
-      HALOGEN_USER_CHECK(memory_limit_mib < (int64_t{1} << 40), "--memory-limit: %lld MiB is out of range",
-                         static_cast<long long>(memory_limit_mib));
-      options.memory_limit_bytes = memory_limit_mib << 20;
-      const io::ConvertSummary s = chosen == "snap"  ? io::convert_snap_to_file(options, output)
-                                   : chosen == "npz" ? io::convert_ogb_npz_to_file(options, output)
-                                                     : io::convert_ogb_to_file(options, output);
-      log::info(
-          strformat("%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %lld/%lld/%lld "
-                    "(converted in %.1f s, %lld sorted runs)",
-                    output.c_str(), static_cast<long long>(s.num_nodes), static_cast<long long>(s.num_edges),
-                    s.directed ? "directed" : "both directions", static_cast<long long>(s.num_features),
-                    s.num_classes, static_cast<long long>(s.train), static_cast<long long>(s.valid),
-                    static_cast<long long>(s.test), watch.seconds(), static_cast<long long>(s.runs)));
-      log::info(io::peak_memory_line(s.buffer_high_water_bytes, options.memory_limit_bytes));
-      return;
-    }
-    graph::Graph g;
-    if (chosen == "ogb")
-      g = io::convert_ogb(options);
-    else if (chosen == "npz")
-      g = io::convert_ogb_npz(options);
-    else if (chosen == "snap-temporal")
-      g = io::convert_snap_temporal(options, time_step);
-    else if (chosen == "pgt-json")
-      g = io::convert_pgt_json(options);
-    else if (chosen == "snap")
-      g = io::convert_snap(options);
-    else
-      g = io::convert_matrix_market(options);
-    const double read_s = watch.seconds();
-    interrupt::set_phase("write " + output);
-    io::write_graph(output, g);
-    log::info(strformat(
-        "%s: %lld nodes, %lld stored edges (%s), %lld features, %d classes, split %zu/%zu/%zu "
-        "(read in %.1f s, written in %.1f s)",
-        output.c_str(), static_cast<long long>(g.num_nodes), static_cast<long long>(g.num_edges()),
-        g.directed ? "directed" : "both directions", static_cast<long long>(g.num_features), g.num_classes,
-        g.train.size(), g.valid.size(), g.test.size(), read_s, watch.seconds() - read_s));
-    if (!g.snapshots.empty()) {
-      log::info(strformat("%s: %zu snapshots, regression targets [%lld, %lld]", output.c_str(),
-                          g.snapshots.size(), static_cast<long long>(g.target_steps),
-                          static_cast<long long>(g.target_steps > 0 ? g.num_nodes : 0)));
-    }
-    if (!g.preprocess.name.empty())
-      log::info(strformat("%s: preprocess: %s (%s)", output.c_str(), g.preprocess.name.c_str(),
-                          g.preprocess.formula.c_str()));
-    // Unbounded: the buffers are what the process came to hold beyond its resident set before reading.
-    log::info(io::peak_memory_line(std::max<int64_t>(0, io::max_resident_bytes() - baseline_rss), 0));
+    convert_to_graph_file(chosen, options, output, time_step, memory_limit_mib);
   });
 }
 

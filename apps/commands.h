@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <stdexcept>
+#include <cstdint>
 #include <string>
+
+#include "io/convert.h"
 
 namespace halogen::app {
 
@@ -25,5 +28,12 @@ void add_predict_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_download_command(CLI::App& app);
+
+// `halogen convert`'s work after parsing (also run by `halogen download`): reads `options.input` in format
+// `format` (ogb, npz, snap, mtx, pgt-json, snap-temporal, ...) and writes the graph file `output` atomically
+// under its lock, logging what it wrote. memory_limit_mib > 0: the bounded converters (ogb, npz, snap).
+void convert_to_graph_file(const std::string& format, io::ConvertOptions options, const std::string& output,
+                           double time_step, int64_t memory_limit_mib);
 
 }  // namespace halogen::app

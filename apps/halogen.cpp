@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   app.set_version_flag(
       "--version", std::string("halogen ") + halogen::build_version() + " (" + halogen::build_commit() + ")");
   app.footer("Run `halogen SUBCOMMAND --help` for the options of one subcommand.");
+  add_download_command(app);
   add_convert_command(app);
   add_generate_command(app);
   add_partition_command(app);

@@ -91,7 +91,11 @@ void make_parents(hid_t file, const std::string& path) {
   for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
     const std::string group = path.substr(0, pos);
     if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) continue;
-    Handle created(H5Gcreate2(file, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    // No access/modification times in the object headers: the same content gives the same bytes (a graph file
+    // from `download` equals `convert`'s; rewrites are reproducible).
+    Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+    H5Pset_obj_track_times(gcpl.id(), 0);
+    Handle created(H5Gcreate2(file, group.c_str(), H5P_DEFAULT, gcpl.id(), H5P_DEFAULT), H5Gclose);
     if (!created.valid()) throw UserError("cannot create group " + group);
   }
 }
@@ -113,7 +117,9 @@ File::File(const std::string& path, Mode mode) : path_(path) {
     // (the 1.8 format's B-tree costs ~2.5 KB per chunked dataset). HDF5 >= 1.10 (h5py too) reads these files.
     Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5Pset_libver_bounds(access.id(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
-    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.id());
+    Handle create(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+    H5Pset_obj_track_times(create.id(), 0);  // the root group's header: no times either (see make_parents)
+    id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, create.id(), access.id());
   }
   if (id < 0) throw UserError(path + (mode == Mode::read ? ": cannot open for reading" : ": cannot create"));
   handle_ = Handle(id, H5Fclose);
@@ -182,6 +188,7 @@ Handle create_dataset(hid_t file, const std::string& path, const std::string& da
   std::vector<hsize_t> hdims(dims.begin(), dims.end());
   Handle space(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr), H5Sclose);
   Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(plist.id(), 0);  // reproducible bytes (see make_parents)
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
   if (total > 0 && !hdims.empty()) {
