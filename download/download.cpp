@@ -368,8 +368,8 @@ DownloadResult download_dataset(const DownloadOptions& options, const ConvertFun
                           "bytes, recorded in %s for every later use",
                           f.name.c_str(), hex.c_str(), static_cast<long long>(got.bytes), state.path.c_str()));
     } else {
-      log::info(strformat("%s: %lld bytes, SHA-256 verified (%s)", f.name.c_str(), static_cast<long long>(got.bytes),
-                          e.source.c_str()));
+      log::info(strformat("%s: %lld bytes in %.1f s, SHA-256 verified (%s)", f.name.c_str(),
+                          static_cast<long long>(got.bytes), got.seconds, e.source.c_str()));
     }
     state.doc["files"][f.name] = {{"sha256", hex},
                                   {"bytes", got.bytes},

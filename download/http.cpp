@@ -132,12 +132,11 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   return bytes;
 }
 
-void print_progress(Attempt& a, bool final) {
+void print_progress(Attempt& a) {
   const auto now = Clock::now();
   const double since_print = std::chrono::duration<double>(now - a.last_print).count();
   const double interval = a.terminal ? 0.25 : a.options->progress_interval_s;
-  if (!final && since_print < interval) return;
-  if (final && !a.terminal) return;
+  if (since_print < interval) return;
   a.last_print = now;
   const double elapsed = std::max(1e-3, std::chrono::duration<double>(now - a.start).count());
   const double rate = static_cast<double>(a.written) / elapsed;
@@ -148,7 +147,7 @@ void print_progress(Attempt& a, bool final) {
     const double eta = rate > 0 ? static_cast<double>(a.total - have) / rate : -1;
     if (a.terminal) {
       const int width = 30, filled = static_cast<int>(share * width);
-      std::fprintf(stderr, "\r%s %3.0f%% [%s%s] %s of %s, %s/s, ETA %s   ", label.c_str(), 100 * share,
+      std::fprintf(stderr, "\r%s %3.0f%% [%s%s] %s of %s, %s/s, ETA %s\033[K", label.c_str(), 100 * share,
                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), mib(have).c_str(),
                    mib(a.total).c_str(), mib(static_cast<int64_t>(rate)).c_str(), seconds_text(eta).c_str());
       a.printed_bar = true;
@@ -158,7 +157,7 @@ void print_progress(Attempt& a, bool final) {
                    seconds_text(eta).c_str());
     }
   } else {
-    std::fprintf(stderr, a.terminal ? "\r%s: %s, %s/s   " : "%s: %s, %s/s\n", label.c_str(), mib(have).c_str(),
+    std::fprintf(stderr, a.terminal ? "\r%s: %s, %s/s\033[K" : "%s: %s, %s/s\n", label.c_str(), mib(have).c_str(),
                  mib(static_cast<int64_t>(rate)).c_str());
     a.printed_bar = a.terminal;
   }
@@ -167,7 +166,7 @@ void print_progress(Attempt& a, bool final) {
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   Attempt& a = *static_cast<Attempt*>(user);
-  if (a.body_started && a.stop_reason.empty() && !a.stop_error) print_progress(a, false);
+  if (a.body_started && a.stop_reason.empty() && !a.stop_error) print_progress(a);
   return 0;
 }
 
@@ -176,6 +175,7 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 TransferResult fetch_to_file(const std::string& url, const std::string& partial_path, const TransferOptions& options) {
   global_init();
   TransferResult result;
+  const auto started = Clock::now();
   int failures_in_a_row = 0;
   for (;;) {
     Attempt a;
@@ -217,9 +217,9 @@ TransferResult fetch_to_file(const std::string& url, const std::string& partial_
     ++result.attempts;
     curl_easy_cleanup(curl);
     const bool closed = std::fclose(a.file) == 0;
-    if (a.printed_bar) {
-      print_progress(a, true);
-      std::fputc('\n', stderr);
+    if (a.printed_bar) {  // erased, as log::Progress does; the caller reports the outcome on one line
+      std::fputs("\r\033[K", stderr);
+      std::fflush(stderr);
     }
     if (a.stop_error) std::rethrow_exception(a.stop_error);
     HALOGEN_USER_CHECK(closed, "%s: write failed (%s)", partial_path.c_str(), std::strerror(errno));
@@ -230,6 +230,7 @@ TransferResult fetch_to_file(const std::string& url, const std::string& partial_
     if (code == CURLE_OK && (a.status == 200 || a.status == 206)) {
       if (a.total < 0 || have == a.total) {
         result.bytes = have;
+        result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
         return result;
       }
       reason = strformat("the body ended at %lld of %lld bytes", static_cast<long long>(have),
@@ -239,6 +240,7 @@ TransferResult fetch_to_file(const std::string& url, const std::string& partial_
       // not the server's file: start over.
       if (a.range_total == a.offset) {
         result.bytes = have;
+        result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
         return result;
       }
       reason = strformat("HTTP 416 (the kept %lld bytes do not fit the server's file): starting over",

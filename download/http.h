@@ -24,6 +24,7 @@ struct TransferResult {
   int64_t bytes = 0;    // size of the complete file
   int attempts = 0;     // requests made
   int64_t resumed_at = -1;  // the largest offset a request resumed from (-1: never resumed)
+  double seconds = 0;       // from the first request to the last byte, retries and waits included
 };
 
 // Fetches `url` into `partial_path` (created or continued). UserError naming the URL, the reason (HTTP
