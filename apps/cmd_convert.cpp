@@ -95,6 +95,10 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("--name", options.name,
                   "Graph name stored in the file (default: from the input path; reddit: reddit); planetoid: "
                   "the NAME of the ind.NAME.* files to read (default: the only set in the directory)");
+  cmd->add_option("--valid-size", options.valid_size,
+                  "planetoid: validation nodes after the training ones (the standard split: 500)")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_option("--memory-limit", memory_limit_mib,
                   "ogb, npz and snap: convert in chunks with data buffers within this many MiB (at least 4): "
                   "edges are sorted in runs spilled beside the output and merged, rows are written as read "

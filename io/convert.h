@@ -19,6 +19,8 @@ struct ConvertOptions {
   // targets (per-node standardisation, log1p, or none) and records it; "none" stores the values as given
   // (io/temporal.h, convert_pgt_json).
   std::string preprocess = "pgt";
+  // planetoid: validation nodes after the training ones (scripts/convert_planetoid.py --valid-size).
+  int64_t valid_size = 500;
 };
 
 // What a conversion straight to a file wrote, for the summary line.
@@ -60,7 +62,7 @@ graph::Graph convert_matrix_market(const ConvertOptions& options);
 // io/pickle.h) and ind.NAME.test.index, with the semantics of scripts/convert_planetoid.py: nodes are allx's
 // rows, then tx's rows placed at their test.index positions (test ids without a tx row, as in CiteSeer, get
 // zero features and label -1); label = argmax of the one-hot row (-1 for an all-zero row), num_classes = its
-// width; train = the first |y| nodes, valid = the next 500, test = test.index in file order; name = NAME.
+// width; train = the first |y| nodes, valid = the next options.valid_size (500), test = test.index in file order; name = NAME.
 graph::Graph convert_planetoid(const ConvertOptions& options);
 
 // The NAME of the Planetoid set in `dir`: `given` when ind.GIVEN.graph exists, else the only one there

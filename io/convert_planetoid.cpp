@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kValidSize = 500;  // scripts/convert_planetoid.py --valid-size default (the standard split)
-
 // A dense float32 matrix, as np.asarray(m.todense() if sparse else m, dtype=np.float32) gives it.
 struct Dense {
   int64_t rows = 0, cols = 0;
@@ -258,7 +256,7 @@ graph::Graph convert_planetoid(const ConvertOptions& options) {
   g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
 
   for (int64_t v = 0; v < num_train; ++v) g.train.push_back(v);
-  for (int64_t v = num_train; v < std::min(num_train + kValidSize, g.num_nodes); ++v) g.valid.push_back(v);
+  for (int64_t v = num_train; v < std::min(num_train + options.valid_size, g.num_nodes); ++v) g.valid.push_back(v);
   g.test = test_index;
   return g;
 }
