@@ -24,10 +24,12 @@ namespace {
 std::string detect_format(const std::string& input) {
   std::error_code ec;
   if (std::filesystem::is_directory(input, ec)) {
-    if (std::filesystem::is_regular_file(std::filesystem::path(input) / "reddit_data.npz", ec)) return "reddit";
+    if (std::filesystem::is_regular_file(std::filesystem::path(input) / "reddit_data.npz", ec))
+      return "reddit";
     for (std::filesystem::directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string file = it->path().filename().string();
-      if (file.size() > 10 && file.compare(0, 4, "ind.") == 0 && file.compare(file.size() - 6, 6, ".graph") == 0)
+      if (file.size() > 10 && file.compare(0, 4, "ind.") == 0 &&
+          file.compare(file.size() - 6, 6, ".graph") == 0)
         return "planetoid";
     }
     return "ogb";
@@ -36,7 +38,8 @@ std::string detect_format(const std::string& input) {
   if (ext == ".mtx") return "mtx";
   if (ext == ".json") return "pgt-json";
   if (ext == ".npz" && std::filesystem::path(input).filename().string().rfind("reddit_", 0) == 0) {
-    throw UserError(input + ": give the directory holding reddit_data.npz and reddit_graph.npz, not the .npz file");
+    throw UserError(input +
+                    ": give the directory holding reddit_data.npz and reddit_graph.npz, not the .npz file");
   }
   if (ext == ".npz") {
     throw UserError(input +
@@ -58,38 +61,43 @@ void refuse_overwriting_input(const std::string& output, const std::string& inpu
 }  // namespace
 
 void add_convert_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "convert",
-      "Convert a published dataset (OGB, Planetoid, Reddit, SNAP, Matrix Market, npz) into a Halogen graph file");
+  CLI::App* cmd = app.add_subcommand("convert",
+                                     "Convert a published dataset (OGB, Planetoid, Reddit, SNAP, Matrix "
+                                     "Market, npz) into a Halogen graph file");
   static io::ConvertOptions options;
   static std::string format, output;
   static double time_step = 0;
   static int64_t memory_limit_mib = 0;
-  cmd->add_option("input", options.input,
-                  "Dataset directory (OGB, Planetoid ind.NAME.*, Reddit reddit_*.npz), SNAP edge list or Matrix "
-                  "Market file")
+  cmd->add_option(
+         "input", options.input,
+         "Dataset directory (OGB, Planetoid ind.NAME.*, Reddit reddit_*.npz), SNAP edge list or Matrix "
+         "Market file")
       ->required();
   cmd->add_option(
          "--format", format,
          "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | planetoid (ind.NAME.{x,y,tx,ty,allx,ally,"
-         "graph,test.index}: Cora, CiteSeer, PubMed with the standard split, as scripts/convert_planetoid.py) | "
+         "graph,test.index}: Cora, CiteSeer, PubMed with the standard split, as "
+         "scripts/convert_planetoid.py) | "
          "reddit (reddit_data.npz + reddit_graph.npz, splits from node_types 1/2/3) | snap | mtx | pgt-json "
          "(PyTorch Geometric Temporal JSON -> snapshots); default: a directory holding reddit_data.npz is "
-         "reddit, one holding ind.*.graph is planetoid, any other directory is ogb (csv or npz), *.mtx is mtx, "
+         "reddit, one holding ind.*.graph is planetoid, any other directory is ogb (csv or npz), *.mtx is "
+         "mtx, "
          "*.json is pgt-json, any other file is snap; snap-temporal (SOURCE,TARGET,RATING,TIME lines -> "
          "snapshots, needs --time-step) is never detected")
-      ->check(CLI::IsMember({"ogb", "npz", "planetoid", "reddit", "snap", "mtx", "pgt-json", "snap-temporal"}));
+      ->check(
+          CLI::IsMember({"ogb", "npz", "planetoid", "reddit", "snap", "mtx", "pgt-json", "snap-temporal"}));
   cmd->add_option("-o,--output", output, "Output graph file (.h5); written atomically")->required();
   cmd->add_option("--split", options.split, "OGB split scheme under split/ (default: the only one present)");
   cmd->add_flag("--directed", options.directed,
                 "Keep edges as given (default: symmetrise, storing every edge in both directions)");
   cmd->add_option("--time-step", time_step,
                   "snap-temporal: seconds per snapshot (e.g. 1209600 = two weeks); every step needs an edge");
-  cmd->add_option("--preprocess", options.preprocess,
-                  "pgt-json: pgt = the target transform of PyTorch Geometric Temporal's loader for the layout "
-                  "(per-node standardisation for England COVID, Montevideo bus, WikiMaths, Windmill; log(1 + y) "
-                  "for Twitter tennis; none for Chickenpox and PedalMe), recorded in the file; none = the "
-                  "values as given")
+  cmd->add_option(
+         "--preprocess", options.preprocess,
+         "pgt-json: pgt = the target transform of PyTorch Geometric Temporal's loader for the layout "
+         "(per-node standardisation for England COVID, Montevideo bus, WikiMaths, Windmill; log(1 + y) "
+         "for Twitter tennis; none for Chickenpox and PedalMe), recorded in the file; none = the "
+         "values as given")
       ->check(CLI::IsMember({"pgt", "none"}))
       ->capture_default_str();
   cmd->add_option("--name", options.name,

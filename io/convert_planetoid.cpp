@@ -40,7 +40,8 @@ Dense to_dense(const pickle::Value& value, bool sparse_allowed, const std::strin
     for (int64_t r = 0; r < m.rows; ++r) {
       for (int64_t k = csr.indptr[r]; k < csr.indptr[r + 1]; ++k) {
         double& cell = sums[static_cast<size_t>(r * m.cols + csr.indices[k])];
-        cell = float32 ? static_cast<double>(static_cast<float>(cell) + static_cast<float>(data[k])) : cell + data[k];
+        cell = float32 ? static_cast<double>(static_cast<float>(cell) + static_cast<float>(data[k]))
+                       : cell + data[k];
       }
     }
     m.values.assign(sums.begin(), sums.end());
@@ -61,14 +62,15 @@ std::string part_path(const std::string& dir, const std::string& name, const cha
 }
 
 // convert_planetoid.py's load(): a readable pickle holding a matrix (or, for graph, a dict).
-std::unique_ptr<pickle::Document> load_part(const std::string& dir, const std::string& name, const char* part) {
+std::unique_ptr<pickle::Document> load_part(const std::string& dir, const std::string& name,
+                                            const char* part) {
   auto doc = std::make_unique<pickle::Document>(part_path(dir, name, part));
   const pickle::Value& root = doc->root();
   const bool is_graph = std::string(part) == "graph";
   const bool is_matrix = root.kind == pickle::Value::Kind::kObject;  // ndarray or csr_matrix, checked on use
-  HALOGEN_USER_CHECK(is_graph ? root.kind == pickle::Value::Kind::kDict : is_matrix, "%s: expected %s, found %s",
-                     doc->path().c_str(), is_graph ? "a dict of adjacency lists" : "a matrix",
-                     pickle::type_name(root).c_str());
+  HALOGEN_USER_CHECK(is_graph ? root.kind == pickle::Value::Kind::kDict : is_matrix,
+                     "%s: expected %s, found %s", doc->path().c_str(),
+                     is_graph ? "a dict of adjacency lists" : "a matrix", pickle::type_name(root).c_str());
   return doc;
 }
 
@@ -89,8 +91,8 @@ std::vector<int64_t> read_test_index(const std::string& path) {
     } catch (const std::exception&) {
       used = 0;
     }
-    HALOGEN_USER_CHECK(used == token.size() && used > 0, "%s: line %lld: '%s' is not an integer", path.c_str(),
-                       static_cast<long long>(number), token.substr(0, 40).c_str());
+    HALOGEN_USER_CHECK(used == token.size() && used > 0, "%s: line %lld: '%s' is not an integer",
+                       path.c_str(), static_cast<long long>(number), token.substr(0, 40).c_str());
     ids.push_back(id);
   }
   HALOGEN_USER_CHECK(!ids.empty(), "%s: no test node ids", path.c_str());
@@ -147,7 +149,8 @@ graph::Graph convert_planetoid(const ConvertOptions& options) {
   // x is only checked (the standard loaders read it; its rows are allx's first rows).
   to_dense(x->root(), true, x->path() + ": ");
   const pickle::Array y_array = pickle::as_ndarray(y->root(), y->path() + ": ");
-  HALOGEN_USER_CHECK(!y_array.shape.empty(), "%s: expected an array of rows, found a scalar", y->path().c_str());
+  HALOGEN_USER_CHECK(!y_array.shape.empty(), "%s: expected an array of rows, found a scalar",
+                     y->path().c_str());
   const int64_t num_train = y_array.shape[0];
 
   Dense test_features = to_dense(tx->root(), true, tx->path() + ": ");
@@ -197,7 +200,8 @@ graph::Graph convert_planetoid(const ConvertOptions& options) {
                      index_path.c_str(), static_cast<long long>(sorted_test.back()),
                      static_cast<long long>(g.num_nodes));
   HALOGEN_USER_CHECK(num_train <= g.num_nodes, "%s: %lld training rows, but the graph has %lld nodes",
-                     y->path().c_str(), static_cast<long long>(num_train), static_cast<long long>(g.num_nodes));
+                     y->path().c_str(), static_cast<long long>(num_train),
+                     static_cast<long long>(g.num_nodes));
   std::vector<float> onehot;
   g.features = features_head.values;
   g.features.insert(g.features.end(), test_features.values.begin(), test_features.values.end());
@@ -235,9 +239,10 @@ graph::Graph convert_planetoid(const ConvertOptions& options) {
     const pickle::Value& neighbours = *entries[i + 1];
     HALOGEN_USER_CHECK(node.kind == pickle::Value::Kind::kInt, "%s: key of type %s (node ids are ints)",
                        adjacency->path().c_str(), pickle::type_name(node).c_str());
-    HALOGEN_USER_CHECK(neighbours.kind == pickle::Value::Kind::kList || neighbours.kind == pickle::Value::Kind::kTuple,
-                       "%s: node %lld: expected a list of neighbours, found %s", adjacency->path().c_str(),
-                       static_cast<long long>(node.integer), pickle::type_name(neighbours).c_str());
+    HALOGEN_USER_CHECK(
+        neighbours.kind == pickle::Value::Kind::kList || neighbours.kind == pickle::Value::Kind::kTuple,
+        "%s: node %lld: expected a list of neighbours, found %s", adjacency->path().c_str(),
+        static_cast<long long>(node.integer), pickle::type_name(neighbours).c_str());
     for (const pickle::Value* neighbour : neighbours.items) {
       HALOGEN_USER_CHECK(neighbour->kind == pickle::Value::Kind::kInt,
                          "%s: node %lld: neighbour of type %s (node ids are ints)", adjacency->path().c_str(),
@@ -256,7 +261,8 @@ graph::Graph convert_planetoid(const ConvertOptions& options) {
   g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
 
   for (int64_t v = 0; v < num_train; ++v) g.train.push_back(v);
-  for (int64_t v = num_train; v < std::min(num_train + options.valid_size, g.num_nodes); ++v) g.valid.push_back(v);
+  for (int64_t v = num_train; v < std::min(num_train + options.valid_size, g.num_nodes); ++v)
+    g.valid.push_back(v);
   g.test = test_index;
   return g;
 }

@@ -29,9 +29,10 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 std::unique_ptr<NpyReader> open_node_array(const NpzArchive& archive, const std::string& name, int64_t n) {
   auto reader = archive.open(name);
   const auto& shape = reader->header().shape;
-  HALOGEN_USER_CHECK((shape.size() == 1 && shape[0] == n) || (shape.size() == 2 && shape[0] == n && shape[1] == 1),
-                     "%s: %s: expected shape (%lld,) (one value per row of feature), found %s",
-                     archive.path().c_str(), name.c_str(), static_cast<long long>(n), shape_text(shape).c_str());
+  HALOGEN_USER_CHECK(
+      (shape.size() == 1 && shape[0] == n) || (shape.size() == 2 && shape[0] == n && shape[1] == 1),
+      "%s: %s: expected shape (%lld,) (one value per row of feature), found %s", archive.path().c_str(),
+      name.c_str(), static_cast<long long>(n), shape_text(shape).c_str());
   return reader;
 }
 
@@ -47,8 +48,8 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
 
   auto feature_reader = data.open("feature");
   const std::vector<int64_t> feature_shape = feature_reader->header().shape;
-  HALOGEN_USER_CHECK(feature_shape.size() == 2, "%s: feature: expected shape (N, F), found %s", data_path.c_str(),
-                     shape_text(feature_shape).c_str());
+  HALOGEN_USER_CHECK(feature_shape.size() == 2, "%s: feature: expected shape (N, F), found %s",
+                     data_path.c_str(), shape_text(feature_shape).c_str());
   graph::Graph g;
   g.name = options.name.empty() ? "reddit" : options.name;
   g.directed = options.directed;
@@ -68,11 +69,13 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   const int64_t num_edges = row_reader->header().count();
   HALOGEN_USER_CHECK(row_reader->header().shape.size() == 1 && col_reader->header().shape.size() == 1 &&
                          col_reader->header().count() == num_edges,
-                     "%s: row and col: expected two arrays of shape (E,), found %s and %s", graph_path.c_str(),
-                     shape_text(row_reader->header().shape).c_str(), shape_text(col_reader->header().shape).c_str());
-  check_memory_fits(csr_build_bytes(g.num_nodes, num_edges) + saturating_bytes(g.num_nodes, 4 * g.num_features),
-                    strformat("%s: a graph of %lld vertices and %lld edges", graph_path.c_str(),
-                              static_cast<long long>(g.num_nodes), static_cast<long long>(num_edges)));
+                     "%s: row and col: expected two arrays of shape (E,), found %s and %s",
+                     graph_path.c_str(), shape_text(row_reader->header().shape).c_str(),
+                     shape_text(col_reader->header().shape).c_str());
+  check_memory_fits(
+      csr_build_bytes(g.num_nodes, num_edges) + saturating_bytes(g.num_nodes, 4 * g.num_features),
+      strformat("%s: a graph of %lld vertices and %lld edges", graph_path.c_str(),
+                static_cast<long long>(g.num_nodes), static_cast<long long>(num_edges)));
 
   graph::EdgeList edges;
   edges.src.resize(static_cast<size_t>(num_edges));
@@ -83,8 +86,9 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   col_reader.reset();
   for (int64_t e = 0; e < num_edges; ++e) {
     for (const int64_t id : {edges.src[e], edges.dst[e]}) {
-      HALOGEN_USER_CHECK(id >= 0 && id < g.num_nodes, "%s: %s: entry %lld: node id %lld out of range [0, %lld)",
-                         graph_path.c_str(), id == edges.src[e] ? "row" : "col", static_cast<long long>(e),
+      HALOGEN_USER_CHECK(id >= 0 && id < g.num_nodes,
+                         "%s: %s: entry %lld: node id %lld out of range [0, %lld)", graph_path.c_str(),
+                         id == edges.src[e] ? "row" : "col", static_cast<long long>(e),
                          static_cast<long long>(id), static_cast<long long>(g.num_nodes));
     }
   }
@@ -106,8 +110,8 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   label_reader.reset();
   g.labels.resize(labels.size());
   for (size_t v = 0; v < labels.size(); ++v) {
-    HALOGEN_USER_CHECK(labels[v] < 2147483647, "%s: label: index %zu: label %lld out of range", data_path.c_str(),
-                       v, static_cast<long long>(labels[v]));
+    HALOGEN_USER_CHECK(labels[v] < 2147483647, "%s: label: index %zu: label %lld out of range",
+                       data_path.c_str(), v, static_cast<long long>(labels[v]));
     g.labels[v] = labels[v] < 0 ? -1 : static_cast<int32_t>(labels[v]);  // negative = unlabeled
   }
   ogb::set_num_classes(&g);
@@ -116,9 +120,12 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   type_reader->read(types.data(), g.num_nodes);
   type_reader.reset();
   for (int64_t v = 0; v < g.num_nodes; ++v) {
-    if (types[v] == 1) g.train.push_back(v);
-    else if (types[v] == 2) g.valid.push_back(v);
-    else if (types[v] == 3) g.test.push_back(v);
+    if (types[v] == 1)
+      g.train.push_back(v);
+    else if (types[v] == 2)
+      g.valid.push_back(v);
+    else if (types[v] == 3)
+      g.test.push_back(v);
   }
   return g;
 }

@@ -78,28 +78,56 @@ class Unpickler {
           if (version > 4) fail("pickle protocol " + std::to_string(version) + " is not supported (0-4)");
           break;
         }
-        case 0x95: skip(8); break;  // FRAME: a length hint only
-        case '.': {                 // STOP
-          if (stack_.size() != 1 || !marks_.empty()) fail("malformed pickle (STOP with a stack of " +
-                                                          std::to_string(stack_.size()) + " values)");
+        case 0x95:
+          skip(8);
+          break;     // FRAME: a length hint only
+        case '.': {  // STOP
+          if (stack_.size() != 1 || !marks_.empty())
+            fail("malformed pickle (STOP with a stack of " + std::to_string(stack_.size()) + " values)");
           return stack_.back();
         }
-        case '(': marks_.push_back(stack_.size()); break;  // MARK
-        case '0': pop(); break;                             // POP
-        case '1': pop_mark(); break;                        // POP_MARK
-        case '2': push(top()); break;                       // DUP
-        case 'N': push(make(Value::Kind::kNone)); break;
-        case 0x88: push(boolean(true)); break;   // NEWTRUE
-        case 0x89: push(boolean(false)); break;  // NEWFALSE
-        case 'J': push(integer(static_cast<int32_t>(le(4)))); break;  // BININT
-        case 'K': push(integer(static_cast<int64_t>(le(1)))); break;  // BININT1
-        case 'M': push(integer(static_cast<int64_t>(le(2)))); break;  // BININT2
-        case 0x8a: push(long_integer(le(1))); break;                  // LONG1
-        case 0x8b: push(long_integer(le(4))); break;                  // LONG4
-        case 'I': {                                                   // INT (text; 01/00 = True/False)
+        case '(':
+          marks_.push_back(stack_.size());
+          break;  // MARK
+        case '0':
+          pop();
+          break;  // POP
+        case '1':
+          pop_mark();
+          break;  // POP_MARK
+        case '2':
+          push(top());
+          break;  // DUP
+        case 'N':
+          push(make(Value::Kind::kNone));
+          break;
+        case 0x88:
+          push(boolean(true));
+          break;  // NEWTRUE
+        case 0x89:
+          push(boolean(false));
+          break;  // NEWFALSE
+        case 'J':
+          push(integer(static_cast<int32_t>(le(4))));
+          break;  // BININT
+        case 'K':
+          push(integer(static_cast<int64_t>(le(1))));
+          break;  // BININT1
+        case 'M':
+          push(integer(static_cast<int64_t>(le(2))));
+          break;  // BININT2
+        case 0x8a:
+          push(long_integer(le(1)));
+          break;  // LONG1
+        case 0x8b:
+          push(long_integer(le(4)));
+          break;     // LONG4
+        case 'I': {  // INT (text; 01/00 = True/False)
           const std::string line = text_line();
-          if (line == "01" || line == "00") push(boolean(line == "01"));
-          else push(integer(parse_int(line)));
+          if (line == "01" || line == "00")
+            push(boolean(line == "01"));
+          else
+            push(integer(parse_int(line)));
           break;
         }
         case 'L': {  // LONG (text, optional L suffix)
@@ -125,23 +153,57 @@ class Unpickler {
           push(v);
           break;
         }
-        case 'T': push(bytes_value(le(4))); break;     // BINSTRING (Python 2 str)
-        case 'U': push(bytes_value(le(1))); break;     // SHORT_BINSTRING
-        case 'B': push(bytes_value(le(4))); break;     // BINBYTES
-        case 'C': push(bytes_value(le(1))); break;     // SHORT_BINBYTES
-        case 0x8e: push(bytes_value(le(8))); break;    // BINBYTES8
-        case 'X': push(text_value(le(4))); break;      // BINUNICODE
-        case 0x8c: push(text_value(le(1))); break;     // SHORT_BINUNICODE
-        case 0x8d: push(text_value(le(8))); break;     // BINUNICODE8
-        case 'S': push(quoted_string(text_line())); break;  // STRING (repr of a Python 2 str)
-        case 'V': push(raw_unicode(text_line())); break;    // UNICODE (raw-unicode-escape)
-        case ')': push(make(Value::Kind::kTuple)); break;   // EMPTY_TUPLE
-        case 't': push(sequence(Value::Kind::kTuple, pop_mark())); break;
-        case 0x85: push(tuple_of(1)); break;  // TUPLE1
-        case 0x86: push(tuple_of(2)); break;  // TUPLE2
-        case 0x87: push(tuple_of(3)); break;  // TUPLE3
-        case ']': push(make(Value::Kind::kList)); break;  // EMPTY_LIST
-        case 'l': push(sequence(Value::Kind::kList, pop_mark())); break;
+        case 'T':
+          push(bytes_value(le(4)));
+          break;  // BINSTRING (Python 2 str)
+        case 'U':
+          push(bytes_value(le(1)));
+          break;  // SHORT_BINSTRING
+        case 'B':
+          push(bytes_value(le(4)));
+          break;  // BINBYTES
+        case 'C':
+          push(bytes_value(le(1)));
+          break;  // SHORT_BINBYTES
+        case 0x8e:
+          push(bytes_value(le(8)));
+          break;  // BINBYTES8
+        case 'X':
+          push(text_value(le(4)));
+          break;  // BINUNICODE
+        case 0x8c:
+          push(text_value(le(1)));
+          break;  // SHORT_BINUNICODE
+        case 0x8d:
+          push(text_value(le(8)));
+          break;  // BINUNICODE8
+        case 'S':
+          push(quoted_string(text_line()));
+          break;  // STRING (repr of a Python 2 str)
+        case 'V':
+          push(raw_unicode(text_line()));
+          break;  // UNICODE (raw-unicode-escape)
+        case ')':
+          push(make(Value::Kind::kTuple));
+          break;  // EMPTY_TUPLE
+        case 't':
+          push(sequence(Value::Kind::kTuple, pop_mark()));
+          break;
+        case 0x85:
+          push(tuple_of(1));
+          break;  // TUPLE1
+        case 0x86:
+          push(tuple_of(2));
+          break;  // TUPLE2
+        case 0x87:
+          push(tuple_of(3));
+          break;  // TUPLE3
+        case ']':
+          push(make(Value::Kind::kList));
+          break;  // EMPTY_LIST
+        case 'l':
+          push(sequence(Value::Kind::kList, pop_mark()));
+          break;
         case 'a': {  // APPEND
           Value* item = pop();
           list_target()->items.push_back(item);
@@ -153,8 +215,10 @@ class Unpickler {
           list->items.insert(list->items.end(), items.begin(), items.end());
           break;
         }
-        case '}': push(make(Value::Kind::kDict)); break;  // EMPTY_DICT
-        case 'd': {                                       // DICT
+        case '}':
+          push(make(Value::Kind::kDict));
+          break;     // EMPTY_DICT
+        case 'd': {  // DICT
           std::vector<Value*> items = pop_mark();
           Value* dict = make(Value::Kind::kDict);
           set_items(dict, items);
@@ -172,14 +236,28 @@ class Unpickler {
           set_items(dict_target(), items);
           break;
         }
-        case 'q': put(le(1)); break;                                  // BINPUT
-        case 'r': put(le(4)); break;                                  // LONG_BINPUT
-        case 'p': put(static_cast<uint64_t>(parse_int(text_line()))); break;  // PUT
-        case 0x94: put(memo_.size()); break;                          // MEMOIZE
-        case 'h': push(get(le(1))); break;                            // BINGET
-        case 'j': push(get(le(4))); break;                            // LONG_BINGET
-        case 'g': push(get(static_cast<uint64_t>(parse_int(text_line())))); break;  // GET
-        case 'c': {                                                   // GLOBAL
+        case 'q':
+          put(le(1));
+          break;  // BINPUT
+        case 'r':
+          put(le(4));
+          break;  // LONG_BINPUT
+        case 'p':
+          put(static_cast<uint64_t>(parse_int(text_line())));
+          break;  // PUT
+        case 0x94:
+          put(memo_.size());
+          break;  // MEMOIZE
+        case 'h':
+          push(get(le(1)));
+          break;  // BINGET
+        case 'j':
+          push(get(le(4)));
+          break;  // LONG_BINGET
+        case 'g':
+          push(get(static_cast<uint64_t>(parse_int(text_line()))));
+          break;     // GET
+        case 'c': {  // GLOBAL
           const std::string module = text_line();
           const std::string name = text_line();
           push(global(module, name));
@@ -294,14 +372,16 @@ class Unpickler {
     }
     const uint64_t bits = le(static_cast<int>(n));
     int64_t value = static_cast<int64_t>(bits);
-    if (n > 0 && n < 8 && (bits >> (8 * n - 1)) & 1) value = static_cast<int64_t>(bits | (~uint64_t{0} << (8 * n)));
+    if (n > 0 && n < 8 && (bits >> (8 * n - 1)) & 1)
+      value = static_cast<int64_t>(bits | (~uint64_t{0} << (8 * n)));
     return integer(value);
   }
   int64_t parse_int(const std::string& line) {
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(line.c_str(), &end, 10);
-    if (line.empty() || *end != '\0' || errno == ERANGE) fail("malformed integer '" + line.substr(0, 40) + "'");
+    if (line.empty() || *end != '\0' || errno == ERANGE)
+      fail("malformed integer '" + line.substr(0, 40) + "'");
     return v;
   }
   Value* bytes_value(uint64_t n) {
@@ -327,14 +407,32 @@ class Unpickler {
       if (++i + 1 >= line.size()) fail("malformed STRING (escape at its end)");
       const char c = line[i];
       switch (c) {
-        case 'n': v->text.push_back('\n'); break;
-        case 't': v->text.push_back('\t'); break;
-        case 'r': v->text.push_back('\r'); break;
-        case 'a': v->text.push_back('\a'); break;
-        case 'b': v->text.push_back('\b'); break;
-        case 'f': v->text.push_back('\f'); break;
-        case 'v': v->text.push_back('\v'); break;
-        case '\\': case '\'': case '"': v->text.push_back(c); break;
+        case 'n':
+          v->text.push_back('\n');
+          break;
+        case 't':
+          v->text.push_back('\t');
+          break;
+        case 'r':
+          v->text.push_back('\r');
+          break;
+        case 'a':
+          v->text.push_back('\a');
+          break;
+        case 'b':
+          v->text.push_back('\b');
+          break;
+        case 'f':
+          v->text.push_back('\f');
+          break;
+        case 'v':
+          v->text.push_back('\v');
+          break;
+        case '\\':
+        case '\'':
+        case '"':
+          v->text.push_back(c);
+          break;
         case 'x': {
           if (i + 3 >= line.size()) fail("malformed STRING (short \\x escape)");
           const int hi = hex_digit(line[i + 1]), lo = hex_digit(line[i + 2]);
@@ -361,7 +459,10 @@ class Unpickler {
     charge(line.size() * 4);
     Value* v = make(Value::Kind::kText);
     for (size_t i = 0; i < line.size(); ++i) {
-      const size_t digits = i + 1 < line.size() && line[i] == '\\' ? (line[i + 1] == 'u' ? 4 : line[i + 1] == 'U' ? 8 : 0) : 0;
+      const size_t digits = i + 1 < line.size() && line[i] == '\\' ? (line[i + 1] == 'u'   ? 4
+                                                                      : line[i + 1] == 'U' ? 8
+                                                                                           : 0)
+                                                                   : 0;
       if (digits == 0) {
         append_utf8(static_cast<unsigned char>(line[i]), &v->text);
         continue;
@@ -425,9 +526,12 @@ class Unpickler {
     for (size_t i = 0; i < items.size(); i += 2) {
       const Value* key = items[i];
       std::string id;
-      if (key->kind == Value::Kind::kInt || key->kind == Value::Kind::kBool) id = "i" + std::to_string(key->integer);
-      else if (key->kind == Value::Kind::kText || key->kind == Value::Kind::kBytes) id = "s" + key->text;
-      else fail("dict key of type " + type_name(*key) + " (only int and str keys are read)");
+      if (key->kind == Value::Kind::kInt || key->kind == Value::Kind::kBool)
+        id = "i" + std::to_string(key->integer);
+      else if (key->kind == Value::Kind::kText || key->kind == Value::Kind::kBytes)
+        id = "s" + key->text;
+      else
+        fail("dict key of type " + type_name(*key) + " (only int and str keys are read)");
       const auto found = index.find(id);
       if (found != index.end()) {
         dict->items[found->second + 1] = items[i + 1];
@@ -533,16 +637,26 @@ Document::~Document() = default;
 
 std::string type_name(const Value& value) {
   switch (value.kind) {
-    case Value::Kind::kNone: return "NoneType";
-    case Value::Kind::kBool: return "bool";
-    case Value::Kind::kInt: return "int";
-    case Value::Kind::kFloat: return "float";
-    case Value::Kind::kBytes: return "bytes";
-    case Value::Kind::kText: return "str";
-    case Value::Kind::kTuple: return "tuple";
-    case Value::Kind::kList: return "list";
-    case Value::Kind::kDict: return "dict";
-    case Value::Kind::kGlobal: return value.text;
+    case Value::Kind::kNone:
+      return "NoneType";
+    case Value::Kind::kBool:
+      return "bool";
+    case Value::Kind::kInt:
+      return "int";
+    case Value::Kind::kFloat:
+      return "float";
+    case Value::Kind::kBytes:
+      return "bytes";
+    case Value::Kind::kText:
+      return "str";
+    case Value::Kind::kTuple:
+      return "tuple";
+    case Value::Kind::kList:
+      return "list";
+    case Value::Kind::kDict:
+      return "dict";
+    case Value::Kind::kGlobal:
+      return value.text;
     case Value::Kind::kObject:
       if (value.type->is_global("numpy.core.multiarray._reconstruct")) return "numpy.ndarray";
       return value.type->text;

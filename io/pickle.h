@@ -16,12 +16,13 @@ namespace halogen::io::pickle {
 struct Value {
   enum class Kind { kNone, kBool, kInt, kFloat, kBytes, kText, kTuple, kList, kDict, kGlobal, kObject };
   Kind kind = Kind::kNone;
-  int64_t integer = 0;         // kBool (0/1), kInt
-  double real = 0;             // kFloat
-  std::string text;            // kBytes: raw bytes; kText: UTF-8; kGlobal: canonical "module.name"
-  std::vector<Value*> items;   // kTuple, kList; kDict: key0, value0, key1, value1 ... in insertion order
-                               // (a key set twice keeps its first place and its last value, as in Python)
-  // kObject: made by REDUCE (callable `type`) or NEWOBJ (class `type`) with the tuple `args`; BUILD sets `state`.
+  int64_t integer = 0;        // kBool (0/1), kInt
+  double real = 0;            // kFloat
+  std::string text;           // kBytes: raw bytes; kText: UTF-8; kGlobal: canonical "module.name"
+  std::vector<Value*> items;  // kTuple, kList; kDict: key0, value0, key1, value1 ... in insertion order
+                              // (a key set twice keeps its first place and its last value, as in Python)
+  // kObject: made by REDUCE (callable `type`) or NEWOBJ (class `type`) with the tuple `args`; BUILD sets
+  // `state`.
   const Value* type = nullptr;
   const Value* args = nullptr;
   const Value* state = nullptr;
@@ -60,8 +61,8 @@ struct Array {
   std::vector<int64_t> to_int64(const std::string& where) const;
 };
 
-// numpy.core.multiarray._reconstruct(ndarray, ...) with its BUILD state (shape, dtype, Fortran order, raw bytes).
-// UserError "<where>..." for anything else (object arrays, subclasses, strings, sizes that disagree).
+// numpy.core.multiarray._reconstruct(ndarray, ...) with its BUILD state (shape, dtype, Fortran order, raw
+// bytes). UserError "<where>..." for anything else (object arrays, subclasses, strings, sizes that disagree).
 Array as_ndarray(const Value& value, const std::string& where);
 
 // A SciPy csr_matrix (its __dict__: _shape, indptr, indices, data), checked: indptr starts at 0, never

@@ -13,9 +13,13 @@ namespace {
 
 using Kind = Value::Kind;
 
-const Value& item(const Value& tuple, size_t i) { return *tuple.items[i]; }
+const Value& item(const Value& tuple, size_t i) {
+  return *tuple.items[i];
+}
 
-bool is_string(const Value& v) { return v.kind == Kind::kText || v.kind == Kind::kBytes; }
+bool is_string(const Value& v) {
+  return v.kind == Kind::kText || v.kind == Kind::kBytes;
+}
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
@@ -31,7 +35,8 @@ void parse_dtype(const Value& dtype, const std::string& where, Array* array, cha
                      type_name(dtype).c_str());
   const std::string& code = item(*dtype.args, 0).text;
   const bool known = code.size() == 2 && std::strchr("biuf", code[0]) && std::strchr("1248", code[1]) &&
-                     (code[0] != 'f' || code[1] == '4' || code[1] == '8') && (code[0] != 'b' || code[1] == '1');
+                     (code[0] != 'f' || code[1] == '4' || code[1] == '8') &&
+                     (code[0] != 'b' || code[1] == '1');
   HALOGEN_USER_CHECK(known, "%sdtype '%s' is not read (bool, integers, float32, float64)", where.c_str(),
                      code.substr(0, 20).c_str());
   array->kind = code[0];
@@ -57,8 +62,9 @@ T load(const char* p) {
 }  // namespace
 
 Array as_ndarray(const Value& value, const std::string& where) {
-  HALOGEN_USER_CHECK(value.kind == Kind::kObject && value.type->is_global("numpy.core.multiarray._reconstruct"),
-                     "%sexpected a numpy array, found %s", where.c_str(), type_name(value).c_str());
+  HALOGEN_USER_CHECK(
+      value.kind == Kind::kObject && value.type->is_global("numpy.core.multiarray._reconstruct"),
+      "%sexpected a numpy array, found %s", where.c_str(), type_name(value).c_str());
   HALOGEN_USER_CHECK(!value.args->items.empty() && item(*value.args, 0).is_global("numpy.ndarray"),
                      "%sexpected a plain numpy.ndarray (not a subclass)", where.c_str());
   HALOGEN_USER_CHECK(value.state && value.state->kind == Kind::kTuple &&
@@ -116,16 +122,37 @@ std::vector<double> Array::to_double() const {
   const char* p = bytes.data();
   for (size_t i = 0; i < out.size(); ++i, p += item_size) {
     switch (item_size * 256 + kind) {
-      case 4 * 256 + 'f': out[i] = load<float>(p); break;
-      case 8 * 256 + 'f': out[i] = load<double>(p); break;
-      case 1 * 256 + 'b': case 1 * 256 + 'u': out[i] = load<uint8_t>(p); break;
-      case 2 * 256 + 'u': out[i] = load<uint16_t>(p); break;
-      case 4 * 256 + 'u': out[i] = load<uint32_t>(p); break;
-      case 8 * 256 + 'u': out[i] = static_cast<double>(load<uint64_t>(p)); break;
-      case 1 * 256 + 'i': out[i] = load<int8_t>(p); break;
-      case 2 * 256 + 'i': out[i] = load<int16_t>(p); break;
-      case 4 * 256 + 'i': out[i] = load<int32_t>(p); break;
-      default: out[i] = static_cast<double>(load<int64_t>(p)); break;  // 8-byte signed
+      case 4 * 256 + 'f':
+        out[i] = load<float>(p);
+        break;
+      case 8 * 256 + 'f':
+        out[i] = load<double>(p);
+        break;
+      case 1 * 256 + 'b':
+      case 1 * 256 + 'u':
+        out[i] = load<uint8_t>(p);
+        break;
+      case 2 * 256 + 'u':
+        out[i] = load<uint16_t>(p);
+        break;
+      case 4 * 256 + 'u':
+        out[i] = load<uint32_t>(p);
+        break;
+      case 8 * 256 + 'u':
+        out[i] = static_cast<double>(load<uint64_t>(p));
+        break;
+      case 1 * 256 + 'i':
+        out[i] = load<int8_t>(p);
+        break;
+      case 2 * 256 + 'i':
+        out[i] = load<int16_t>(p);
+        break;
+      case 4 * 256 + 'i':
+        out[i] = load<int32_t>(p);
+        break;
+      default:
+        out[i] = static_cast<double>(load<int64_t>(p));
+        break;  // 8-byte signed
     }
   }
   return out;
@@ -137,9 +164,16 @@ std::vector<int64_t> Array::to_int64(const std::string& where) const {
   const char* p = bytes.data();
   for (size_t i = 0; i < out.size(); ++i, p += item_size) {
     switch (item_size * 256 + kind) {
-      case 1 * 256 + 'b': case 1 * 256 + 'u': out[i] = load<uint8_t>(p); break;
-      case 2 * 256 + 'u': out[i] = load<uint16_t>(p); break;
-      case 4 * 256 + 'u': out[i] = load<uint32_t>(p); break;
+      case 1 * 256 + 'b':
+      case 1 * 256 + 'u':
+        out[i] = load<uint8_t>(p);
+        break;
+      case 2 * 256 + 'u':
+        out[i] = load<uint16_t>(p);
+        break;
+      case 4 * 256 + 'u':
+        out[i] = load<uint32_t>(p);
+        break;
       case 8 * 256 + 'u': {
         const uint64_t v = load<uint64_t>(p);
         HALOGEN_USER_CHECK(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
@@ -148,10 +182,18 @@ std::vector<int64_t> Array::to_int64(const std::string& where) const {
         out[i] = static_cast<int64_t>(v);
         break;
       }
-      case 1 * 256 + 'i': out[i] = load<int8_t>(p); break;
-      case 2 * 256 + 'i': out[i] = load<int16_t>(p); break;
-      case 4 * 256 + 'i': out[i] = load<int32_t>(p); break;
-      default: out[i] = load<int64_t>(p); break;
+      case 1 * 256 + 'i':
+        out[i] = load<int8_t>(p);
+        break;
+      case 2 * 256 + 'i':
+        out[i] = load<int16_t>(p);
+        break;
+      case 4 * 256 + 'i':
+        out[i] = load<int32_t>(p);
+        break;
+      default:
+        out[i] = load<int64_t>(p);
+        break;
     }
   }
   return out;
@@ -159,7 +201,8 @@ std::vector<int64_t> Array::to_int64(const std::string& where) const {
 
 CsrMatrix as_csr_matrix(const Value& value, const std::string& where) {
   HALOGEN_USER_CHECK(value.kind == Kind::kObject && value.type->is_global("scipy.sparse.csr_matrix"),
-                     "%sexpected a scipy.sparse.csr_matrix, found %s", where.c_str(), type_name(value).c_str());
+                     "%sexpected a scipy.sparse.csr_matrix, found %s", where.c_str(),
+                     type_name(value).c_str());
   HALOGEN_USER_CHECK(value.state && value.state->kind == Kind::kDict,
                      "%scsr_matrix without its attributes (__dict__)", where.c_str());
   const Value *shape = nullptr, *indptr = nullptr, *indices = nullptr, *data = nullptr;
@@ -167,10 +210,14 @@ CsrMatrix as_csr_matrix(const Value& value, const std::string& where) {
   for (size_t i = 0; i + 1 < entries.size(); i += 2) {
     if (!is_string(*entries[i])) continue;
     const std::string& key = entries[i]->text;
-    if (key == "_shape" || key == "shape") shape = entries[i + 1];
-    else if (key == "indptr") indptr = entries[i + 1];
-    else if (key == "indices") indices = entries[i + 1];
-    else if (key == "data") data = entries[i + 1];
+    if (key == "_shape" || key == "shape")
+      shape = entries[i + 1];
+    else if (key == "indptr")
+      indptr = entries[i + 1];
+    else if (key == "indices")
+      indices = entries[i + 1];
+    else if (key == "data")
+      data = entries[i + 1];
   }
   HALOGEN_USER_CHECK(shape && indptr && indices && data,
                      "%scsr_matrix lacks one of _shape, indptr, indices, data", where.c_str());
@@ -186,8 +233,8 @@ CsrMatrix as_csr_matrix(const Value& value, const std::string& where) {
   m.data = as_ndarray(*data, where + "data: ");
   const int64_t nnz = static_cast<int64_t>(m.indices.size());
   HALOGEN_USER_CHECK(static_cast<int64_t>(m.indptr.size()) == m.rows + 1,
-                     "%sindptr: %zu entries for %lld rows (expected rows + 1)", where.c_str(), m.indptr.size(),
-                     static_cast<long long>(m.rows));
+                     "%sindptr: %zu entries for %lld rows (expected rows + 1)", where.c_str(),
+                     m.indptr.size(), static_cast<long long>(m.rows));
   HALOGEN_USER_CHECK(m.data.count() == nnz, "%sdata: %lld values for %lld column indices", where.c_str(),
                      static_cast<long long>(m.data.count()), static_cast<long long>(nnz));
   HALOGEN_USER_CHECK(m.indptr[0] == 0 && m.indptr.back() == nnz,
