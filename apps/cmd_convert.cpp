@@ -1,4 +1,5 @@
-// `halogen convert`: a published dataset (OGB raw directory, OGB npz, SNAP, Matrix Market) -> graph file.
+// `halogen convert`: a published dataset (OGB raw directory, OGB npz, Planetoid, Reddit, SNAP, Matrix Market)
+// -> graph file.
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -22,10 +23,24 @@ namespace {
 
 std::string detect_format(const std::string& input) {
   std::error_code ec;
-  if (std::filesystem::is_directory(input, ec)) return "ogb";
+  if (std::filesystem::is_directory(input, ec)) {
+    if (std::filesystem::is_regular_file(std::filesystem::path(input) / "reddit_data.npz", ec))
+      return "reddit";
+    for (std::filesystem::directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string file = it->path().filename().string();
+      if (file.size() > 10 && file.compare(0, 4, "ind.") == 0 &&
+          file.compare(file.size() - 6, 6, ".graph") == 0)
+        return "planetoid";
+    }
+    return "ogb";
+  }
   const std::string ext = std::filesystem::path(input).extension().string();
   if (ext == ".mtx") return "mtx";
   if (ext == ".json") return "pgt-json";
+  if (ext == ".npz" && std::filesystem::path(input).filename().string().rfind("reddit_", 0) == 0) {
+    throw UserError(input +
+                    ": give the directory holding reddit_data.npz and reddit_graph.npz, not the .npz file");
+  }
   if (ext == ".npz") {
     throw UserError(input +
                     ": give the OGB dataset directory (the one holding raw/data.npz), not the .npz file");
@@ -77,6 +92,10 @@ void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options
     g = io::convert_ogb(options);
   else if (chosen == "npz")
     g = io::convert_ogb_npz(options);
+  else if (chosen == "planetoid")
+    g = io::convert_planetoid(options);
+  else if (chosen == "reddit")
+    g = io::convert_reddit(options);
   else if (chosen == "snap-temporal")
     g = io::convert_snap_temporal(options, time_step);
   else if (chosen == "pgt-json")
@@ -107,35 +126,52 @@ void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options
 }
 
 void add_convert_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "convert", "Convert a published dataset (OGB, SNAP, Matrix Market, npz) into a Halogen graph file");
+  CLI::App* cmd = app.add_subcommand("convert",
+                                     "Convert a published dataset (OGB, Planetoid, Reddit, SNAP, Matrix "
+                                     "Market, npz) into a Halogen graph file");
   static io::ConvertOptions options;
   static std::string format, output;
   static double time_step = 0;
   static int64_t memory_limit_mib = 0;
-  cmd->add_option("input", options.input, "OGB dataset directory, SNAP edge list or Matrix Market file")
+  cmd->add_option(
+         "input", options.input,
+         "Dataset directory (OGB, Planetoid ind.NAME.*, Reddit reddit_*.npz), SNAP edge list or Matrix "
+         "Market file")
       ->required();
   cmd->add_option(
          "--format", format,
-         "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | snap | mtx | pgt-json (PyTorch Geometric "
-         "Temporal JSON -> snapshots); default: a directory is ogb (csv or npz), *.mtx is mtx, *.json is "
-         "pgt-json, any other file is snap; snap-temporal (SOURCE,TARGET,RATING,TIME lines -> snapshots, "
-         "needs --time-step) is never detected")
-      ->check(CLI::IsMember({"ogb", "npz", "snap", "mtx", "pgt-json", "snap-temporal"}));
+         "ogb (raw/*.csv.gz) | npz (OGB binary raw/data.npz) | planetoid (ind.NAME.{x,y,tx,ty,allx,ally,"
+         "graph,test.index}: Cora, CiteSeer, PubMed with the standard split, as "
+         "scripts/convert_planetoid.py) | "
+         "reddit (reddit_data.npz + reddit_graph.npz, splits from node_types 1/2/3) | snap | mtx | pgt-json "
+         "(PyTorch Geometric Temporal JSON -> snapshots); default: a directory holding reddit_data.npz is "
+         "reddit, one holding ind.*.graph is planetoid, any other directory is ogb (csv or npz), *.mtx is "
+         "mtx, "
+         "*.json is pgt-json, any other file is snap; snap-temporal (SOURCE,TARGET,RATING,TIME lines -> "
+         "snapshots, needs --time-step) is never detected")
+      ->check(
+          CLI::IsMember({"ogb", "npz", "planetoid", "reddit", "snap", "mtx", "pgt-json", "snap-temporal"}));
   cmd->add_option("-o,--output", output, "Output graph file (.h5); written atomically")->required();
   cmd->add_option("--split", options.split, "OGB split scheme under split/ (default: the only one present)");
   cmd->add_flag("--directed", options.directed,
                 "Keep edges as given (default: symmetrise, storing every edge in both directions)");
   cmd->add_option("--time-step", time_step,
                   "snap-temporal: seconds per snapshot (e.g. 1209600 = two weeks); every step needs an edge");
-  cmd->add_option("--preprocess", options.preprocess,
-                  "pgt-json: pgt = the target transform of PyTorch Geometric Temporal's loader for the layout "
-                  "(per-node standardisation for England COVID, Montevideo bus, WikiMaths, Windmill; log(1 + y) "
-                  "for Twitter tennis; none for Chickenpox and PedalMe), recorded in the file; none = the "
-                  "values as given")
+  cmd->add_option(
+         "--preprocess", options.preprocess,
+         "pgt-json: pgt = the target transform of PyTorch Geometric Temporal's loader for the layout "
+         "(per-node standardisation for England COVID, Montevideo bus, WikiMaths, Windmill; log(1 + y) "
+         "for Twitter tennis; none for Chickenpox and PedalMe), recorded in the file; none = the "
+         "values as given")
       ->check(CLI::IsMember({"pgt", "none"}))
       ->capture_default_str();
-  cmd->add_option("--name", options.name, "Graph name stored in the file (default: from the input path)");
+  cmd->add_option("--name", options.name,
+                  "Graph name stored in the file (default: from the input path; reddit: reddit); planetoid: "
+                  "the NAME of the ind.NAME.* files to read (default: the only set in the directory)");
+  cmd->add_option("--valid-size", options.valid_size,
+                  "planetoid: validation nodes after the training ones (the standard split: 500)")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_option("--memory-limit", memory_limit_mib,
                   "ogb, npz and snap: convert in chunks with data buffers within this many MiB (at least 4): "
                   "edges are sorted in runs spilled beside the output and merged, rows are written as read "

@@ -8,10 +8,10 @@
 namespace halogen::io {
 
 struct ConvertOptions {
-  std::string input;      // directory (OGB layouts) or file (SNAP, Matrix Market)
+  std::string input;      // directory (OGB layouts, Planetoid, Reddit) or file (SNAP, Matrix Market)
   std::string split;      // OGB: split scheme under split/; empty = the only one present
   bool directed = false;  // false: symmetrise (store every edge both ways)
-  std::string name;       // graph name; empty = derived from the input path
+  std::string name;       // graph name; empty = derived from the input path (Planetoid: also picks NAME)
   // Bounded-memory conversion (the *_to_file functions): the data buffers stay within this many bytes
   // (io/convert_chunked.h); at least kMinimumConvertLimitBytes.
   int64_t memory_limit_bytes = 0;
@@ -19,6 +19,8 @@ struct ConvertOptions {
   // targets (per-node standardisation, log1p, or none) and records it; "none" stores the values as given
   // (io/temporal.h, convert_pgt_json).
   std::string preprocess = "pgt";
+  // planetoid: validation nodes after the training ones (scripts/convert_planetoid.py --valid-size).
+  int64_t valid_size = 500;
 };
 
 // What a conversion straight to a file wrote, for the summary line.
@@ -55,5 +57,22 @@ graph::Graph convert_snap(const ConvertOptions& options);
 // Matrix Market coordinate: pattern|real|integer, general|symmetric; 1-based indices; the matrix must be
 // square. Values become edge weights (pattern: none).
 graph::Graph convert_matrix_market(const ConvertOptions& options);
+
+// Planetoid directory (Cora, CiteSeer, PubMed): ind.NAME.{x,y,tx,ty,allx,ally,graph} (Python 2 or 3 pickles,
+// io/pickle.h) and ind.NAME.test.index, with the semantics of scripts/convert_planetoid.py: nodes are allx's
+// rows, then tx's rows placed at their test.index positions (test ids without a tx row, as in CiteSeer, get
+// zero features and label -1); label = argmax of the one-hot row (-1 for an all-zero row), num_classes = its
+// width; train = the first |y| nodes, valid = the next options.valid_size (500), test = test.index in file order; name = NAME.
+graph::Graph convert_planetoid(const ConvertOptions& options);
+
+// The NAME of the Planetoid set in `dir`: `given` when ind.GIVEN.graph exists, else the only one there
+// (UserError when there is none, or several and `given` is empty).
+std::string planetoid_name(const std::string& dir, const std::string& given);
+
+// Reddit (GraphSAGE/DGL reddit.zip): reddit_data.npz (feature [N, F], label [N], node_types [N] with
+// 1/2/3 = train/valid/test) and reddit_graph.npz (scipy.sparse.save_npz of a COO matrix; its row and col are
+// the edges, its values are not kept), as the graph_from_arrays snippet of datasets/README.md builds it;
+// name "reddit" unless options.name.
+graph::Graph convert_reddit(const ConvertOptions& options);
 
 }  // namespace halogen::io

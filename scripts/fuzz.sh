@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Fuzz the readers of untrusted input for SECONDS in total (default 60), shared equally by the libFuzzer targets
-# of tests/fuzz (text reader, Matrix Market, SNAP, OGB csv, npz), each seeded from tests/io/corpus and
-# tests/io/npz_*. Builds the `fuzz` preset (clang, ASan+UBSan+libFuzzer) first. Prints the executions of each
+# of tests/fuzz (text reader, Matrix Market, SNAP, OGB csv, npz, pickle), each seeded from tests/io/corpus,
+# tests/io/npz_* and the Planetoid pickles (tests/io/planetoid_fixture.py, ../shared/data/planetoid when there). Builds the `fuzz` preset (clang, ASan+UBSan+libFuzzer) first. Prints the executions of each
 # target; exits non-zero when a target crashes, leaks past -rss_limit_mb, or hangs past -timeout (the input is
 # kept in build/fuzz/artifacts/). Inputs found to add coverage stay in build/fuzz/corpus/ for the next run.
 #   scripts/fuzz.sh 60
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(text_reader mtx snap ogb_csv npz)
+targets=(text_reader mtx snap ogb_csv npz pickle)
 mkdir -p build/fuzz
 # The build's output is shown only when it fails (a silent `set -e` exit would hide why).
 if ! { [ -f build/fuzz/build.ninja ] || cmake --preset fuzz; } >build/fuzz/configure.log 2>&1; then
@@ -45,6 +45,21 @@ for f in "$corpus"/ogb_npz/*/in/raw/data.npz tests/io/npz_*/raw/*.npz; do
   n=$((n + 1))
   cp "$f" "$seeds/npz/$n"
 done
+# Pickles: the tiny Planetoid set in protocols 0, 2 and 4 (needs numpy/scipy), and the published small parts.
+python3 - "$seeds/pickle" <<'PY' || true
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, "tests/io")
+import planetoid_fixture
+for protocol in (0, 2, 4):
+    planetoid_fixture.write(f"{sys.argv[1]}/p{protocol}", protocol=protocol, defaultdict=protocol == 2)
+PY
+for f in "$seeds"/pickle/p*/ind.* ../shared/data/planetoid/ind.*.{y,ty,graph}; do
+  [ -f "$f" ] || continue
+  n=$((n + 1))
+  cp "$f" "$seeds/pickle/$n"
+done
+rm -rf "$seeds"/pickle/p*
 
 status=0
 for target in "${targets[@]}"; do

@@ -1,5 +1,6 @@
 # io: end-to-end checks of `halogen convert|generate|info` and the Python converters.
-foreach(io_script atomic_output bad_inputs cora_compare generate_info python_converters corpus)
+foreach(io_script atomic_output bad_inputs cora_compare generate_info python_converters corpus convert_planetoid
+                  convert_reddit)
   add_test(NAME io.${io_script} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/io/${io_script}.sh)
   set_tests_properties(io.${io_script} PROPERTIES LABELS unit ENVIRONMENT "${HALOGEN_TEST_ENV}" SKIP_RETURN_CODE 77
                        TIMEOUT 120)

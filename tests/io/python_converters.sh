@@ -13,28 +13,17 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$src" "$bin" <<'PY' || exit 1
-import os, pickle, subprocess, sys
+import os, subprocess, sys
 import h5py
 import numpy as np
-import scipy.sparse as sp
 
 work, src, halogen = sys.argv[1:4]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(src, "tests", "io"))
+import planetoid_fixture  # noqa: E402
+
 d = os.path.join(work, "planetoid")
-os.makedirs(d)
-# 7 nodes: allx = nodes 0..3 (x = first 2 = train), test ids 6, 4 (file order), and id 5 missing from tx.
-f = lambda rows: sp.csr_matrix(np.array(rows, dtype=np.float32))
-onehot = lambda labels: np.eye(3, dtype=np.float32)[labels]
-parts = {
-    "x": f([[1, 0], [0, 1]]), "y": onehot([0, 1]),
-    "allx": f([[1, 0], [0, 1], [2, 0], [0, 2]]), "ally": onehot([0, 1, 2, 2]),
-    "tx": f([[6, 6], [4, 4]]), "ty": onehot([0, 1]),   # row j belongs to test.index[j]: nodes 6, 4
-    "graph": {0: [1, 2], 1: [0], 2: [0, 2], 3: [4], 4: [3, 6], 6: [4, 6], 5: []},
-}
-for name, obj in parts.items():
-    with open(os.path.join(d, f"ind.tiny.{name}"), "wb") as out:
-        pickle.dump(obj, out, protocol=2)
-with open(os.path.join(d, "ind.tiny.test.index"), "w") as out:
-    out.write("6\n4\n")
+planetoid_fixture.write(d)  # 7 nodes, test ids 6, 4 in file order, id 5 without a row in tx
 script = os.path.join(src, "scripts", "convert_planetoid.py")
 r = subprocess.run([sys.executable, script, d, "tiny", "--valid-size", "2", "-o", os.path.join(work, "tiny.h5")],
                    capture_output=True, text=True)
