@@ -26,7 +26,7 @@ TEST(Sha256, KnownVectors) {
   // A million 'a's, in pieces that do not align with the 64-byte block.
   Sha256 h;
   const std::string piece(999, 'a');
-  for (int i = 0; i < 1001; ++i) h.update(piece.data(), i == 1000 ? 1 : piece.size());
+  for (int i = 0; i < 1002; ++i) h.update(piece.data(), i == 1001 ? 1 : piece.size());  // 1001 x 999 + 1
   EXPECT_EQ(h.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
