@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The command line's contract: --help lists the seven subcommands; unknown subcommands and unknown flags are
+# The command line's contract: --help lists the subcommands; unknown subcommands and unknown flags are
 # one-line errors with exit 2; so is a seed that is not a whole number 0..2^64-1.
 set -u
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
 
 help=$("$bin" --help) || fail "halogen --help exited $?"
-for sub in convert generate partition train predict bench info; do
+for sub in download convert generate partition train predict bench info plan; do
   grep -qE "^  $sub( |$)" <<<"$help" || fail "--help does not list $sub"
 done
-for sub in convert generate partition train predict bench info; do
+for sub in download convert generate partition train predict bench info plan; do
   "$bin" "$sub" --help >/dev/null || fail "halogen $sub --help exited $?"
 done
 
@@ -24,6 +24,8 @@ check_usage_error nosuch
 check_usage_error train --nosuch
 check_usage_error predict DIR  # --checkpoint is required
 check_usage_error
+check_usage_error download            # no name
+check_usage_error download --retries x
 # A negative or non-numeric seed is refused (it was stored as 18446744073709551615), in every command with --seed.
 check_seed_error() {
   check_usage_error "$@"
