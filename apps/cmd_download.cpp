@@ -29,7 +29,8 @@ void add_download_command(CLI::App& app) {
                 "Keep the verified downloaded files in DATA_DIR/NAME/ after converting (a later download of "
                 "the name converts again without fetching)");
   cmd->add_option("--mirror", options.mirror,
-                  "Fetch each file from BASE/ + its published file name (e.g. BASE/arxiv.zip, BASE/ind.cora.x)");
+                  "Fetch each file from BASE/ + its published file name (e.g. BASE/arxiv.zip, BASE/ind.cora.x); BASE "
+                  "may be http://, https:// or file:// (a local copy)");
   cmd->add_option("--checksums", options.checksums,
                   "SHA256SUMS file (\"HEX  NAME\" lines) replacing the built-in hashes and sizes (private mirrors)");
   cmd->add_option("--retries", options.transfer.retries,

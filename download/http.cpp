@@ -57,6 +57,8 @@ struct Attempt {
   int64_t range_start = -1, range_total = -1;  // from Content-Range
   int64_t total = -1;        // size of the whole file, once the body starts
   bool body_started = false;
+  bool local_file = false;   // a file:// URL: no status line; the request is for the bytes from `offset`
+  CURL* curl = nullptr;
   std::string stop_reason;   // why this request stopped early
   bool give_up = false;      // ... and whether that ends the transfer (a local write failed), not to retry
   std::exception_ptr stop_error;
@@ -92,6 +94,14 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   const size_t bytes = size * count;
   if (!a.body_started) {
     a.body_started = true;
+    if (a.local_file && a.status == 0) {  // what an HTTP server would have said
+      curl_off_t rest = -1;
+      curl_easy_getinfo(a.curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &rest);
+      a.status = a.offset > 0 ? 206 : 200;
+      a.content_length = rest;
+      a.range_start = a.offset;
+      a.range_total = rest >= 0 ? a.offset + rest : -1;
+    }
     if (a.status >= 400 || (a.status != 200 && a.status != 206)) return 0;  // an error page: not the file
     if (a.status == 200) {  // the whole body: start the file over (a server that ignores ranges)
       if (a.offset > 0) {
@@ -193,6 +203,8 @@ TransferResult fetch_to_file(const std::string& url, const std::string& partial_
     }
     CURL* curl = curl_easy_init();
     HALOGEN_ASSERT(curl != nullptr, "curl_easy_init failed");
+    a.curl = curl;
+    a.local_file = url.rfind("file://", 0) == 0;
     char error_text[CURL_ERROR_SIZE] = {0};
     const std::string range = strformat("%lld-", static_cast<long long>(a.offset));
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
