@@ -26,7 +26,13 @@ int64_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
-std::string mib(int64_t bytes) { return strformat("%.1f MiB", static_cast<double>(bytes) / (1 << 20)); }
+// Bytes in the unit that keeps 3 significant digits (KiB, MiB, GiB).
+std::string mib(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b < 1024.0 * 1024) return strformat("%.1f KiB", b / 1024);
+  if (b < 1024.0 * 1024 * 1024) return strformat("%.1f MiB", b / (1 << 20));
+  return strformat("%.2f GiB", b / (1 << 30));
+}
 
 std::string seconds_text(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
