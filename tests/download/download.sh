@@ -13,10 +13,10 @@
 #              transfer (ulimit -f): one line, the partial file kept, the next run resumes it
 #   concurrent two downloads of one dataset at once: one waits for the other's lock, both succeed, the archive
 #              is fetched once
-#   formats    Planetoid files (cora), PGT JSON (chickenpox, from a file:// mirror, resumed) and the Reddit npz
-#              pair through --mirror, each equal
-#              to `convert` of the same files (cora and chickenpox with the built-in SHA-256 table, from
-#              ../shared/data when present)
+#   formats    made-up fixtures in the Planetoid (cora), PGT JSON (chickenpox) and Reddit npz layouts through
+#              --mirror with --checksums, each byte-identical to `convert` of the same files; with ../shared/data
+#              also the real Cora and Chickenpox against the built-in SHA-256 table (Chickenpox from a file://
+#              mirror, resumed from a partial file)
 set -u
 bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
 src="${HALOGEN_SOURCE_DIR:?HALOGEN_SOURCE_DIR not set}"
@@ -285,6 +285,41 @@ formats)
     echo "no ../shared/data: cora and chickenpox skipped"
   fi
   if python3 -c 'import scipy' 2>/dev/null; then
+    # Fixtures in the Planetoid and PGT JSON layouts, under the published names, verified with --checksums (the
+    # table's hashes are the real files'): a 1000-node Planetoid set (train 20, valid the next 500, test 300
+    # in shuffled file order) and a Chickenpox-layout series.
+    mkdir -p planetoid-site pgt-site
+    python3 - <<'PY' || fail "planetoid/pgt fixtures"
+import json, pickle, numpy as np, scipy.sparse as sp
+rng = np.random.default_rng(1)
+n, f, c = 1000, 12, 4
+feat = (rng.random((n, f)) < 0.2).astype(np.float32)
+labels = rng.integers(0, c, n)
+onehot = np.eye(c, dtype=np.float32)[labels]
+test = rng.permutation(np.arange(700, n))
+parts = {"x": sp.csr_matrix(feat[:20]), "y": onehot[:20], "allx": sp.csr_matrix(feat[:700]), "ally": onehot[:700],
+         "tx": sp.csr_matrix(feat[np.sort(test)]), "ty": onehot[np.sort(test)],
+         "graph": {v: sorted(set(int(u) for u in rng.integers(0, n, 4))) for v in range(n)}}
+for part, obj in parts.items():
+    with open(f"planetoid-site/ind.cora.{part}", "wb") as out:
+        pickle.dump(obj, out, protocol=2)
+open("planetoid-site/ind.cora.test.index", "w").write("".join(f"{t}\n" for t in test))
+T, N = 40, 6
+doc = {"edges": [[i, (i + 1) % N] for i in range(N)] + [[i, (i + 2) % N] for i in range(N)],
+       "node_ids": {f"n{i}": i for i in range(N)}, "FX": rng.standard_normal((T, N)).round(4).tolist()}
+json.dump(doc, open("pgt-site/chickenpox.json", "w"))
+PY
+    (cd planetoid-site && sha256sum ind.cora.*) > PSUMS
+    serve "$work/planetoid-site"
+    dl cora --mirror "$base" --checksums PSUMS --data-dir fixcache -o fcora.h5 > log 2>&1 || fail "fixture cora: $(cat log)"
+    "$bin" convert --format planetoid planetoid-site -o fcora-ref.h5 --name cora > /dev/null || fail "convert fixture cora"
+    cmp fcora.h5 fcora-ref.h5 || fail "fixture cora differs from convert's"
+    (cd pgt-site && sha256sum chickenpox.json) > JSUMS
+    serve "$work/pgt-site"
+    dl chickenpox --mirror "$base" --checksums JSUMS --data-dir fixcache -o fpox.h5 > log 2>&1 || fail "fixture pox: $(cat log)"
+    "$bin" convert pgt-site/chickenpox.json -o fpox-ref.h5 --name chickenpox > /dev/null || fail "convert fixture pox"
+    cmp fpox.h5 fpox-ref.h5 || fail "fixture chickenpox differs from convert's"
+    echo "Planetoid and PGT JSON fixtures: byte-identical to convert"
     mkdir -p reddit site
     python3 - <<'PY' || fail "reddit fixture"
 import numpy as np, scipy.sparse as sp
