@@ -44,10 +44,13 @@ def main():
 
         def note(self, text):
             with lock:
-                log.write(f"{self.command} {self.path} {text}\n")
+                log.write(f"END {self.path} {text}\n")
 
         def do_GET(self):
             name = self.path.lstrip("/").split("?")[0]
+            # Logged on arrival (a client can finish before the reply's own line below is written).
+            with lock:
+                log.write(f"REQ {self.path} range={self.headers.get('Range')}\n")
             with lock:
                 failing = fails.get(name)
                 if failing and failing[1] > 0:
