@@ -65,15 +65,16 @@ const std::string kPgtRaw = "https://raw.githubusercontent.com/benedekrozembercz
 
 std::vector<Dataset> make_catalog() {
   std::vector<Dataset> all;
-  auto ogb = [&](const char* name, const char* file, const char* subdir, const char* format, int64_t v, int64_t e,
-                 const char* note, int64_t download_mib, int64_t unpacked_mib, int64_t graph_mib,
-                 const char* licence) {
+  // A zip archive (its file name: the URL's last component) unpacked into `subdir`, converted with `format`.
+  auto zipped = [&](const char* name, const std::string& url, const char* subdir, const char* format, int64_t v,
+                    int64_t e, const char* note, int64_t download_mib, int64_t unpacked_mib, int64_t graph_mib,
+                    const char* licence) {
     Dataset d;
     d.name = name;
     d.packaging = Packaging::zip;
     d.format = format;
     d.input = subdir;
-    d.files.push_back({file, std::string("http://snap.stanford.edu/ogb/data/nodeproppred/") + file, "", -1});
+    d.files.push_back({url.substr(url.rfind('/') + 1), url, "", -1});
     d.vertices = v;
     d.edges = e;
     d.edges_note = note;
@@ -83,29 +84,16 @@ std::vector<Dataset> make_catalog() {
     d.licence = licence;
     all.push_back(d);
   };
-  // OGB publishes no checksums for its archives: trusted on first use.
-  ogb("ogbn-arxiv", "arxiv.zip", "arxiv", "ogb", 169343, 1166243, "directed citations", 81, 120, 140,
-      "OGB (Hu et al. 2020), Microsoft Academic Graph, ODC-BY");
-  ogb("ogbn-products", "products.zip", "products", "ogb", 2449029, 61859140, "undirected pairs", 1450, 3400, 2100,
-      "OGB (Hu et al. 2020), Amazon co-purchase network, Amazon licence");
-  ogb("ogbn-papers100M", "papers100M-bin.zip", "papers100M-bin", "npz", 111059956, 1615685872,
-      "directed citations", 58400, 80000, 85000, "OGB (Hu et al. 2020), Microsoft Academic Graph, ODC-BY");
-  {
-    Dataset d;
-    d.name = "reddit";
-    d.packaging = Packaging::zip;
-    d.format = "reddit";
-    d.input = "";
-    d.files.push_back({"reddit.zip", "https://data.dgl.ai/dataset/reddit.zip", "", -1});  // no published hash
-    d.vertices = 232965;
-    d.edges = 114615892;
-    d.edges_note = "stored both ways";
-    d.approx_download_bytes = 1400 * kMiB;
-    d.approx_unpacked_bytes = 2100 * kMiB;
-    d.approx_graph_bytes = 1500 * kMiB;
-    d.licence = "Reddit posts 2014 (Hamilton et al. 2017, GraphSAGE), the archive DGL and PyG use";
-    all.push_back(d);
-  }
+  const std::string ogb = "http://snap.stanford.edu/ogb/data/nodeproppred/";
+  // OGB and DGL publish no checksums for their archives: trusted on first use.
+  zipped("ogbn-arxiv", ogb + "arxiv.zip", "arxiv", "ogb", 169343, 1166243, "directed citations", 81, 120, 140,
+         "OGB (Hu et al. 2020), Microsoft Academic Graph, ODC-BY");
+  zipped("ogbn-products", ogb + "products.zip", "products", "ogb", 2449029, 61859140, "undirected pairs", 1450,
+         3400, 2100, "OGB (Hu et al. 2020), Amazon co-purchase network, Amazon licence");
+  zipped("ogbn-papers100M", ogb + "papers100M-bin.zip", "papers100M-bin", "npz", 111059956, 1615685872,
+         "directed citations", 58400, 80000, 85000, "OGB (Hu et al. 2020), Microsoft Academic Graph, ODC-BY");
+  zipped("reddit", "https://data.dgl.ai/dataset/reddit.zip", "", "reddit", 232965, 114615892, "stored both ways",
+         1400, 2100, 1500, "Reddit posts 2014 (Hamilton et al. 2017, GraphSAGE), the archive DGL and PyG use");
   all.push_back(planetoid("cora", 2708, 5429,
                           {{"x", {"23cfa55d91c6f624233f5eb7b6e3f141f1bd2b2ae39608a63cf5d084bb27baab", 22119}},
                            {"tx", {"b9afbaa4a400df991f6f02ef677e1e44da55ffc04801fd02f9e673987829226a", 148025}},

@@ -10,21 +10,12 @@
 #include "io/convert.h"
 #include "io/declared_sizes.h"
 #include "io/npz.h"
+#include "io/numpy_dtype.h"
 #include "io/ogb_layout.h"
 
 namespace halogen::io {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
-
-}  // namespace
 
 ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
   ogb::NpzInputs in;
@@ -38,10 +29,10 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
   const auto& edge_shape = in.edge_reader->header().shape;
   HALOGEN_USER_CHECK(edge_shape.size() == 2 && edge_shape[0] == 2,
                      "%s: edge_index: expected shape (2, E), found %s", data_path.c_str(),
-                     shape_text(edge_shape).c_str());
+                     numpy_shape_text(edge_shape).c_str());
   in.num_edges = edge_shape[1];
   HALOGEN_USER_CHECK(in.num_edges > 0, "%s: edge_index: no edges, shape %s (a graph without edges)",
-                     data_path.c_str(), shape_text(edge_shape).c_str());
+                     data_path.c_str(), numpy_shape_text(edge_shape).c_str());
 
   if (data.has("num_nodes_list")) {
     auto reader = data.open("num_nodes_list");
@@ -55,7 +46,7 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
                        data_path.c_str());
     const std::vector<int64_t> shape = data.open("node_feat")->header().shape;
     HALOGEN_USER_CHECK(shape.size() == 2, "%s: node_feat: expected shape (N, F), found %s", data_path.c_str(),
-                       shape_text(shape).c_str());
+                       numpy_shape_text(shape).c_str());
     in.num_nodes = shape[0];
   }
   // Check the feature shape before allocating anything of size num_nodes.
@@ -64,7 +55,7 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
     const auto& shape = in.feature_reader->header().shape;
     HALOGEN_USER_CHECK(shape.size() == 2 && shape[0] == in.num_nodes,
                        "%s: node_feat: expected shape (%lld, F), found %s", data_path.c_str(),
-                       static_cast<long long>(in.num_nodes), shape_text(shape).c_str());
+                       static_cast<long long>(in.num_nodes), numpy_shape_text(shape).c_str());
   }
   HALOGEN_USER_CHECK(in.num_nodes >= 0, "%s: num_nodes_list: negative node count", data_path.c_str());
   // The label array's shape, like node_feat's, confirms the node count before anything of that size exists.
@@ -81,7 +72,7 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
                            (shape.size() == 2 && shape[0] == in.num_nodes && shape[1] == 1),
                        "%s: node_label: expected shape (%lld,) or (%lld, 1), found %s", in.label_path.c_str(),
                        static_cast<long long>(in.num_nodes), static_cast<long long>(in.num_nodes),
-                       shape_text(shape).c_str());
+                       numpy_shape_text(shape).c_str());
   }
   return in;
 }

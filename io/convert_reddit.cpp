@@ -11,6 +11,7 @@
 #include "io/declared_sizes.h"
 #include "io/input_file.h"
 #include "io/npz.h"
+#include "io/numpy_dtype.h"
 #include "io/ogb_layout.h"
 
 namespace halogen::io {
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 // An array of one value per node: shape (N,) or (N, 1).
 std::unique_ptr<NpyReader> open_node_array(const NpzArchive& archive, const std::string& name, int64_t n) {
   auto reader = archive.open(name);
@@ -32,7 +27,7 @@ std::unique_ptr<NpyReader> open_node_array(const NpzArchive& archive, const std:
   HALOGEN_USER_CHECK(
       (shape.size() == 1 && shape[0] == n) || (shape.size() == 2 && shape[0] == n && shape[1] == 1),
       "%s: %s: expected shape (%lld,) (one value per row of feature), found %s", archive.path().c_str(),
-      name.c_str(), static_cast<long long>(n), shape_text(shape).c_str());
+      name.c_str(), static_cast<long long>(n), numpy_shape_text(shape).c_str());
   return reader;
 }
 
@@ -49,7 +44,7 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   auto feature_reader = data.open("feature");
   const std::vector<int64_t> feature_shape = feature_reader->header().shape;
   HALOGEN_USER_CHECK(feature_shape.size() == 2, "%s: feature: expected shape (N, F), found %s",
-                     data_path.c_str(), shape_text(feature_shape).c_str());
+                     data_path.c_str(), numpy_shape_text(feature_shape).c_str());
   graph::Graph g;
   g.name = options.name.empty() ? "reddit" : options.name;
   g.directed = options.directed;
@@ -70,8 +65,8 @@ graph::Graph convert_reddit(const ConvertOptions& options) {
   HALOGEN_USER_CHECK(row_reader->header().shape.size() == 1 && col_reader->header().shape.size() == 1 &&
                          col_reader->header().count() == num_edges,
                      "%s: row and col: expected two arrays of shape (E,), found %s and %s",
-                     graph_path.c_str(), shape_text(row_reader->header().shape).c_str(),
-                     shape_text(col_reader->header().shape).c_str());
+                     graph_path.c_str(), numpy_shape_text(row_reader->header().shape).c_str(),
+                     numpy_shape_text(col_reader->header().shape).c_str());
   check_memory_fits(
       csr_build_bytes(g.num_nodes, num_edges) + saturating_bytes(g.num_nodes, 4 * g.num_features),
       strformat("%s: a graph of %lld vertices and %lld edges", graph_path.c_str(),

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/input_file.h"
+#include "io/numpy_dtype.h"
 
 namespace halogen::io {
 
@@ -448,44 +449,12 @@ void NpyReader::read(T* out, int64_t count) {
     read_data(staging_.data(), static_cast<size_t>(n * header_.item_size));
     const unsigned char* in = staging_.data();
     T* to = out + done;
-    switch (header_.item_size * 16 + kind) {
-      case 8 * 16 + 'i':
-        convert_block<int64_t>(in, n, to);
-        break;
-      case 4 * 16 + 'i':
-        convert_block<int32_t>(in, n, to);
-        break;
-      case 2 * 16 + 'i':
-        convert_block<int16_t>(in, n, to);
-        break;
-      case 1 * 16 + 'i':
-        convert_block<int8_t>(in, n, to);
-        break;
-      case 8 * 16 + 'u':
-        convert_block<uint64_t>(in, n, to);
-        break;
-      case 4 * 16 + 'u':
-        convert_block<uint32_t>(in, n, to);
-        break;
-      case 2 * 16 + 'u':
-        convert_block<uint16_t>(in, n, to);
-        break;
-      case 1 * 16 + 'u':
-      case 1 * 16 + 'b':
-        convert_block<uint8_t>(in, n, to);
-        break;
-      case 8 * 16 + 'f':
-        convert_block<double>(in, n, to);
-        break;
-      case 4 * 16 + 'f':
-        convert_block<float>(in, n, to);
-        break;
-      case 2 * 16 + 'f':
-        convert_half_block(in, n, to);
-        break;
-      default:
-        throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
-    }
+    const bool known =
+        visit_numpy_dtype(kind, header_.item_size, [&](auto stored) { convert_block<decltype(stored)>(in, n, to); });
+    if (!known && kind == 'f' && header_.item_size == 2)
+      convert_half_block(in, n, to);
+    else if (!known)
+      throw UserError(where_ + "unsupported dtype '" + header_.descr + "'");
     done += n;
   }
 }

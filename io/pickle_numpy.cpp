@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "core/error.h"
+#include "io/numpy_dtype.h"
 #include "io/pickle.h"
 
 namespace halogen::io::pickle {
@@ -19,12 +21,6 @@ const Value& item(const Value& tuple, size_t i) {
 
 bool is_string(const Value& v) {
   return v.kind == Kind::kText || v.kind == Kind::kBytes;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
 }
 
 // numpy.dtype(('f4', False, True)) with BUILD state (version, byte order, ...): kind, item size, byte order.
@@ -50,13 +46,6 @@ void parse_dtype(const Value& dtype, const std::string& where, Array* array, cha
     *order = item(state, 1).text[0];
     HALOGEN_USER_CHECK(std::strchr("<>|=", *order), "%smalformed dtype byte order", where.c_str());
   }
-}
-
-template <typename T>
-T load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
 }
 
 }  // namespace
@@ -86,14 +75,14 @@ Array as_ndarray(const Value& value, const std::string& where) {
     array.shape.push_back(dim->integer);
     HALOGEN_USER_CHECK(dim->integer == 0 || count <= (int64_t{1} << 40) / dim->integer,
                        "%snumpy array shape %s is implausibly large", where.c_str(),
-                       shape_text(array.shape).c_str());
+                       numpy_shape_text(array.shape).c_str());
     count *= dim->integer;
   }
   HALOGEN_USER_CHECK(data.kind == Kind::kBytes, "%snumpy array of %s items is not read (numbers only)",
                      where.c_str(), type_name(data).c_str());
   HALOGEN_USER_CHECK(static_cast<int64_t>(data.text.size()) == count * array.item_size,
                      "%snumpy array of shape %s holds %zu bytes, expected %lld", where.c_str(),
-                     shape_text(array.shape).c_str(), data.text.size(),
+                     numpy_shape_text(array.shape).c_str(), data.text.size(),
                      static_cast<long long>(count * array.item_size));
   array.bytes = data.text;
   if (order == '>' && array.item_size > 1) {
@@ -119,83 +108,30 @@ Array as_ndarray(const Value& value, const std::string& where) {
 
 std::vector<double> Array::to_double() const {
   std::vector<double> out(static_cast<size_t>(count()));
-  const char* p = bytes.data();
-  for (size_t i = 0; i < out.size(); ++i, p += item_size) {
-    switch (item_size * 256 + kind) {
-      case 4 * 256 + 'f':
-        out[i] = load<float>(p);
-        break;
-      case 8 * 256 + 'f':
-        out[i] = load<double>(p);
-        break;
-      case 1 * 256 + 'b':
-      case 1 * 256 + 'u':
-        out[i] = load<uint8_t>(p);
-        break;
-      case 2 * 256 + 'u':
-        out[i] = load<uint16_t>(p);
-        break;
-      case 4 * 256 + 'u':
-        out[i] = load<uint32_t>(p);
-        break;
-      case 8 * 256 + 'u':
-        out[i] = static_cast<double>(load<uint64_t>(p));
-        break;
-      case 1 * 256 + 'i':
-        out[i] = load<int8_t>(p);
-        break;
-      case 2 * 256 + 'i':
-        out[i] = load<int16_t>(p);
-        break;
-      case 4 * 256 + 'i':
-        out[i] = load<int32_t>(p);
-        break;
-      default:
-        out[i] = static_cast<double>(load<int64_t>(p));
-        break;  // 8-byte signed
-    }
-  }
+  const bool known = visit_numpy_dtype(kind, item_size, [&](auto stored) {
+    using Stored = decltype(stored);
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<double>(load_element<Stored>(bytes.data(), static_cast<int64_t>(i)));
+  });
+  HALOGEN_ASSERT(known, "array of dtype %c%d", kind, item_size);  // parse_dtype admits only visited dtypes
   return out;
 }
 
 std::vector<int64_t> Array::to_int64(const std::string& where) const {
   HALOGEN_USER_CHECK(kind != 'f', "%sexpected integers, found float%d values", where.c_str(), 8 * item_size);
   std::vector<int64_t> out(static_cast<size_t>(count()));
-  const char* p = bytes.data();
-  for (size_t i = 0; i < out.size(); ++i, p += item_size) {
-    switch (item_size * 256 + kind) {
-      case 1 * 256 + 'b':
-      case 1 * 256 + 'u':
-        out[i] = load<uint8_t>(p);
-        break;
-      case 2 * 256 + 'u':
-        out[i] = load<uint16_t>(p);
-        break;
-      case 4 * 256 + 'u':
-        out[i] = load<uint32_t>(p);
-        break;
-      case 8 * 256 + 'u': {
-        const uint64_t v = load<uint64_t>(p);
+  const bool known = visit_numpy_dtype(kind, item_size, [&](auto stored) {
+    using Stored = decltype(stored);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Stored v = load_element<Stored>(bytes.data(), static_cast<int64_t>(i));
+      if constexpr (std::is_same_v<Stored, uint64_t>)
         HALOGEN_USER_CHECK(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
                            "%sindex %zu: value %llu out of range", where.c_str(), i,
                            static_cast<unsigned long long>(v));
-        out[i] = static_cast<int64_t>(v);
-        break;
-      }
-      case 1 * 256 + 'i':
-        out[i] = load<int8_t>(p);
-        break;
-      case 2 * 256 + 'i':
-        out[i] = load<int16_t>(p);
-        break;
-      case 4 * 256 + 'i':
-        out[i] = load<int32_t>(p);
-        break;
-      default:
-        out[i] = load<int64_t>(p);
-        break;
+      out[i] = static_cast<int64_t>(v);
     }
-  }
+  });
+  HALOGEN_ASSERT(known, "array of dtype %c%d", kind, item_size);
   return out;
 }
 
