@@ -7,15 +7,8 @@
 #      features, 7 classes, split 140/500/1000), and a truncated and a wrong-typed pickle, each one error line
 #      naming the file. (b) is skipped without the shared data.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-set -u
-bin="${HALOGEN_BIN:?}"
-src="${HALOGEN_SOURCE_DIR:?}"
-data="${HALOGEN_SHARED_DATA:-}"
-if ! python3 -c 'import numpy, scipy, h5py' 2>/dev/null; then
-  echo "skipped: python3 lacks numpy/scipy/h5py (scripts/install-deps.sh installs them)"; exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/common.sh"
+require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" "$data" <<'PY' || exit 1
 import os, pickle, shutil, subprocess, sys
 import h5py

@@ -5,14 +5,8 @@
 # a self-loop, both directions of one edge, an isolated node, a node of no split, a negative label).
 # Also: the directory is detected, --name is stored, and a CSR-saved graph is one error line naming the file.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-set -u
-bin="${HALOGEN_BIN:?}"
-src="${HALOGEN_SOURCE_DIR:?}"
-if ! python3 -c 'import numpy, scipy, h5py' 2>/dev/null; then
-  echo "skipped: python3 lacks numpy/scipy/h5py (scripts/install-deps.sh installs them)"; exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/common.sh"
+require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" <<'PY' || exit 1
 import os, subprocess, sys
 import h5py

@@ -3,17 +3,11 @@
 # Planetoid pickles must give the same graph file contents, with the published sizes
 # (2708 nodes, 10556 stored edges, 1433 features, 7 classes, split 140/500/1000). Skips (77) without
 # ../shared/data or without numpy/scipy/h5py.
-set -u
-bin="${HALOGEN_BIN:?}"
-data="${HALOGEN_SHARED_DATA:-}"
+source "$(dirname "$0")/common.sh"
 if [ -z "$data" ] || [ ! -d "$data/ogb-format/cora" ] || [ ! -d "$data/planetoid" ]; then
   echo "skipped: shared data not found (HALOGEN_SHARED_DATA=$data)"; exit 77
 fi
-if ! python3 -c 'import numpy, scipy, h5py' 2>/dev/null; then
-  echo "skipped: python3 lacks numpy/scipy/h5py (scripts/install-deps.sh installs them)"; exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+require_python numpy scipy h5py
 "$bin" convert --format ogb "$data/ogb-format/cora" -o "$work/ogb.h5" || { echo "FAIL: convert"; exit 1; }
 python3 "$HALOGEN_SOURCE_DIR/scripts/convert_planetoid.py" "$data/planetoid" cora -o "$work/planetoid.h5" ||
   { echo "FAIL: convert_planetoid.py"; exit 1; }

@@ -4,14 +4,8 @@
 #    row in tx): node order, zero features and label -1 for the missing row, the standard split;
 #  - graph_from_arrays.py on the tiny npz fixture's arrays must give the same datasets as `halogen convert`.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-set -u
-bin="${HALOGEN_BIN:?}"
-src="${HALOGEN_SOURCE_DIR:?}"
-if ! python3 -c 'import numpy, scipy, h5py' 2>/dev/null; then
-  echo "skipped: python3 lacks numpy/scipy/h5py (scripts/install-deps.sh installs them)"; exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/common.sh"
+require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" <<'PY' || exit 1
 import os, subprocess, sys
 import h5py
