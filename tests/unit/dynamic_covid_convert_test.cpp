@@ -15,6 +15,7 @@
 #include "io/graph_file.h"
 #include "io/temporal.h"
 #include "input_test_util.h"
+#include "pgt_test_util.h"
 
 namespace fs = std::filesystem;
 using halogen::graph::Csr;
@@ -27,12 +28,9 @@ std::string write_json(const std::string& name, const std::string& text) {
   return halogen::test::write_text_file("covid_convert", name, text);
 }
 
+// The values as given (the transforms: dynamic_pgt_preprocess_test).
 Graph convert(const std::string& path, bool directed = false) {
-  halogen::io::ConvertOptions options;
-  options.input = path;
-  options.directed = directed;
-  options.preprocess = "none";  // the values as given (the transforms: dynamic_pgt_preprocess_test)
-  return halogen::io::convert_pgt_json(options);
+  return halogen::test::convert_pgt(path, "none", directed);
 }
 
 // 4 regions, 3 periods. Period 0: 0->1 (0.5) and 1->0 (3.0) (one pair, both ways, different weights), a

@@ -18,35 +18,21 @@
 #include "io/temporal.h"
 #include "partition/inspect.h"
 #include "partition/partition_dir.h"
+#include "partition_dir_util.h"
 
 namespace fs = std::filesystem;
 using namespace halogen;
 using namespace halogen::partition;
 
+using halogen::test::undirected;
+
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_halo_stats_" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  return dir.string();
-}
+std::string temp_dir(const std::string& name) { return halogen::test::fresh_dir("halo_stats", name); }
 
-graph::Csr undirected(int64_t n, std::vector<int64_t> src, std::vector<int64_t> dst) {
-  graph::EdgeList edges;
-  edges.src = std::move(src);
-  edges.dst = std::move(dst);
-  return graph::build_csr(n, edges);
-}
 
 PartitionResult write_dir(const graph::Graph& g, const std::string& dir, Method method, int32_t parts) {
-  PartitionRequest request;
-  request.output_dir = dir;
-  request.options.method = method;
-  request.options.num_parts = parts;
-  request.options.seed = 5;
-  request.command = "test";
-  PhaseLog phases;
-  return write_partition(g, SourceFile{"mem.h5", "/nonexistent/mem.h5", "fnv1a64:0", 0}, request, phases);
+  return halogen::test::write_partition_dir(g, dir, method, parts, /*seed=*/5);
 }
 
 nlohmann::json read_meta(const std::string& dir) {

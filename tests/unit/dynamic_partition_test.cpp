@@ -15,6 +15,7 @@
 #include "partition/check.h"
 #include "partition/halo_plan.h"
 #include "partition/partition_dir.h"
+#include "partition_dir_util.h"
 #include "partition/snapshot_shard.h"
 #include "partition/snapshot_weight.h"
 
@@ -22,31 +23,15 @@ namespace fs = std::filesystem;
 using namespace halogen;
 using namespace halogen::partition;
 
+using halogen::test::undirected;
+
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("halogen_dynamic_partition_" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  return dir.string();
-}
+std::string temp_dir(const std::string& name) { return halogen::test::fresh_dir("dynamic_partition", name); }
 
-graph::Csr undirected(int64_t n, std::vector<int64_t> src, std::vector<int64_t> dst) {
-  graph::EdgeList edges;
-  edges.src = std::move(src);
-  edges.dst = std::move(dst);
-  return graph::build_csr(n, edges);
-}
 
 PartitionResult write_dir(const graph::Graph& g, const std::string& dir, Method method, int32_t parts) {
-  PartitionRequest request;
-  request.output_dir = dir;
-  request.options.method = method;
-  request.options.num_parts = parts;
-  request.options.seed = 3;
-  request.command = "test";
-  PhaseLog phases;
-  return write_partition(g, SourceFile{"mem.h5", "/nonexistent/mem.h5", "fnv1a64:0", 0}, request, phases);
+  return halogen::test::write_partition_dir(g, dir, method, parts, /*seed=*/3);
 }
 
 // Global id of a snapshot-local column of `shard`.

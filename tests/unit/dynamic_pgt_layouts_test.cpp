@@ -15,6 +15,7 @@
 #include "io/graph_file.h"
 #include "io/temporal.h"
 #include "input_test_util.h"
+#include "pgt_test_util.h"
 
 namespace fs = std::filesystem;
 using halogen::graph::Graph;
@@ -26,12 +27,9 @@ std::string write_json(const std::string& name, const std::string& text) {
   return halogen::test::write_text_file("pgt_layouts", name, text);
 }
 
+// The values as given (the transforms: dynamic_pgt_preprocess_test).
 Graph convert(const std::string& path, bool directed = false) {
-  halogen::io::ConvertOptions options;
-  options.input = path;
-  options.directed = directed;
-  options.preprocess = "none";  // the values as given (the transforms: dynamic_pgt_preprocess_test)
-  return halogen::io::convert_pgt_json(options);
+  return halogen::test::convert_pgt(path, "none", directed);
 }
 
 // Three bus stops with string and integer ids (the published file uses integers), 4 hours; links 300->"B"

@@ -11,6 +11,7 @@
 #include "io/graph_file.h"
 #include "io/temporal.h"
 #include "input_test_util.h"
+#include "pgt_test_util.h"
 
 using halogen::graph::Graph;
 using halogen::test::message_of;
@@ -22,10 +23,7 @@ std::string write_json(const std::string& name, const std::string& text) {
 }
 
 Graph convert(const std::string& path, const std::string& preprocess = "pgt") {
-  halogen::io::ConvertOptions options;
-  options.input = path;
-  options.preprocess = preprocess;
-  return halogen::io::convert_pgt_json(options);
+  return halogen::test::convert_pgt(path, preprocess);
 }
 
 // numpy's (y - y.mean(axis=0)) / (y.std(axis=0) + eps) of column v of a [T, N] series.

@@ -1,6 +1,7 @@
-// Robustness: truncations and single-byte corruptions of small npz archives (every 11th byte) and of a gzip
-// edge list (every byte) either convert or raise a UserError -- never a crash, a hang or another exception
-// type. Under -DHALOGEN_ASAN=ON this also checks for out-of-bounds access.
+// Robustness: every truncation of small npz archives (every 11th length) and of a gzip edge list (every
+// length) raises a UserError, and single-byte corruptions (the same positions) either convert or raise a
+// UserError -- never a crash, a hang or another exception type. Under -DHALOGEN_ASAN=ON this also checks for
+// out-of-bounds access.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -36,10 +37,11 @@ int convert_outcome(const fs::path& dir, const std::string& what) {
 
 void mutate_every_byte(const fs::path& dir, const fs::path& victim, int step) {
   const std::string original = read_all(victim);
-  int rejected = 0;
   for (size_t length = 0; length < original.size(); length += step) {
     write_all(victim, original.substr(0, length));
-    rejected += convert_outcome(dir, victim.string() + " truncated to " + std::to_string(length)) == 1;
+    // A truncated file is never read as a whole one (zip: the central directory and CRC-32; gzip: the trailer).
+    EXPECT_EQ(convert_outcome(dir, victim.string() + " truncated to " + std::to_string(length)), 1)
+        << victim << " truncated to " << length << " of " << original.size() << " bytes was accepted";
   }
   for (size_t at = 0; at < original.size(); at += step) {
     std::string bytes = original;
@@ -49,7 +51,6 @@ void mutate_every_byte(const fs::path& dir, const fs::path& victim, int step) {
   }
   write_all(victim, original);
   EXPECT_EQ(convert_outcome(dir, "restored"), 0);
-  EXPECT_GT(rejected, 0);
 }
 
 }  // namespace

@@ -20,25 +20,18 @@
 #include "partition/check.h"
 #include "partition/link_steps.h"
 #include "partition/partition_dir.h"
+#include "partition_dir_util.h"
 
 namespace fs = std::filesystem;
 using namespace halogen;
 using namespace halogen::partition;
 
+using halogen::test::undirected;
+
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_link_steps_" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
-  return dir.string();
-}
+std::string temp_dir(const std::string& name) { return halogen::test::fresh_dir("link_steps", name); }
 
-graph::Csr undirected(int64_t n, std::vector<int64_t> src, std::vector<int64_t> dst) {
-  graph::EdgeList edges;
-  edges.src = std::move(src);
-  edges.dst = std::move(dst);
-  return graph::build_csr(n, edges);
-}
 
 std::vector<int32_t> scattered(int64_t n, int32_t parts) {
   std::vector<int32_t> part_of(static_cast<size_t>(n));

@@ -12,29 +12,21 @@
 #include "partition/check.h"
 #include "partition/halo_plan.h"
 #include "partition/partition_dir.h"
+#include "partition_dir_util.h"
 #include "partition/test_graphs.h"
 
 using namespace halogen;
 using namespace halogen::partition;
 using namespace halogen::partition_test;
 
+using halogen::test::fake_source;
+
 namespace {
 
-SourceFile fake_source() {
-  return SourceFile{"in-memory.h5", "/nonexistent/in-memory.h5", "fnv1a64:0", 0};
-}
 
 PartitionResult write_dir(const graph::Graph& g, const std::string& dir, Method method, int32_t parts,
                           uint64_t seed = 1, Balance balance = Balance::all) {
-  PartitionRequest request;
-  request.output_dir = dir;
-  request.options.method = method;
-  request.options.num_parts = parts;
-  request.options.seed = seed;
-  request.options.balance = balance;
-  request.command = "test";
-  PhaseLog phases;
-  return write_partition(g, fake_source(), request, phases);
+  return halogen::test::write_partition_dir(g, dir, method, parts, seed, balance);
 }
 
 }  // namespace
