@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "apps/info_memory.h"
 #include "core/error.h"
+#include "io/file_format.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
 #include "partition/inspect.h"
@@ -93,8 +94,8 @@ void describe_graph_file(const std::string& path, bool check) {
   const bool directed = file.attr_int("directed") != 0;
   std::printf("file      %s\n", path.c_str());
   std::printf("name      %s\n", file.has_attr("name") ? file.attr_string("name").c_str() : "");
-  std::printf("format    %s version %lld\n", file.attr_string("format").c_str(),
-              static_cast<long long>(file.attr_int("version")));
+  std::printf("format    %s version %lld\n", io::read_format(file).c_str(),
+              static_cast<long long>(io::read_format_version(file)));
   std::printf("nodes     %lld\n", static_cast<long long>(num_nodes));
   std::printf("edges     %lld stored (%s)\n", static_cast<long long>(num_edges),
               directed ? "directed"

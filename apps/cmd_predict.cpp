@@ -16,6 +16,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/load.h"
@@ -73,8 +74,10 @@ void run_predict(const PredictFlags& flags) {
       io::refuse_output_equal_to_input(flags.output, input.meta.graph_file, "--output");
       HALOGEN_USER_CHECK(input.meta.graph_checksum == header.graph_checksum,
                          "%s: the checkpoint was trained on the graph with checksum %s, the partition %s is of the "
-                         "graph with checksum %s (%s)", request.checkpoint_path.c_str(), header.graph_checksum.c_str(),
-                         flags.dir.c_str(), input.meta.graph_checksum.c_str(), input.meta.graph_file.c_str());
+                         "graph with checksum %s (%s)%s", request.checkpoint_path.c_str(),
+                         header.graph_checksum.c_str(), flags.dir.c_str(), input.meta.graph_checksum.c_str(),
+                         input.meta.graph_file.c_str(),
+                         io::checksum_kind_hint(header.graph_checksum, input.meta.graph_checksum).c_str());
     }, train::Report::lowest_failing_rank);
     log::info(strformat("checkpoint %s: %s, %d layers, hidden %lld, epoch %lld%s | graph %s: %lld nodes | %d ranks",
                         request.checkpoint_path.c_str(), header.model.c_str(), config.model.layers,

@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/part_file.h"
 #include "kernels/device.h"
 #include "train/checkpoint.h"

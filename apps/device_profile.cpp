@@ -127,7 +127,7 @@ train::DeviceProfile profile_for_ranks(const train::DeviceProfile& profile, int 
 
 void write_device_profile(const train::DeviceProfile& profile, const std::string& path) {
   json doc = {{"format", "halogen.device_profile"},
-              {"version", 1},
+              {"format_version", 1},
               {"name", profile.name},
               {"kind", profile.kind},
               {"calibrated", profile.calibrated},

@@ -2,7 +2,7 @@
 // Device profiles of `halogen plan`: small JSON files with the rates train::estimate_epoch needs, written by
 // `halogen bench profile -o FILE` (measured here) or shipped (profiles/h200.json: datasheet figures).
 //
-//   {"format": "halogen.device_profile", "version": 1, "name": "cpu-vm", "kind": "cpu",
+//   {"format": "halogen.device_profile", "format_version": 1, "name": "cpu-vm", "kind": "cpu",
 //    "calibrated": true, "source": "...", "memory_bytes": 25769803776, "cache_bytes": 33554432,
 //    "cache_shared": true (the ranks of a node share the cache; default true for cpu; written only with a
 //    cache_bytes > 0),

@@ -21,6 +21,11 @@ nlohmann::json read_json_document(const std::string& path, const char* what, con
   }
   HALOGEN_USER_CHECK(doc.is_object() && doc.value("format", "") == format,
                      "%s: not a %s (\"format\" must be \"%s\")", path.c_str(), what, format);
+  const char* version_key = doc.contains("format_version") ? "format_version" : "version";
+  const nlohmann::json version = doc.value(version_key, nlohmann::json(1));
+  HALOGEN_USER_CHECK(version.is_number_integer() && version.get<int64_t>() == 1,
+                     "%s: %s %s is not supported (this build reads 1)", path.c_str(), version_key,
+                     version.dump().c_str());
   return doc;
 }
 

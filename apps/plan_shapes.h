@@ -31,7 +31,7 @@ struct GraphCounts {
 };
 
 // Reads a statistics file:
-//   {"format": "halogen.graph_stats", "version": 1, "name": ..., "num_nodes": N, "num_edges": E (stored,
+//   {"format": "halogen.graph_stats", "format_version": 1, "name": ..., "num_nodes": N, "num_edges": E (stored,
 //    directed entries after symmetrisation), "num_features": F, "num_classes": C,
 //    "split": {"train": .., "valid": .., "test": ..}, "feature_density": 1.0, "edge_cut": 0.25, "directed":
 //    false, "source": ...}

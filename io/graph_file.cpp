@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "graph/build.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/h5.h"
 
 namespace halogen::io {
@@ -241,8 +242,7 @@ bool features_compress_well(const float* features, int64_t count) {
 
 void write_graph_attributes(h5::File& file, const std::string& name, int64_t num_nodes, int64_t num_edges,
                             bool directed, int64_t num_classes, int64_t num_features) {
-  file.set_attr("format", std::string(kFormat));
-  file.set_attr("version", kGraphFileVersion);
+  write_format(file, kFormat, kGraphFileVersion);
   file.set_attr("name", name);
   file.set_attr("num_nodes", num_nodes);
   file.set_attr("num_edges", num_edges);
@@ -316,9 +316,10 @@ void write_graph(const std::string& path, const graph::Graph& g) {
 
 void check_graph_format(const h5::File& file) {
   const char* path = file.path().c_str();
-  HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kFormat,
+  HALOGEN_USER_CHECK(read_format(file) == kFormat,
                      "%s: not a Halogen graph file (root attribute format is not \"%s\")", path, kFormat);
-  const int64_t version = file.attr_int("version");
+  const int64_t version = read_format_version(file);
+  HALOGEN_USER_CHECK(version != -1, "%s: root attribute format_version missing", path);
   HALOGEN_USER_CHECK(version != 1,
                      "%s: graph file version 1, written by an older Halogen without checksums: convert or "
                      "generate it again with this version (`halogen convert` / `halogen generate`)",

@@ -1,5 +1,6 @@
 #pragma once
-// The graph file (DESIGN.md, "Files"): one HDF5 file per graph, format="halogen.graph" version=2.
+// The graph file (DESIGN.md, "Files"): one HDF5 file per graph, format="halogen.graph" format_version=2
+// (io/file_format.h).
 // Version 2: every dataset carries a Fletcher-32 checksum that every read verifies (io/h5.h). Version 1 files
 // (written before checksums) are refused with a message to convert or generate the graph again.
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace halogen::io {
 
 inline constexpr int64_t kGraphFileVersion = 2;
 
-// Checks the root attributes format="halogen.graph" and version == kGraphFileVersion; a UserError naming the
+// Checks the root attributes format="halogen.graph" and format_version (an earlier file's version) == kGraphFileVersion; a UserError naming the
 // file otherwise (version 1: "written by an older Halogen, without checksums; ...").
 void check_graph_format(const h5::File& file);
 

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
 #include "io/json_text.h"
@@ -77,12 +78,12 @@ void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, i
   }
 }
 
-// Root attribute version of a shard or assignment file: kPartitionVersion; version 1 (no checksums) asks for a
-// new partition.
+// Root attribute format_version (an earlier file's version) of a shard or assignment file: kPartitionVersion;
+// version 1 (no checksums) asks for a new partition.
 void check_partition_file_version(const h5::File& file, const char* what) {
   const std::string& path = file.path();
-  require(file.has_attr("version"), path, "/", "attribute version missing");
-  const int64_t version = file.attr_int("version");
+  const int64_t version = read_format_version(file);
+  require(version != -1, path, "/", "attribute format_version missing");
   require(version != 1, path, "/",
           std::string("version 1 ") + what +
               ", written by an older Halogen without checksums: partition the graph again with this version "
@@ -292,7 +293,8 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   const std::string format = json_get<std::string>(root, "format", path);
   if (format != "halogen.partition")
     throw UserError(path + ": format is \"" + format + "\", expected \"halogen.partition\"");
-  const int version = json_get<int>(root, "version", path);
+  // format_version; meta.json files before it say version.
+  const int version = json_get<int>(root, root.contains("format_version") ? "format_version" : "version", path);
   if (version == 1)
     throw UserError(path + ": version 1, written by an older Halogen without checksums: partition the graph "
                     "again with this version (`halogen partition GRAPH -k " +
@@ -345,8 +347,7 @@ void write_assignment(const std::string& path, const std::vector<int32_t>& part_
   write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
     file.write("/part", part_of, /*compress=*/true);
-    file.set_attr("format", std::string("halogen.assignment"));
-    file.set_attr("version", kPartitionVersion);
+    write_format(file, "halogen.assignment", kPartitionVersion);
     file.set_attr("num_parts", int64_t{num_parts});
     file.close();
   });
@@ -370,8 +371,7 @@ std::vector<int32_t> read_assignment(const std::string& path, int32_t num_parts,
 void write_shard(const std::string& path, const graph::Shard& shard) {
   write_atomically(path, [&](const std::string& temporary) {
     h5::File file(temporary, h5::Mode::create);
-    file.set_attr("format", std::string("halogen.part"));
-    file.set_attr("version", kPartitionVersion);
+    write_format(file, "halogen.part", kPartitionVersion);
     file.set_attr("part", int64_t{shard.part});
     file.set_attr("num_parts", int64_t{shard.num_parts});
     file.set_attr("num_nodes", shard.global_num_nodes);
@@ -419,7 +419,7 @@ graph::Shard read_shard(const std::string& dir, int part) {
 
 graph::Shard read_shard_file(const std::string& path, int part, const PartitionMeta& meta) {
   h5::File file(path, h5::Mode::read);
-  const std::string format = file.has_attr("format") ? file.attr_string("format") : "";
+  const std::string format = read_format(file);
   require(format == "halogen.part", path, "/",
           "format attribute is \"" + format + "\", expected \"halogen.part\"");
   check_partition_file_version(file, "shard");
@@ -552,28 +552,6 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
           "attribute link_negatives is " + std::to_string(s.link_negatives) + ", meta.json says " +
               std::to_string(meta.link_negatives));
   return s;
-}
-
-std::string file_checksum(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot open to compute its checksum");
-  constexpr uint64_t kPrime = 0x100000001b3ull;
-  uint64_t hash = 0xcbf29ce484222325ull;
-  std::vector<char> buffer(1 << 22);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const size_t got = static_cast<size_t>(in.gcount());
-    size_t i = 0;
-    for (; i + 8 <= got; i += 8) {
-      uint64_t word;
-      __builtin_memcpy(&word, buffer.data() + i, 8);
-      hash = (hash ^ word) * kPrime;
-    }
-    for (; i < got; ++i) hash = (hash ^ static_cast<unsigned char>(buffer[i])) * kPrime;
-  }
-  char text[40];
-  std::snprintf(text, sizeof(text), "fnv1a64:%016llx", static_cast<unsigned long long>(hash));
-  return text;
 }
 
 }  // namespace halogen::io

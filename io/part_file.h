@@ -7,11 +7,11 @@
 // message to partition the graph again.
 //
 // meta.json (written by partition/partition_dir.cpp; the keys read back here are stable):
-//   format="halogen.partition", version=2, method, num_parts,
+//   format="halogen.partition", format_version=2, method, num_parts,
 //   graph: {file, file_absolute, checksum, size_bytes, name, num_nodes, num_edges, num_features, num_classes,
 //           directed, num_train},
 //   parts: [{part, owned, halo, nnz, train, send}], statistics: {...}, phases: [...], command.
-// Shard files: root attributes format="halogen.part" version=2 part num_parts num_nodes num_edges num_classes
+// Shard files: root attributes format="halogen.part" format_version=2 part num_parts num_nodes num_edges num_classes
 // num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
 // (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
 // /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
@@ -74,9 +74,5 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
 
 // Writes one shard file atomically.
 void write_shard(const std::string& path, const graph::Shard& shard);
-
-// A fingerprint of a file's bytes ("fnv1a64:<16 hex digits>", 64-bit FNV-1a over 8-byte words), fast
-// enough (several GB/s) to recompute at every `halogen info DIR --check`.
-std::string file_checksum(const std::string& path);
 
 }  // namespace halogen::io

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "io/file_format.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
 #include "io/part_file.h"
@@ -99,6 +100,10 @@ void describe_partition_dir(const std::string& dir, bool check) {
   if (!check) return;
 
   const std::string graph_path = locate_graph_file(meta, dir);
+  if (!io::is_current_checksum(meta.graph_checksum))
+    throw UserError(dir + "/meta.json: graph.checksum " + meta.graph_checksum +
+                    " was recorded by an earlier Halogen, which fingerprinted files differently: partition the "
+                    "graph again with this version (`halogen partition " + graph_path + " ... --force`) to check it");
   const std::string checksum = io::file_checksum(graph_path);
   if (checksum != meta.graph_checksum)
     throw UserError(graph_path + ": checksum " + checksum + " differs from " + meta.graph_checksum +

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
 #include "io/part_file.h"
@@ -65,7 +66,7 @@ json meta_json(const graph::Graph& graph, int64_t num_edges, int64_t num_train, 
   const AssignOptions& o = request.options;
   json meta;
   meta["format"] = "halogen.partition";
-  meta["version"] = io::kPartitionVersion;
+  meta["format_version"] = io::kPartitionVersion;
   meta["method"] = method_name(o.method);
   meta["num_parts"] = o.num_parts;
   meta["options"] = {{"objective", objective_name(o.objective)},

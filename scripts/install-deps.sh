@@ -11,6 +11,7 @@ packages=(
   libptscotch-dev libscotchparmetis-dev  # `partition --method ptscotch` (the 64-bit scotch-int64 build)
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libcurl4-openssl-dev libssl-dev libzip-dev  # `halogen download`: HTTP(S), SHA-256, zip archives
+  libxxhash-dev  # file fingerprints (XXH3) in partitions and checkpoints
   python3 python3-numpy python3-scipy python3-h5py python3-matplotlib
   python3-venv python3-pytest python3-pandas python3-torch python3-tqdm python3-jinja2
   clang libclang-rt-dev libomp-dev  # libFuzzer harness of the input readers (scripts/fuzz.sh, preset fuzz)

@@ -1,7 +1,7 @@
 """Halogen checkpoints (`halogen train --checkpoint DIR [--save-best]`) as PyTorch Geometric state dicts.
 
-A checkpoint is an HDF5 file: root attributes format="halogen-checkpoint", format_version=1, model ("gcn" |
-"sage"), epoch, config (a JSON string: layers, hidden, dropout, row_normalize, ...), graph_checksum; each
+A checkpoint is an HDF5 file: root attributes format="halogen.checkpoint" (earlier "halogen-checkpoint"),
+format_version=1, model ("gcn" | "sage"), epoch, config (a JSON string: layers, hidden, dropout, row_normalize, ...), graph_checksum; each
 parameter of layer l is a float32 dataset /layers/<l>/<name>: weight [in, out], bias [out] and, for SAGE,
 weight_self [in, out] (optimizer state may sit beside them and is not read here). A checkpoint directory means
 its best file (`best.h5`, else the one `.h5` with "best" in its name) if there is one, else `last.h5` (else its
@@ -20,7 +20,8 @@ import os
 
 import numpy as np
 
-FORMAT = "halogen-checkpoint"
+FORMAT = "halogen.checkpoint"
+EARLIER_FORMATS = ("halogen-checkpoint",)  # the same layout, named before 2026-12
 FORMAT_VERSION = 1
 
 
@@ -62,7 +63,7 @@ def read_checkpoint(path):
         return value.decode() if isinstance(value, bytes) else value
 
     with h5py.File(file, "r") as f:
-        if text(f.attrs.get("format")) != FORMAT:
+        if text(f.attrs.get("format")) not in (FORMAT,) + EARLIER_FORMATS:
             raise ValueError(f'{file}: not a Halogen checkpoint (root attribute format is not "{FORMAT}")')
         version = int(f.attrs.get("format_version", -1))
         if version != FORMAT_VERSION:

@@ -1,6 +1,6 @@
-"""The Halogen graph file (docs/io.md): one HDF5 file per graph, format="halogen.graph" version=2.
+"""The Halogen graph file (docs/io.md): one HDF5 file per graph, format="halogen.graph" format_version=2.
 
-    /            attrs format="halogen.graph" version=2 name num_nodes num_edges directed num_classes num_features
+    /            attrs format="halogen.graph" format_version=2 name num_nodes num_edges directed num_classes num_features
     /csr/indptr  int64 [N+1]      /csr/indices int64 [E]      /csr/weight float32 [E]   (optional)
     /node/feat   float32 [N,F]    /node/label int32 [N] (-1 = unlabeled), or float32 [N] / [T,N] for regression
     /node/orig_id int64 [N]       (optional)
@@ -10,7 +10,7 @@
 duplicate edges removed, a duplicate keeping its largest weight, rows sorted), checks it with the rules every
 Halogen reader applies (`validate_graph`) and writes it atomically: to a hidden temporary name in the same
 directory, renamed when complete. Every dataset that holds data is chunked (about 1 MiB of whole rows) with
-HDF5's Fletcher-32 checksum, which Halogen requires (version 2; docs/io.md "Integrity"). Needs numpy and h5py only.
+HDF5's Fletcher-32 checksum, which Halogen requires (format_version 2; docs/io.md "Integrity"). Needs numpy and h5py only.
 """
 import os
 
@@ -189,7 +189,7 @@ def write_graph(path, num_nodes, edge_index, features=None, labels=None, num_cla
     temp = os.path.join(directory, "." + os.path.basename(path) + f".tmp.{os.getpid()}")
     try:
         with h5py.File(temp, "w") as f:
-            attrs = {"format": FORMAT, "version": VERSION, "name": name, "num_nodes": num_nodes,
+            attrs = {"format": FORMAT, "format_version": VERSION, "name": name, "num_nodes": num_nodes,
                      "num_edges": int(indices.size), "directed": int(bool(directed)),
                      "num_classes": graph["num_classes"],
                      "num_features": int(features.shape[1]) if features is not None else 0}
@@ -230,8 +230,9 @@ def read_graph(path, validate=True):
         fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
         if fmt != FORMAT:
             raise ValueError(f'{path}: not a Halogen graph file (root attribute format is not "{FORMAT}")')
-        if int(f.attrs["version"]) != VERSION:
-            raise ValueError(f"{path}: graph file version {int(f.attrs['version'])} is not supported (reads {VERSION})")
+        version = int(f.attrs.get("format_version", f.attrs.get("version", -1)))  # files before 2026-12: version
+        if version != VERSION:
+            raise ValueError(f"{path}: graph file format_version {version} is not supported (reads {VERSION})")
         name = f.attrs.get("name", "")
         graph = {
             "name": name.decode() if isinstance(name, bytes) else str(name),

@@ -60,7 +60,7 @@ def test_from_pyg_of_cora_equals_halogen_convert(cora):
             assert a[name].dtype == b[name].dtype and np.array_equal(a[name][()], b[name][()]), name
         for name in ("split/train", "split/valid", "split/test"):  # a mask keeps the set, not the file's order
             assert b[name].dtype == np.int64 and np.array_equal(np.sort(a[name][()]), b[name][()]), name
-        for key in ("format", "version", "num_nodes", "num_edges", "num_classes", "num_features", "directed"):
+        for key in ("format", "format_version", "num_nodes", "num_edges", "num_classes", "num_features", "directed"):
             assert a.attrs[key] == b.attrs[key], key
 
 

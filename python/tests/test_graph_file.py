@@ -23,7 +23,7 @@ def test_csr_is_built_as_halogen_convert_builds_it(tmp_path):
     tiny(path)
     with h5py.File(path, "r") as f:
         # Strings as io/h5.cpp writes them: fixed-length UTF-8 (h5py reads them as bytes).
-        assert f.attrs["format"] == b"halogen.graph" and f.attrs["name"] == b"tiny" and f.attrs["version"] == 2
+        assert f.attrs["format"] == b"halogen.graph" and f.attrs["name"] == b"tiny" and f.attrs["format_version"] == 2
         assert (f.attrs["num_nodes"], f.attrs["num_edges"], f.attrs["num_classes"], f.attrs["num_features"],
                 f.attrs["directed"]) == (5, 8, 3, 3, 0)
         # Symmetrised, sorted rows, the self-loop dropped, the duplicate (0,1) keeping its largest weight (5).

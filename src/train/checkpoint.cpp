@@ -16,22 +16,11 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/h5.h"
 
 namespace halogen::train {
 namespace {
-
-// 64-bit FNV-1a over the bytes of a float32 tensor (little-endian, as stored).
-std::string tensor_checksum(const float* data, int64_t count) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
-  const size_t n = static_cast<size_t>(count) * sizeof(float);
-  for (size_t i = 0; i < n; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  return strformat("fnv1a64:%016llx", (unsigned long long)hash);
-}
 
 // Dataset shape of a parameter: biases of one row are 1-D.
 std::vector<int64_t> tensor_dims(const nn::ParameterInfo& info) {
@@ -68,7 +57,6 @@ void write_tensors(h5::File& file, const std::string& root, const std::vector<nn
     const std::string dataset = root + tensor_dataset(info);
     const float* data = values.data() + info.offset;
     file.write(dataset, data, tensor_dims(info));
-    file.set_attr("fnv1a64", tensor_checksum(data, info.size()), dataset);
   }
 }
 
@@ -86,9 +74,6 @@ void read_tensors(const h5::File& file, const std::string& root, const std::vect
     HALOGEN_USER_CHECK(found == expected, "%s: %s: shape %s, the model needs %s", file.path().c_str(),
                        dataset.c_str(), dims_text(found).c_str(), dims_text(expected).c_str());
     const std::vector<float> data = file.read<float>(dataset);
-    HALOGEN_USER_CHECK(file.has_attr("fnv1a64", dataset) &&
-                           file.attr_string("fnv1a64", dataset) == tensor_checksum(data.data(), info.size()),
-                       "%s: %s: checksum mismatch (corrupt checkpoint)", file.path().c_str(), dataset.c_str());
     // Training never writes a non-finite parameter (it stops at a NaN loss), and Adam's moments are finite too.
     for (size_t i = 0; i < data.size(); ++i)
       HALOGEN_USER_CHECK(std::isfinite(data[i]), "%s: %s: element %zu is not finite (%g)", file.path().c_str(),
@@ -166,8 +151,7 @@ void write_checkpoint(const std::string& path, const CheckpointState& s) {
   const CheckpointHeader& h = s.header;
   {
     h5::File file(output.temp_path(), h5::Mode::create);
-    file.set_attr("format", std::string(kCheckpointFormat));
-    file.set_attr("format_version", kCheckpointVersion);
+    io::write_format(file, kCheckpointFormat, kCheckpointVersion);
     file.set_attr("epoch", h.epoch);
     file.set_attr("model", h.model);
     file.set_attr("task", h.task);
@@ -208,9 +192,9 @@ void write_checkpoint(const std::string& path, const CheckpointState& s) {
 
 CheckpointHeader read_checkpoint_header(const std::string& path) {
   h5::File file(path, h5::Mode::read);
-  HALOGEN_USER_CHECK(file.has_attr("format") && file.attr_string("format") == kCheckpointFormat,
+  HALOGEN_USER_CHECK(io::read_format(file) == kCheckpointFormat,
                      "%s: not a Halogen checkpoint (no format=\"%s\" attribute)", path.c_str(), kCheckpointFormat);
-  const int64_t version = file.attr_int("format_version");
+  const int64_t version = io::read_format_version(file);
   HALOGEN_USER_CHECK(version == kCheckpointVersion, "%s: checkpoint format_version %lld, this build reads %lld",
                      path.c_str(), (long long)version, (long long)kCheckpointVersion);
   CheckpointHeader h;

@@ -10,8 +10,9 @@
 //                                       it (GCN/SAGE weight [in, out]); biases of one row are 1-D [cols]
 //   /optimizer/m/layers/<l>/<name>      Adam first moment, same names and shapes
 //   /optimizer/v/layers/<l>/<name>      Adam second moment; attribute /optimizer@steps (int64)
-//   every tensor dataset: attribute fnv1a64 (FNV-1a of its float32 bytes), verified by the reader
-//   / attributes: format="halogen-checkpoint", format_version=1 (int64), epoch (epochs completed), model, task,
+//   every tensor dataset: HDF5's Fletcher-32, verified by every read (checkpoints before it also carry an
+//   attribute fnv1a64 per tensor, now ignored)
+//   / attributes: format="halogen.checkpoint" (earlier: "halogen-checkpoint"), format_version=1 (int64), epoch (epochs completed), model, task,
 //     fingerprint (model and data shape), graph_checksum (meta.json's graph.checksum: the graph file, not its
 //     partition), partition (JSON: parts, method, assignment checksum, directory), config (JSON RunOptions:
 //     train/run_options.h), best_epoch, best_valid_acc, test_acc_at_best, train_acc_at_best,
@@ -32,7 +33,7 @@
 
 namespace halogen::train {
 
-inline constexpr const char* kCheckpointFormat = "halogen-checkpoint";
+inline constexpr const char* kCheckpointFormat = "halogen.checkpoint";
 inline constexpr int64_t kCheckpointVersion = 1;
 
 // The root attributes and the Adam step count.

@@ -13,6 +13,7 @@
 #include "core/format.h"
 #include "core/interrupt.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "io/h5.h"
 #include "train/collective_error.h"
 
@@ -129,8 +130,7 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
   if (!embeddings) softmax_rows(rows, n, width, probabilities, predicted);
   try {
     h5::File file(output.temp_path(), h5::Mode::create);
-    file.set_attr("format", std::string("halogen-predictions"));
-    file.set_attr("format_version", int64_t{1});
+    io::write_format(file, "halogen.predictions", 1);
     file.set_attr("checkpoint", request.checkpoint_path);
     file.set_attr("epoch", header.epoch);
     file.set_attr("model", header.model);

@@ -8,7 +8,7 @@
 //   /predicted      int32   [N]      argmax of the logits (ties: the lowest class, as training's accuracy)
 //   /embeddings     float32 [N, H]   instead of both: the output of layer `embeddings_layer` (0-based; hidden
 //                                    layers: relu(conv + bias), the last layer: its logits)
-//   / attributes: format="halogen-predictions", format_version=1, checkpoint (its path), epoch, model,
+//   / attributes: format="halogen.predictions" (earlier: "halogen-predictions"), format_version=1, checkpoint (its path), epoch, model,
 //                 graph_checksum, num_nodes, and layer (embeddings only)
 //
 // Gather: every rank sends its owned rows (n_own x width floats) to rank 0, which places part q's i-th row at

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/atomic_file.h"
+#include "io/file_format.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/metrics.h"
@@ -179,8 +180,9 @@ int64_t Trainer::restore(TrainResult& result, Progress& progress) {
     const CheckpointHeader h = read_checkpoint_header(path);
     HALOGEN_USER_CHECK(h.graph_checksum == config_.graph_checksum,
                        "%s: --resume on another graph: the checkpoint was trained on the graph with checksum %s, "
-                       "this partition's graph has checksum %s", path.c_str(), h.graph_checksum.c_str(),
-                       config_.graph_checksum.c_str());
+                       "this partition's graph has checksum %s%s", path.c_str(), h.graph_checksum.c_str(),
+                       config_.graph_checksum.c_str(),
+                       io::checksum_kind_hint(h.graph_checksum, config_.graph_checksum).c_str());
     const std::string changed = compare_run_options(h.config, run_options(), config_.allow_lr_change);
     HALOGEN_USER_CHECK(changed.empty(), "%s: --resume with a changed option: %s (only --epochs, --metrics, --quiet, "
                        "--eval-every, --patience and --checkpoint-every may change on resume)", path.c_str(),

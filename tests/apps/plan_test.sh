@@ -39,7 +39,7 @@ cmp -s "$work/config12.json" "$work/list12.json" ||
 mpirun -np 1 "$bin" train "$work/g.p1" "${model[@]}" --epochs 6 --threads 1 --quiet --metrics "$work/m1.jsonl" >/dev/null
 
 cat >"$work/stats.json" <<'JSON'
-{"format": "halogen.graph_stats", "version": 1, "name": "tiny", "num_nodes": 20000, "num_edges": 400000,
+{"format": "halogen.graph_stats", "format_version": 1, "name": "tiny", "num_nodes": 20000, "num_edges": 400000,
  "num_features": 32, "num_classes": 4, "split": {"train": 12000, "valid": 4000, "test": 4000}, "edge_cut": 0.2}
 JSON
 "$bin" plan "$work/stats.json" "${model[@]}" --profile "$work/cpu.json" --ranks 1,2,4 --json >"$work/stats_plan.json"

@@ -54,7 +54,7 @@ assert r.returncode == 0, r.stderr
 a, b = h5py.File(os.path.join(work, "py.h5"), "r"), h5py.File(os.path.join(work, "c.h5"), "r")
 for name in ("csr/indptr", "csr/indices", "node/feat", "node/label", "split/train", "split/valid", "split/test"):
     assert np.array_equal(a[name][()], b[name][()]), name
-for key in ("num_nodes", "num_edges", "num_classes", "directed", "version"):
+for key in ("num_nodes", "num_edges", "num_classes", "directed", "format_version"):
     assert a.attrs[key] == b.attrs[key], key
 r = subprocess.run([halogen, "info", "--check", os.path.join(work, "py.h5")], capture_output=True, text=True)
 assert r.returncode == 0, r.stdout + r.stderr

@@ -4,7 +4,7 @@ import h5py
 import numpy as np
 
 DATASETS = ("csr/indptr", "csr/indices", "node/feat", "node/label", "split/train", "split/valid", "split/test")
-ATTRIBUTES = ("format", "version", "name", "num_nodes", "num_edges", "directed", "num_classes", "num_features")
+ATTRIBUTES = ("format", "format_version", "name", "num_nodes", "num_edges", "directed", "num_classes", "num_features")
 
 
 def assert_same_graph(path_a, path_b):

@@ -71,4 +71,14 @@ for d in bad1 bad2 bad3 bad4 bad5 bad6; do [ -e "$work/$d" ] && fail "a rejected
 out=$("$bin" info "$work/p_metis" --check 2>&1); rc=$?
 [ "$rc" -eq 2 ] || fail "info --check on a changed graph file exited $rc, expected 2: $out"
 grep -q "error: .*changed since it was partitioned" <<<"$out" || fail "info --check did not say why: $out"
+
+# A partition made before XXH3 fingerprints (meta.json checksum "fnv1a64:..."): still read, and --check says
+# to partition again rather than claim the graph changed.
+sed -i 's/"checksum": "xxh3-64:[0-9a-f]*"/"checksum": "fnv1a64:0123456789abcdef"/' "$work/p_metis/meta.json"
+grep -q '"fnv1a64:0123456789abcdef"' "$work/p_metis/meta.json" || fail "meta.json has no xxh3-64 checksum to replace"
+"$bin" info "$work/p_metis" >/dev/null || fail "info on a partition with an fnv1a64 checksum failed"
+out=$("$bin" info "$work/p_metis" --check 2>&1); rc=$?
+[ "$rc" -eq 2 ] || fail "info --check with an fnv1a64 checksum exited $rc, expected 2: $out"
+grep -q "error: .*meta.json: graph.checksum fnv1a64:0123456789abcdef was recorded by an earlier Halogen.*partition the graph again" <<<"$out" ||
+  fail "info --check with an fnv1a64 checksum: $out"
 echo "partition cli: all checks passed"

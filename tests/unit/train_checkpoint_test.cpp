@@ -84,7 +84,7 @@ TEST(CheckpointLayout, FileHasTheDocumentedDatasetsAndAttributes) {
   const std::string path = train::last_checkpoint_path(dir);
   train::write_checkpoint(path, sample_state());
   const h5::File file(path, h5::Mode::read);
-  EXPECT_EQ(file.attr_string("format"), "halogen-checkpoint");
+  EXPECT_EQ(file.attr_string("format"), "halogen.checkpoint");
   EXPECT_EQ(file.attr_int("format_version"), 1);
   EXPECT_EQ(file.attr_int("epoch"), 7);
   EXPECT_EQ(file.attr_string("graph_checksum"), "fnv1a64:0123456789abcdef");
