@@ -29,5 +29,7 @@ SpmmTiming spmm_timing(int64_t rows, double avg_degree, const std::vector<int64_
 // bench gemm's three products of a GCN layer (forward, grad_w, grad_h) of `rows` x f_in x f_out: their
 // GFLOP/s together (medians of `iterations` calls).
 double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iterations);
+// A square size^3 sgemm's GFLOP/s (median of `iterations` calls after one warm-up): bench gemm's reference.
+double square_sgemm_gflops(int64_t size, int iterations);
 
 }  // namespace halogen::app

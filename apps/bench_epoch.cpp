@@ -3,12 +3,18 @@
 // last --epochs (max over ranks per epoch, as the train log does), once per overlap mode asked for:
 //   overlap  ranks  threads  epoch_ms  spmm_ms  gemm_ms  halo_ms  exposed_ms  allreduce_ms  other_ms  exposed%
 // exposed% = exposed / total halo time: the share of communication the local products did not hide.
+// Then, on the CPU, a roofline line per row: the spmm phase's achieved GB/s (bytes by `bench spmm`'s model,
+// kernels::work_count) against a STREAM triad, and the gemm phase's GFLOP/s against a square sgemm, both
+// measured by rank 0 after the runs with the same threads (--no-roofline skips them). Work and time are each the
+// largest rank's, so with several ranks on one node each rank is held to the whole node's triad and sgemm.
 #include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "apps/bench.h"
 #include "apps/cli_checks.h"
@@ -36,6 +42,7 @@ struct EpochBenchOptions {
   float dropout = 0.5f;
   int threads = 0;
   std::string overlap = "on";  // on | off | both
+  bool roofline = true;
   bool row_normalize = false;
   std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
   std::string comm;    // auto | nccl | mpi (cuda only); empty: auto
@@ -100,6 +107,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
                   "spmm_ms", "gemm_ms", "halo_ms", "exposed_ms", "allreduce_ms", "other_ms", "exposed%");
     }
     const bool modes[2] = {true, false};
+    std::vector<std::pair<bool, train::EpochRecord>> rows;  // (overlap, mean of the timed epochs)
     for (bool overlap : modes) {
       if ((overlap && o.overlap == "off") || (!overlap && o.overlap == "on")) continue;
       train::TrainConfig config = base;
@@ -122,6 +130,8 @@ void run_epoch_bench(const EpochBenchOptions& o) {
         mean.halo_exposed_ms += r.halo_exposed_ms;
         mean.allreduce_ms += r.allreduce_ms;
         mean.other_ms += r.other_ms;
+        mean.spmm_bytes += r.spmm_bytes;
+        mean.gemm_flops += r.gemm_flops;
       }
       const double k = counted > 0 ? 1.0 / static_cast<double>(counted) : 0.0;
       if (comm.rank() == 0) {
@@ -131,7 +141,28 @@ void run_epoch_bench(const EpochBenchOptions& o) {
                     mean.halo_ms > 0 ? 100.0 * mean.halo_exposed_ms / mean.halo_ms : 0.0);
         std::fflush(stdout);
       }
+      train::EpochRecord per_epoch;  // the roofline's figures, per epoch
+      per_epoch.spmm_ms = mean.spmm_ms * k;
+      per_epoch.gemm_ms = mean.gemm_ms * k;
+      per_epoch.spmm_bytes = mean.spmm_bytes * k;
+      per_epoch.gemm_flops = mean.gemm_flops * k;
+      rows.push_back({overlap, per_epoch});
     }
+    if (comm.rank() != 0 || !o.roofline) return;
+    if (device != Device::cpu) {
+      std::printf("# roofline: on the CPU only (the GPU's references: bench spmm --device cuda)\n");
+      return;
+    }
+    const double triad = stream_triad_gbs(256), sgemm = square_sgemm_gflops(2048, 5);
+    for (const auto& [overlap, mean] : rows) {
+      const double spmm_gbs = mean.spmm_ms > 0 ? mean.spmm_bytes / (mean.spmm_ms * 1e-3) / 1e9 : 0.0;
+      const double gemm_gflops = mean.gemm_ms > 0 ? mean.gemm_flops / (mean.gemm_ms * 1e-3) / 1e9 : 0.0;
+      std::printf("# roofline (overlap %s, per epoch): spmm %.2f GB moved in %.2f ms = %.1f GB/s, %.0f%% of a STREAM triad of "
+                  "%.1f GB/s; gemm %.2f GFLOP in %.2f ms = %.1f GFLOP/s, %.0f%% of a 2048^3 sgemm's %.1f GFLOP/s\n",
+                  overlap ? "on" : "off", mean.spmm_bytes * 1e-9, mean.spmm_ms, spmm_gbs, 100.0 * spmm_gbs / triad,
+                  triad, mean.gemm_flops * 1e-9, mean.gemm_ms, gemm_gflops, 100.0 * gemm_gflops / sgemm, sgemm);
+    }
+    std::fflush(stdout);
   });
 }
 
@@ -179,6 +210,8 @@ void add_bench_epoch(CLI::App& bench) {
                   "With --device cuda: auto (default: nccl when every rank has its own GPU, else mpi), nccl or mpi "
                   "(host-staged; ranks may share a GPU)")
       ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
+  cmd->add_flag("!--no-roofline", o->roofline,
+                "Skip the roofline lines (and the STREAM triad and sgemm they measure, a few seconds)");
   cmd->callback([o] { run_epoch_bench(*o); });
 }
 

@@ -168,6 +168,15 @@ double gemm_layer_gflops(int64_t rows, int64_t f_in, int64_t f_out, int iteratio
   return 3 * 2.0 * static_cast<double>(rows) * f_in * f_out / seconds / 1e9;
 }
 
+double square_sgemm_gflops(int64_t size, int iterations) {
+  GemmBenchOptions options;
+  options.iterations = iterations;
+  options.warmup = 1;
+  Tensor a = random_tensor(size, size, 1), b = random_tensor(size, size, 2), c(size, size, Device::cpu);
+  const Product square{"square", &a, false, &b, false, &c};
+  return 2.0 * static_cast<double>(size) * size * size / median_seconds(square, options) / 1e9;
+}
+
 void add_bench_gemm(CLI::App& bench) {
   auto options = std::make_shared<GemmBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("gemm", "CPU GEMM (OpenBLAS) GFLOP/s for the products of a GCN layer");

@@ -9,8 +9,59 @@
 
 namespace halogen::kernels {
 
+// One tag type per op, so that the ops whose work is counted (work_count) have an overload of count_work below.
+namespace op {
+#define HALOGEN_OP(return_type, name, dispatch_device, parameters, arguments) struct name {};
+#include "kernels/op_list.h"
+#undef HALOGEN_OP
+}  // namespace op
+
+namespace {
+
+thread_local WorkCount t_work;
+
+template <typename Op, typename... Arguments>
+void count_work(Op, const Arguments&...) {}  // ops that count nothing
+
+// Row pointers, column ids and the gathered dense rows of a sparse product over `width` columns.
+void count_sparse(const CsrView& a, int64_t width, double per_nonzero_bytes, double output_bytes) {
+  const double nnz = static_cast<double>(a.nnz);
+  t_work.bytes += 8.0 * static_cast<double>(a.rows + 1) + (4.0 + per_nonzero_bytes + 4.0 * width) * nnz + output_bytes;
+  t_work.flops += 2.0 * nnz * static_cast<double>(width);
+}
+
+void count_work(op::spmm, const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate) {
+  const double factors = 4.0 * static_cast<double>((a.row_scale ? a.rows : 0) + (a.col_scale ? a.cols : 0));
+  count_sparse(a, x.cols, a.values ? 4.0 : 0.0,
+               (accumulate ? 8.0 : 4.0) * static_cast<double>(out.rows * out.cols) + factors);
+}
+void count_work(op::weighted_spmm, const CsrView& a, Matrix<const float> weights, Matrix<const float> x,
+                Matrix<float> out) {
+  count_sparse(a, x.cols, 4.0 * static_cast<double>(weights.cols), 4.0 * static_cast<double>(out.rows * out.cols));
+}
+void count_work(op::weighted_spmm_transpose, const CsrView& a_t, Span<const int32_t>, Matrix<const float> weights,
+                Matrix<const float> g, Matrix<float> out) {
+  count_sparse(a_t, g.cols, 4.0 + 4.0 * static_cast<double>(weights.cols),
+               4.0 * static_cast<double>(out.rows * out.cols));
+}
+void count_work(op::edge_dot, const CsrView& a, Matrix<const float> g, Matrix<const float> x, Matrix<float> out) {
+  count_sparse(a, x.cols, 4.0 * static_cast<double>(out.cols), 4.0 * static_cast<double>(g.rows * g.cols));
+}
+void count_work(op::gemm, Matrix<const float> a, bool transpose_a, Matrix<const float>, bool, Matrix<float> c,
+                float, float beta) {
+  const double m = static_cast<double>(c.rows), n = static_cast<double>(c.cols),
+               k = static_cast<double>(transpose_a ? a.rows : a.cols);
+  t_work.flops += 2.0 * m * n * k;
+  t_work.bytes += 4.0 * (m * k + k * n + (beta != 0.0f ? 2.0 : 1.0) * m * n);
+}
+
+}  // namespace
+
+const WorkCount& work_count() { return t_work; }
+
 #define HALOGEN_OP(return_type, name, dispatch_device, parameters, arguments)                         \
   return_type name(HALOGEN_UNPAREN parameters, Stream stream) {                                       \
+    count_work(op::name{}, HALOGEN_UNPAREN arguments);                                                \
     if ((dispatch_device) == Device::cuda) return cuda_backend().name(HALOGEN_UNPAREN arguments, stream); \
     return cpu::name(HALOGEN_UNPAREN arguments, stream);                                              \
   }

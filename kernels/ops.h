@@ -246,6 +246,17 @@ enum class GruMix { z_keeps_state, z_takes_candidate };
 // Frees the cached sparse-matrix state of every backend (see spmm); the CUDA backend's only when it is loaded.
 void release_sparse_cache();
 
+// Work of the products this thread has called so far, on either device, for rooflines (nn::PhaseClock, `bench
+// epoch`). Sparse products (spmm, weighted_spmm, weighted_spmm_transpose, edge_dot) count the bytes of `bench
+// spmm`'s model: row pointers (8 per row), column ids (4), values, edge ids or attention weights (4 each per
+// nonzero, per head) once, one gathered row of the dense input per nonzero (4 per column), the output rows once
+// (twice when accumulated), the row and column factors of a scaled matrix; and 2 flops per nonzero and column.
+// gemm counts 2 m n k flops and its three matrices once (c twice with beta != 0). Other ops count nothing.
+struct WorkCount {
+  double bytes = 0, flops = 0;
+};
+const WorkCount& work_count();
+
 // Progress during a long CPU product. While a ProgressHook lives on a thread, the CPU spmm that this thread
 // calls cuts its rows into chunks of at most about kProgressChunkCost nonzeros and runs fn(context) on this
 // thread (OpenMP's master thread of the product) after each chunk it computed. The distributed adjacency uses

@@ -15,9 +15,9 @@ class EventPhaseClock final : public PhaseClock {
   EventPhaseClock() {
     for (auto& timer : timers_) timer = std::make_unique<kernels::device::PhaseTimer>(32);
   }
-  void begin(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->begin(stream); }
-  void end(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->end(stream); }
-  PhaseTimes take() override {
+  void begin_interval(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->begin(stream); }
+  void end_interval(Phase phase, kernels::Stream stream) override { timers_[static_cast<int>(phase)]->end(stream); }
+  PhaseTimes take_times() override {
     PhaseTimes taken;
     for (int p = 0; p < kNumPhases; ++p) taken[static_cast<Phase>(p)] = timers_[p]->take_ms();
     return taken;

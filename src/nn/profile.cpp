@@ -13,12 +13,12 @@ namespace {
 // Host wall clock: CPU kernels have finished when they return, so the interval is the work.
 class WallPhaseClock final : public PhaseClock {
  public:
-  void begin(Phase phase, kernels::Stream) override {
+  void begin_interval(Phase phase, kernels::Stream) override {
     const int p = static_cast<int>(phase);
     HALOGEN_ASSERT(started_at_[p] < 0, "phase %d begun twice", p);
     started_at_[p] = wall_seconds();
   }
-  void end(Phase phase, kernels::Stream) override {
+  void end_interval(Phase phase, kernels::Stream) override {
     const int p = static_cast<int>(phase);
     HALOGEN_ASSERT(started_at_[p] >= 0, "phase %d ended without begin", p);
     const double now = wall_seconds();
@@ -30,7 +30,7 @@ class WallPhaseClock final : public PhaseClock {
     recorder_ = recorder;
     return true;
   }
-  PhaseTimes take() override {
+  PhaseTimes take_times() override {
     PhaseTimes taken = times_;
     times_.reset();
     return taken;
@@ -43,6 +43,26 @@ class WallPhaseClock final : public PhaseClock {
 };
 
 }  // namespace
+
+void PhaseClock::begin(Phase phase, kernels::Stream stream) {
+  if (phase == Phase::spmm) bytes_at_begin_ = kernels::work_count().bytes;
+  if (phase == Phase::gemm) flops_at_begin_ = kernels::work_count().flops;
+  begin_interval(phase, stream);
+}
+
+void PhaseClock::end(Phase phase, kernels::Stream stream) {
+  end_interval(phase, stream);
+  if (phase == Phase::spmm) spmm_bytes_ += kernels::work_count().bytes - bytes_at_begin_;
+  if (phase == Phase::gemm) gemm_flops_ += kernels::work_count().flops - flops_at_begin_;
+}
+
+PhaseTimes PhaseClock::take() {
+  PhaseTimes taken = take_times();
+  taken.spmm_bytes = spmm_bytes_;
+  taken.gemm_flops = gemm_flops_;
+  spmm_bytes_ = gemm_flops_ = 0;
+  return taken;
+}
 
 double& PhaseTimes::operator[](Phase phase) {
   switch (phase) {

@@ -42,6 +42,9 @@ struct PhaseTimes {
   double allreduce_ms = 0;
   double optimizer_ms = 0;
   double allreduce_exposed_ms = 0;
+  // Work inside the spmm and gemm intervals (kernels::work_count): the bytes the spmm phase moved and the flops
+  // of the gemm phase, for the roofline of `bench epoch`.
+  double spmm_bytes = 0, gemm_flops = 0;
   double& operator[](Phase phase);
   void reset() { *this = PhaseTimes{}; }
 };
@@ -82,13 +85,22 @@ class TraceRecorder {
 class PhaseClock {
  public:
   virtual ~PhaseClock() = default;
-  virtual void begin(Phase phase, kernels::Stream stream) = 0;
-  virtual void end(Phase phase, kernels::Stream stream) = 0;
-  // Milliseconds per phase since the last take(); starts over.
-  virtual PhaseTimes take() = 0;
+  void begin(Phase phase, kernels::Stream stream);
+  void end(Phase phase, kernels::Stream stream);
+  // Milliseconds per phase, and the spmm and gemm phases' work, since the last take(); starts over.
+  PhaseTimes take();
   // Reports every interval to `recorder` from now on (nullptr: stop). False when this clock cannot (the CUDA
   // clock's intervals are GPU events, not host times).
   virtual bool set_trace(TraceRecorder* /*recorder*/) { return false; }
+
+ protected:
+  virtual void begin_interval(Phase phase, kernels::Stream stream) = 0;
+  virtual void end_interval(Phase phase, kernels::Stream stream) = 0;
+  virtual PhaseTimes take_times() = 0;  // the milliseconds alone
+
+ private:
+  double bytes_at_begin_ = 0, flops_at_begin_ = 0;  // the counters when the open spmm / gemm interval began
+  double spmm_bytes_ = 0, gemm_flops_ = 0;
 };
 
 // The clock for work on `device`. Device::cuda without the CUDA backend or a usable GPU is a UserError.

@@ -25,6 +25,8 @@
 namespace halogen::train {
 namespace {
 
+constexpr int kPhaseFigures = 9;  // take_phase_times: epoch, 6 phase times, spmm bytes, gemm flops
+
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 nn::AdamConfig adam_config(const RunConfig& config, const nn::ParameterStore& store) {
@@ -82,7 +84,7 @@ struct Trainer::Progress {
 
 Trainer::Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, const RunConfig& config)
     : comm_(comm), workload_(std::move(workload)), config_(config),
-      phase_buffer_(static_cast<size_t>(7 + comm.size())) {
+      phase_buffer_(static_cast<size_t>(kPhaseFigures + comm.size())) {
   check_config();
   adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, workload_->parameters()));
   reducer_ = std::make_unique<nn::GradientReducer>(workload_->parameters(), comm_, workload_->gradient_bucket_bytes(),
@@ -280,18 +282,19 @@ double Trainer::optimizer_step(int64_t epoch, int64_t step) {
 // Phase times of the training pass, max over ranks (evaluation records into the clock too: dropped before).
 void Trainer::take_phase_times(EpochRecord& record) {
   const nn::PhaseTimes times = workload_->clock().take();
-  // Seven phase times, then one slot per rank for its compute (epoch minus the time it waited for others, >= 0;
-  // the other ranks' slots are 0), all maxed in one reduction: the per-rank compute comes back whole, so the
-  // maximum, the minimum and the slowest rank are read off it.
+  // Seven phase times and the spmm and gemm work, then one slot per rank for its compute (epoch minus the time it
+  // waited for others, >= 0; the other ranks' slots are 0), all maxed in one reduction: the per-rank compute comes
+  // back whole, so the maximum, the minimum and the slowest rank are read off it.
   std::vector<double>& phase = phase_buffer_;
   std::fill(phase.begin(), phase.end(), 0.0);
-  const double own[7] = {record.epoch_ms,        times.spmm_ms,      times.gemm_ms,
-                         times.halo_total_ms,    times.halo_exposed_ms, times.allreduce_ms,
-                         times.allreduce_exposed_ms};
-  std::copy(own, own + 7, phase.begin());
-  phase[7 + comm_.rank()] = std::max(0.0, record.epoch_ms - times.halo_exposed_ms - times.allreduce_exposed_ms);
+  const double own[kPhaseFigures] = {record.epoch_ms,     times.spmm_ms,          times.gemm_ms,
+                                     times.halo_total_ms, times.halo_exposed_ms,  times.allreduce_ms,
+                                     times.allreduce_exposed_ms, times.spmm_bytes, times.gemm_flops};
+  std::copy(own, own + kPhaseFigures, phase.begin());
+  phase[kPhaseFigures + comm_.rank()] =
+      std::max(0.0, record.epoch_ms - times.halo_exposed_ms - times.allreduce_exposed_ms);
   comm_.allreduce_max(phase.data(), static_cast<int64_t>(phase.size()));
-  const auto compute = phase.begin() + 7;
+  const auto compute = phase.begin() + kPhaseFigures;
   const auto slowest = std::max_element(compute, phase.end());
   record.compute_ms_max = *slowest;
   record.compute_ms_min = *std::min_element(compute, phase.end());
@@ -303,6 +306,8 @@ void Trainer::take_phase_times(EpochRecord& record) {
   record.halo_exposed_ms = phase[4];
   record.allreduce_ms = phase[5];
   record.allreduce_exposed_ms = phase[6];
+  record.spmm_bytes = phase[7];
+  record.gemm_flops = phase[8];
   record.other_ms = std::max(0.0, record.epoch_ms - record.spmm_ms - record.gemm_ms - record.halo_exposed_ms -
                                       record.allreduce_exposed_ms);
   const int64_t snapshots = workload_->snapshots_per_epoch();

@@ -100,6 +100,9 @@ struct EpochRecord {
   double epoch_ms = 0, spmm_ms = 0, gemm_ms = 0, halo_ms = 0, halo_exposed_ms = 0, allreduce_ms = 0,
          allreduce_exposed_ms = 0, other_ms = 0, eval_ms = 0;
   double snapshots_per_s = 0;   // temporal models: trained time steps per second of epoch_ms
+  // Max over ranks: the bytes moved in the spmm phase and the flops of the gemm phase (nn::PhaseTimes; a rank's
+  // roofline is about spmm_bytes / spmm_ms and gemm_flops / gemm_ms).
+  double spmm_bytes = 0, gemm_flops = 0;
   // Stragglers: a rank's compute = its own epoch_ms - halo_exposed_ms - allreduce_exposed_ms (the time it was
   // not waiting for others); the largest and smallest over ranks, and the rank of the largest (the slowest; the
   // lowest-numbered one on a tie).
@@ -170,7 +173,7 @@ class Trainer {
   // a lock removes what a killed writer left beside that output (io::OutputLock).
   std::vector<std::unique_ptr<io::OutputLock>> output_locks_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
-  std::vector<double> phase_buffer_;          // take_phase_times' reduction: 7 phase times + one slot per rank
+  std::vector<double> phase_buffer_;          // take_phase_times' reduction: 9 phase figures + one slot per rank
   std::unique_ptr<nn::TraceRecorder> trace_;  // --trace (allocated before epoch 1)
   double trace_origin_s_ = 0;
 };
