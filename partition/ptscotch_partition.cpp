@@ -1,5 +1,6 @@
 #include "partition/ptscotch_partition.h"
 
+#include <metis.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -365,14 +366,12 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
   };
   RebalanceReport report;
   report.max_load_before = report.max_load_after = max_relative_load(global_table(), fractions);
-  if (parts <= 1 || report.max_load_before <= options.imbalance) return report;
+  if (parts <= 1) return report;
   constexpr int kWords = 5 + kMaxBalanceConstraints;  // vertex, from, to, gain, delta bits, weights
   std::vector<RebalanceMove> proposals;
-  int32_t rounds = 0;
-  Stopwatch watch;
-  for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
-    RebalanceRound round(global_table(), fractions, options.imbalance);  // the same on every process
-    if (!round.any_overloaded()) break;
+  // One round of a RebalanceRound or RefineRound over the slices; returns the moves made (on process 0 with
+  // their gains; elsewhere only the count is meaningful).
+  auto run_round = [&](auto& round) {
     proposals.clear();
     for (int64_t i = 0; i < n_local; ++i) {
       const int64_t* w = &weight[i * ncon];
@@ -393,6 +392,7 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
     std::vector<int64_t> send_offsets(size + 1, static_cast<int64_t>(send.size())), gathered_offsets;
     send_offsets[0] = 0;
     const std::vector<int64_t> gathered = exchange(comm, send, send_offsets, &gathered_offsets);  // all to 0
+    std::vector<RebalanceMove> applied;
     std::vector<int64_t> made;  // (vertex, to) of the moves made
     if (rank == 0) {
       std::vector<RebalanceMove> all(gathered.size() / kWords);
@@ -403,7 +403,8 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
         std::memcpy(&m.delta, &in[4], sizeof(double));
         std::copy(in + 5, in + kWords, m.weight.begin());
       }
-      for (const RebalanceMove& m : round.choose(std::move(all))) {
+      applied = round.choose(std::move(all));
+      for (const RebalanceMove& m : applied) {
         made.push_back(m.vertex);
         made.push_back(m.to);
       }
@@ -419,9 +420,19 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
         if (at != ghosts.end() && *at == v) ghost_part[at - ghosts.begin()] = to;
       }
     }
-    report.moved += static_cast<int64_t>(made.size() / 2);
+    if (rank != 0) applied.resize(made.size() / 2);
+    return applied;
+  };
+  int32_t rounds = 0;
+  Stopwatch watch;
+  for (int32_t round_number = 0; round_number < kMaxRebalanceRounds && report.max_load_before > options.imbalance;
+       ++round_number) {
+    RebalanceRound round(global_table(), fractions, options.imbalance);  // the same on every process
+    if (!round.any_overloaded()) break;
+    const int64_t made = static_cast<int64_t>(run_round(round).size());
+    report.moved += made;
     ++rounds;
-    if (made.empty()) break;  // no move helps any more
+    if (made == 0) break;  // no move helps any more
   }
   report.max_load_after = max_relative_load(global_table(), fractions);
   if (rank == 0 && report.moved > 0) {
@@ -432,7 +443,181 @@ RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const s
                         joined.c_str(), static_cast<long long>(report.moved), rounds, watch.seconds(),
                         report.max_load_before, report.max_load_after));
   }
+  // Then win back cut within the bound (refine_loads's rounds, the same moves whatever K).
+  {
+    RefineReport refined;
+    Stopwatch refine_watch;
+    int32_t idle = 0;
+    for (int32_t round_number = 0; round_number < kMaxRefineRounds && idle < RefineRound::cycle(parts);
+         ++round_number) {
+      RefineRound round(global_table(), fractions, options.imbalance, round_number);
+      const std::vector<RebalanceMove> applied = run_round(round);
+      for (const RebalanceMove& m : applied) refined.gained += m.gain;
+      refined.moved += static_cast<int64_t>(applied.size());
+      ++refined.rounds;
+      idle = applied.empty() ? idle + 1 : 0;
+    }
+    if (rank == 0)
+      log::info(strformat("refine (distributed): %lld moves in %d rounds, %.2f s, %lld cut edges fewer",
+                          static_cast<long long>(refined.moved), refined.rounds, refine_watch.seconds(),
+                          static_cast<long long>(refined.gained)));
+  }
   return report;
+}
+
+// Stored cut entries of the whole graph (each cut edge counts from both sides), from the slices.
+int64_t slice_cut_entries(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& bounds,
+                          const std::vector<int32_t>& part_local) {
+  const std::vector<int64_t> ghosts = slice_ghosts(slice);
+  const std::vector<int64_t> ghost_part =
+      ask_owners(comm, ghosts, bounds, slice.begin, [&](int64_t i) -> int64_t { return part_local[i]; });
+  int64_t cut = 0;
+  for (int64_t i = 0; i < slice.num_rows(); ++i)
+    for (int64_t e = slice.row_begin(i); e < slice.row_end(i); ++e) {
+      const int64_t v = slice.indices[e];
+      const int64_t part = v >= slice.begin && v < slice.end
+                               ? part_local[v - slice.begin]
+                               : ghost_part[std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()];
+      cut += part != part_local[i];
+    }
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cut, 1, MPI_INT64_T, MPI_SUM, comm));
+  return cut;
+}
+
+// Fine parts -> parts: the quotient graph of `fine_local`'s F fine parts (vertex weights: the slice's
+// vertices, stored edges and training vertices per fine part; edge weights: entries between fine parts) is
+// gathered on process 0, which partitions it into options.num_parts with METIS's multi-constraint k-way, and
+// broadcasts the map. PT-Scotch balances one weight; METIS balances each constraint on the quotient, whose
+// vertices are PT-Scotch's own low-cut pieces, so the balance costs little cut. The quotient has F vertices
+// and at most F^2 edges (F = kFinePartsPerPart x P <= kMaxFineParts). Returns the part of each slice row.
+std::vector<int32_t> merge_fine_parts(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& bounds,
+                                      const std::vector<int64_t>& train, int64_t num_edges, int32_t fine_parts,
+                                      const AssignOptions& options, const std::vector<int32_t>& fine_local) {
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const int64_t n_local = slice.num_rows();
+  const int32_t ncon = 1 + (num_edges > 0) + !train.empty(), F = fine_parts;
+  std::vector<int64_t> weight(static_cast<size_t>(F) * ncon, 0);  // (F, ncon)
+  for (int64_t i = 0; i < n_local; ++i) {
+    int64_t* w = &weight[static_cast<size_t>(fine_local[i]) * ncon];
+    w[0] += 1;
+    if (num_edges > 0) w[1] += slice.row_end(i) - slice.row_begin(i);
+    if (!train.empty()) w[ncon - 1] += std::binary_search(train.begin(), train.end(), slice.begin + i);
+  }
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, weight.data(), static_cast<int>(weight.size()), MPI_INT64_T, MPI_SUM, comm));
+  // Entries between fine parts: (F x F) counts, summed on process 0 (F <= kMaxFineParts: at most 8 MiB).
+  const std::vector<int64_t> ghosts = slice_ghosts(slice);
+  const std::vector<int64_t> ghost_fine =
+      ask_owners(comm, ghosts, bounds, slice.begin, [&](int64_t i) -> int64_t { return fine_local[i]; });
+  std::vector<int64_t> edge(static_cast<size_t>(F) * F, 0);
+  for (int64_t i = 0; i < n_local; ++i)
+    for (int64_t e = slice.row_begin(i); e < slice.row_end(i); ++e) {
+      const int64_t v = slice.indices[e];
+      const int64_t b = v >= slice.begin && v < slice.end
+                            ? fine_local[v - slice.begin]
+                            : ghost_fine[std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()];
+      ++edge[int64_t{fine_local[i]} * F + b];
+    }
+  MPI_CHECK(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : edge.data(), edge.data(), static_cast<int>(edge.size()),
+                       MPI_INT64_T, MPI_SUM, 0, comm));
+  std::vector<int64_t> map(static_cast<size_t>(F), 0);
+  collectively(comm, [&] {
+    if (rank != 0) return;
+    // METIS takes idx_t (32-bit) weights: every constraint and the edge weights are scaled to fit.
+    constexpr int64_t kLimit = int64_t{1} << 28;
+    std::vector<idx_t> vwgt(weight.size()), xadj(1, 0), adjncy, adjwgt;
+    for (int32_t c = 0; c < ncon; ++c) {
+      int64_t total = 0;
+      for (int32_t f = 0; f < F; ++f) total += weight[f * ncon + c];
+      const int64_t scale = total / kLimit + 1;
+      for (int32_t f = 0; f < F; ++f) vwgt[f * ncon + c] = static_cast<idx_t>(weight[f * ncon + c] / scale);
+    }
+    const int64_t edge_scale = std::accumulate(edge.begin(), edge.end(), int64_t{0}) / kLimit + 1;
+    for (int32_t a = 0; a < F; ++a) {
+      for (int32_t b = 0; b < F; ++b) {
+        // Symmetric: the graph is undirected, so a-b entries equal b-a ones; both are kept, summed.
+        const int64_t w = edge[int64_t{a} * F + b] + edge[int64_t{b} * F + a];
+        if (a == b || w == 0) continue;
+        adjncy.push_back(b);
+        adjwgt.push_back(static_cast<idx_t>(std::max<int64_t>(1, w / edge_scale)));
+      }
+      xadj.push_back(static_cast<idx_t>(adjncy.size()));
+    }
+    const std::vector<double> fractions = part_fractions(options);
+    std::vector<real_t> tpwgts(static_cast<size_t>(options.num_parts) * ncon);
+    for (int32_t p = 0; p < options.num_parts; ++p)
+      for (int32_t c = 0; c < ncon; ++c) tpwgts[p * ncon + c] = static_cast<real_t>(fractions[p]);
+    std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(options.imbalance));
+    idx_t metis_options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(metis_options);
+    metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed % 1000003);
+    metis_options[METIS_OPTION_NUMBERING] = 0;
+    idx_t nvtxs = F, metis_ncon = ncon, nparts = options.num_parts, objval = 0;
+    std::vector<idx_t> part(static_cast<size_t>(F), 0);
+    const int status = METIS_PartGraphKway(&nvtxs, &metis_ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr,
+                                           adjwgt.data(), &nparts, tpwgts.data(), ubvec.data(), metis_options,
+                                           &objval, part.data());
+    HALOGEN_USER_CHECK(status == METIS_OK, "--method ptscotch: METIS failed (status %d) on the quotient of %d fine "
+                       "parts", status, F);
+    for (int32_t f = 0; f < F; ++f) map[f] = part[f];
+  });
+  broadcast_words(comm, map);
+  std::vector<int32_t> part_local(static_cast<size_t>(n_local));
+  for (int64_t i = 0; i < n_local; ++i) part_local[i] = static_cast<int32_t>(map[fine_local[i]]);
+  return part_local;
+}
+
+// At most this many fine parts (P <= 128): the quotient's F x F edge counts stay within 8 MiB per process.
+constexpr int64_t kMaxFineParts = 1024;
+// The fine route runs when the direct rebalance grows the cut by more than this factor: it doubles PT-Scotch's
+// time, and on RMAT (rebalance costs ~1% of the cut) it never won (docs/partition.md).
+constexpr double kFineRouteCutGrowth = 1.05;
+// Fine parts per part: 8 left pieces small enough for METIS to balance 3 constraints on the quotient and few
+// enough (8P vertices) that process 0 partitions it in milliseconds.
+constexpr int32_t kFinePartsPerPart = 8;
+
+// The default balance (Balance::all) on PT-Scotch's assignment `part_local`, which balances only the sum of the
+// constraints. Direct route: rebalance_slices (moves, then the refinement). When that grows the edge cut by more
+// than kFineRouteCutGrowth, the fine route too: PT-Scotch into kFinePartsPerPart x P fine parts, merged into P by
+// merge_fine_parts (METIS multi-constraint on the quotient), then rebalance_slices for what the merge left over
+// the bound; the route with the smaller cut is kept (ties: direct). Both are deterministic for a given K;
+// returns the route taken ("direct" or "fine").
+std::string balance_ptscotch(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& bounds,
+                             const std::vector<int64_t>& train, int64_t num_edges, const std::vector<int64_t>& degree,
+                             int64_t base_weight, const AssignOptions& options, std::vector<int32_t>& part_local) {
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const int32_t P = options.num_parts;
+  const int64_t cut_scotch = slice_cut_entries(comm, slice, bounds, part_local);
+  rebalance_slices(comm, slice, bounds, train, num_edges, options, part_local);
+  const int64_t cut_direct = slice_cut_entries(comm, slice, bounds, part_local);
+  int64_t num_nodes = slice.num_rows();
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &num_nodes, 1, MPI_INT64_T, MPI_SUM, comm));
+  const int64_t fine_parts = int64_t{kFinePartsPerPart} * P;
+  if (P == 1 || static_cast<double>(cut_direct) <= kFineRouteCutGrowth * static_cast<double>(cut_scotch) ||
+      fine_parts > num_nodes || fine_parts > kMaxFineParts)
+    return "direct";
+  Stopwatch watch;
+  AssignOptions fine_options = options;
+  fine_options.num_parts = static_cast<int32_t>(fine_parts);
+  fine_options.part_weights.clear();
+  std::vector<int32_t> fine_local;
+  collectively(comm, [&] { fine_local = scotch_parts(comm, slice, degree, base_weight, fine_options); });
+  std::vector<int32_t> merged = merge_fine_parts(comm, slice, bounds, train, num_edges,
+                                                 static_cast<int32_t>(fine_parts), options, fine_local);
+  rebalance_slices(comm, slice, bounds, train, num_edges, options, merged);
+  const int64_t cut_fine = slice_cut_entries(comm, slice, bounds, merged);
+  const bool fine_wins = cut_fine < cut_direct;
+  if (rank == 0)
+    log::info(strformat("balance: the rebalance grew the cut %.2fx (%lld -> %lld entries); %lld fine parts merged "
+                        "by METIS + rebalance: %lld entries in %.2f s; kept %s",
+                        static_cast<double>(cut_direct) / std::max<int64_t>(1, cut_scotch),
+                        static_cast<long long>(cut_scotch), static_cast<long long>(cut_direct),
+                        static_cast<long long>(fine_parts), static_cast<long long>(cut_fine), watch.seconds(),
+                        fine_wins ? "the fine route" : "the direct route"));
+  if (!fine_wins) return "direct";
+  part_local = std::move(merged);
+  return "fine";
 }
 
 // Local ids within part p of the members of a sorted split it owns, ascending.
@@ -649,8 +834,9 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
     const int64_t base_weight = std::max<int64_t>(1, N > 0 ? std::llround(static_cast<double>(E) / N) : 1);
     std::vector<int32_t> part_local;
     collectively(comm, [&] { part_local = scotch_parts(comm, slice, degree, base_weight, options); });
+    std::string balance_route = "none";
     if (options.balance == Balance::all)
-      rebalance_slices(comm, slice, bounds, header.train, E, options, part_local);
+      balance_route = balance_ptscotch(comm, slice, bounds, header.train, E, degree, base_weight, options, part_local);
     phases.end();
     if (rank == 0)
       log::info(strformat("partition: ptscotch into %d parts on %d processes in %.2f s", P, size,
@@ -803,7 +989,8 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
       for (int64_t peak : peaks) peak_mib.push_back(static_cast<double>(peak) / (1 << 20));
       const nlohmann::json memory = {{"processes", size},
                                      {"peak_rss_mib_per_process", peak_mib},
-                                     {"scotch_vertex_weight", strformat("%lld + degree", (long long)base_weight)}};
+                                     {"scotch_vertex_weight", strformat("%lld + degree", (long long)base_weight)},
+                                     {"balance_route", balance_route}};
       graph::Graph summary;
       summary.name = header.name;
       summary.num_nodes = N;
