@@ -547,7 +547,8 @@ std::vector<int32_t> merge_fine_parts(MPI_Comm comm, const GraphSlice& slice, co
     std::vector<real_t> tpwgts(static_cast<size_t>(options.num_parts) * ncon);
     for (int32_t p = 0; p < options.num_parts; ++p)
       for (int32_t c = 0; c < ncon; ++c) tpwgts[p * ncon + c] = static_cast<real_t>(fractions[p]);
-    std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(options.imbalance));
+    // METIS refuses a bound of 1.0 (--imbalance 1.0): the tightest it takes, as metis_ufactor does.
+    std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(std::max(options.imbalance, 1.001)));
     idx_t metis_options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(metis_options);
     metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed % 1000003);
