@@ -22,7 +22,8 @@
 #include "io/part_file.h"
 #include "partition/graph_slice.h"
 #include "partition/halo_plan.h"
-#include "partition/rebalance.h"
+#include "partition/ptscotch_balance.h"
+#include "partition/slice_comm.h"
 
 #ifdef HALOGEN_HAVE_PTSCOTCH
 #include <ptscotch.h>
@@ -47,85 +48,6 @@ constexpr int64_t kMaxParts = int64_t{1} << kPartBits;
 int64_t pack_part_degree(int32_t part, int64_t degree) { return (degree << kPartBits) | part; }
 int32_t packed_part(int64_t word) { return static_cast<int32_t>(word & (kMaxParts - 1)); }
 int64_t packed_degree(int64_t word) { return word >> kPartBits; }
-
-template <typename T>
-MPI_Datatype mpi_type();
-template <>
-MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
-template <>
-MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
-
-// Runs `step` on every process. When it throws a UserError on any process, every process throws the message
-// of the lowest such rank: all leave together and none waits in a later collective.
-void collectively(MPI_Comm comm, const std::function<void()>& step) {
-  std::string error;
-  try {
-    step();
-  } catch (const UserError& e) {
-    error = e.what();
-  }
-  int rank = 0, size = 1;
-  MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  MPI_CHECK(MPI_Comm_size(comm, &size));
-  int failing = error.empty() ? size : rank;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, comm));
-  if (failing == size) return;
-  int64_t length = static_cast<int64_t>(error.size());
-  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT64_T, failing, comm));
-  error.resize(static_cast<size_t>(length));
-  MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(length), MPI_CHAR, failing, comm));
-  throw UserError(error);
-}
-
-// All-to-all of variable blocks with 64-bit counts: `send` holds the block for rank d at
-// [send_offsets[d], send_offsets[d+1]); returns the blocks received, grouped by source rank ascending, and
-// their offsets in *recv_offsets (K+1). MPI_Alltoallv takes int counts and displacements, so the blocks go in
-// rounds of at most `round_elements` per pair, copied through buffers of K x round_elements.
-template <typename T>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& send, const std::vector<int64_t>& send_offsets,
-                        std::vector<int64_t>* recv_offsets) {
-  int size = 1;
-  MPI_CHECK(MPI_Comm_size(comm, &size));
-  std::vector<int64_t> send_counts(size), recv_counts(size);
-  for (int d = 0; d < size; ++d) send_counts[d] = send_offsets[d + 1] - send_offsets[d];
-  MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
-  recv_offsets->assign(size + 1, 0);
-  for (int s = 0; s < size; ++s) (*recv_offsets)[s + 1] = (*recv_offsets)[s] + recv_counts[s];
-  std::vector<T> recv(static_cast<size_t>(recv_offsets->back()));
-
-  // At most 64 MiB per buffer: rounds stay cheap however many processes, and int displacements never overflow.
-  const int64_t round_elements = std::max<int64_t>(1, (int64_t{64} << 20) / static_cast<int64_t>(sizeof(T)) / size);
-  int64_t largest = 0;
-  for (int d = 0; d < size; ++d) largest = std::max({largest, send_counts[d], recv_counts[d]});
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm));
-  const int64_t rounds = (largest + round_elements - 1) / round_elements;
-  std::vector<T> send_round, recv_round;
-  std::vector<int> scount(size), sdispl(size), rcount(size), rdispl(size);
-  for (int64_t round = 0; round < rounds; ++round) {
-    const int64_t skip = round * round_elements;
-    int at = 0;
-    for (int d = 0; d < size; ++d) {
-      scount[d] = static_cast<int>(std::clamp<int64_t>(send_counts[d] - skip, 0, round_elements));
-      sdispl[d] = at;
-      at += scount[d];
-    }
-    send_round.resize(static_cast<size_t>(at));
-    for (int d = 0; d < size; ++d)
-      std::copy_n(send.begin() + send_offsets[d] + skip * (scount[d] > 0), scount[d], send_round.begin() + sdispl[d]);
-    at = 0;
-    for (int s = 0; s < size; ++s) {
-      rcount[s] = static_cast<int>(std::clamp<int64_t>(recv_counts[s] - skip, 0, round_elements));
-      rdispl[s] = at;
-      at += rcount[s];
-    }
-    recv_round.resize(static_cast<size_t>(at));
-    MPI_CHECK(MPI_Alltoallv(send_round.data(), scount.data(), sdispl.data(), mpi_type<T>(), recv_round.data(),
-                            rcount.data(), rdispl.data(), mpi_type<T>(), comm));
-    for (int s = 0; s < size; ++s)
-      std::copy_n(recv_round.begin() + rdispl[s], rcount[s], recv.begin() + (*recv_offsets)[s] + skip);
-  }
-  return recv;
-}
 
 // What every process reads of the graph file besides its slice.
 struct FileHeader {
@@ -263,176 +185,6 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
   (void)comm, (void)degree, (void)base_weight;
   throw UserError("--method ptscotch: this build has no PT-Scotch (install libptscotch-dev and rebuild)");
 #endif
-}
-
-// The remote columns of a slice: sorted, distinct.
-std::vector<int64_t> slice_ghosts(const GraphSlice& slice) {
-  std::vector<int64_t> ghosts;
-  for (int64_t v : slice.indices)
-    if (v < slice.begin || v >= slice.end) ghosts.push_back(v);
-  std::sort(ghosts.begin(), ghosts.end());
-  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
-  return ghosts;
-}
-
-// One word per ghost (sorted, distinct), in the order of `ghosts`, answered by the owner of its slice
-// (`bounds`) as answer(row of its slice).
-std::vector<int64_t> ask_owners(MPI_Comm comm, const std::vector<int64_t>& ghosts, const std::vector<int64_t>& bounds,
-                                int64_t slice_begin, const std::function<int64_t(int64_t)>& answer) {
-  int size = 1;
-  MPI_CHECK(MPI_Comm_size(comm, &size));
-  std::vector<int64_t> ask_offsets(size + 1, 0), asked_offsets, reply_offsets;
-  for (int r = 0; r <= size; ++r)
-    ask_offsets[r] = std::lower_bound(ghosts.begin(), ghosts.end(), bounds[r]) - ghosts.begin();
-  const std::vector<int64_t> asked = exchange(comm, ghosts, ask_offsets, &asked_offsets);
-  std::vector<int64_t> answers(asked.size());
-  for (size_t k = 0; k < asked.size(); ++k) answers[k] = answer(asked[k] - slice_begin);
-  return exchange(comm, answers, asked_offsets, &reply_offsets);
-}
-
-// Broadcasts process 0's `words` (any length: int counts, so in blocks).
-void broadcast_words(MPI_Comm comm, std::vector<int64_t>& words) {
-  int64_t count = static_cast<int64_t>(words.size());
-  MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm));
-  words.resize(static_cast<size_t>(count));
-  constexpr int64_t kBlock = int64_t{1} << 26;
-  for (int64_t at = 0; at < count; at += kBlock)
-    MPI_CHECK(MPI_Bcast(words.data() + at, static_cast<int>(std::min(kBlock, count - at)), MPI_INT64_T, 0, comm));
-}
-
-// The default balance (vertices, stored edges and training vertices each within options.imbalance of their
-// target, partition/rebalance.h) on PT-Scotch's assignment, which balances only their sum: rebalance_loads's
-// rounds over the processes' slices. Every process proposes moves for its own rows, with the parts of their
-// remote neighbours asked from the owners; process 0 chooses among all proposals (RebalanceRound::choose,
-// rebalance_loads's order and checks) and broadcasts the moves made. So the moves are the ones the serial
-// rebalance makes from the same assignment, whatever K. Memory on process 0: 8 words per proposal of a round
-// (at most the vertices of the overloaded parts).
-RebalanceReport rebalance_slices(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& bounds,
-                                 const std::vector<int64_t>& train, int64_t num_edges, const AssignOptions& options,
-                                 std::vector<int32_t>& part_local) {
-  int rank = 0, size = 1;
-  MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  MPI_CHECK(MPI_Comm_size(comm, &size));
-  const int64_t n_local = slice.num_rows();
-  // balance_weights(graph, Balance::all) for the slice's rows.
-  std::vector<std::string> names{"vertices"};
-  if (num_edges > 0) names.push_back("edges");
-  if (!train.empty()) names.push_back("train");
-  const int32_t ncon = static_cast<int32_t>(names.size());
-  std::vector<int64_t> weight(static_cast<size_t>(n_local) * ncon, 0);
-  for (int64_t i = 0; i < n_local; ++i)
-    for (int32_t c = 0; c < ncon; ++c)
-      weight[i * ncon + c] = names[c] == "vertices" ? 1
-                             : names[c] == "edges"  ? slice.row_end(i) - slice.row_begin(i)
-                                                    : std::binary_search(train.begin(), train.end(), slice.begin + i);
-  // Parts of the remote neighbours, from the owners of their slices.
-  const std::vector<int64_t> ghosts = slice_ghosts(slice);
-  std::vector<int64_t> ghost_part =
-      ask_owners(comm, ghosts, bounds, slice.begin, [&](int64_t i) -> int64_t { return part_local[i]; });
-  // Where each entry's part is: the row's index in the slice (>= 0) or -1 - its index in `ghosts`; looked up
-  // once, not in every round (int32: a slice's rows and ghosts are counted in int32 below).
-  HALOGEN_USER_CHECK(n_local < (int64_t{1} << 31) && static_cast<int64_t>(ghosts.size()) < (int64_t{1} << 31),
-                     "ptscotch rebalance: a process holds %lld rows and %zu remote neighbours, more than 2^31; use "
-                     "more processes",
-                     static_cast<long long>(n_local), ghosts.size());
-  std::vector<int32_t> entry_at(slice.indices.size());
-  for (size_t e = 0; e < slice.indices.size(); ++e) {
-    const int64_t v = slice.indices[e];
-    entry_at[e] = v >= slice.begin && v < slice.end
-                      ? static_cast<int32_t>(v - slice.begin)
-                      : static_cast<int32_t>(-1 - (std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin()));
-  }
-  auto entry_part = [&](size_t e) -> int32_t {
-    const int32_t at = entry_at[e];
-    return at >= 0 ? part_local[at] : static_cast<int32_t>(ghost_part[-1 - at]);
-  };
-  const std::vector<double> fractions = part_fractions(options);
-  const int32_t parts = options.num_parts;
-  auto global_table = [&] {
-    PartLoadTable table;
-    table.ncon = ncon;
-    table.load.assign(static_cast<size_t>(parts) * ncon, 0);
-    table.total.assign(static_cast<size_t>(ncon), 0);
-    for (int64_t i = 0; i < n_local; ++i)
-      for (int32_t c = 0; c < ncon; ++c) {
-        table.load[part_local[i] * ncon + c] += weight[i * ncon + c];
-        table.total[c] += weight[i * ncon + c];
-      }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.load.data(), static_cast<int>(table.load.size()), MPI_INT64_T,
-                            MPI_SUM, comm));
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, table.total.data(), ncon, MPI_INT64_T, MPI_SUM, comm));
-    return table;
-  };
-  RebalanceReport report;
-  report.max_load_before = report.max_load_after = max_relative_load(global_table(), fractions);
-  if (parts <= 1 || report.max_load_before <= options.imbalance) return report;
-  constexpr int kWords = 5 + kMaxBalanceConstraints;  // vertex, from, to, gain, delta bits, weights
-  std::vector<RebalanceMove> proposals;
-  int32_t rounds = 0;
-  Stopwatch watch;
-  for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
-    RebalanceRound round(global_table(), fractions, options.imbalance);  // the same on every process
-    if (!round.any_overloaded()) break;
-    proposals.clear();
-    for (int64_t i = 0; i < n_local; ++i) {
-      const int64_t* w = &weight[i * ncon];
-      const int64_t v = slice.begin + i;
-      if (!round.gives(part_local[i], w)) continue;
-      for (int64_t e = slice.row_begin(i); e < slice.row_end(i); ++e)
-        if (slice.indices[e] != v) round.neighbour(entry_part(static_cast<size_t>(e)));
-      round.propose(v, part_local[i], w, proposals);
-    }
-    std::vector<int64_t> send(proposals.size() * kWords);
-    for (size_t k = 0; k < proposals.size(); ++k) {
-      const RebalanceMove& m = proposals[k];
-      int64_t* out = &send[k * kWords];
-      out[0] = m.vertex, out[1] = m.from, out[2] = m.to, out[3] = m.gain;
-      std::memcpy(&out[4], &m.delta, sizeof(double));
-      std::copy(m.weight.begin(), m.weight.end(), out + 5);
-    }
-    std::vector<int64_t> send_offsets(size + 1, static_cast<int64_t>(send.size())), gathered_offsets;
-    send_offsets[0] = 0;
-    const std::vector<int64_t> gathered = exchange(comm, send, send_offsets, &gathered_offsets);  // all to 0
-    std::vector<int64_t> made;  // (vertex, to) of the moves made
-    if (rank == 0) {
-      std::vector<RebalanceMove> all(gathered.size() / kWords);
-      for (size_t k = 0; k < all.size(); ++k) {
-        const int64_t* in = &gathered[k * kWords];
-        RebalanceMove& m = all[k];
-        m.vertex = in[0], m.from = static_cast<int32_t>(in[1]), m.to = static_cast<int32_t>(in[2]), m.gain = in[3];
-        std::memcpy(&m.delta, &in[4], sizeof(double));
-        std::copy(in + 5, in + kWords, m.weight.begin());
-      }
-      for (const RebalanceMove& m : round.choose(std::move(all))) {
-        made.push_back(m.vertex);
-        made.push_back(m.to);
-      }
-    }
-    broadcast_words(comm, made);
-    for (size_t k = 0; k < made.size(); k += 2) {
-      const int64_t v = made[k];
-      const int32_t to = static_cast<int32_t>(made[k + 1]);
-      if (v >= slice.begin && v < slice.end) {
-        part_local[v - slice.begin] = to;
-      } else {
-        const auto at = std::lower_bound(ghosts.begin(), ghosts.end(), v);
-        if (at != ghosts.end() && *at == v) ghost_part[at - ghosts.begin()] = to;
-      }
-    }
-    report.moved += static_cast<int64_t>(made.size() / 2);
-    ++rounds;
-    if (made.empty()) break;  // no move helps any more
-  }
-  report.max_load_after = max_relative_load(global_table(), fractions);
-  if (rank == 0 && report.moved > 0) {
-    std::string joined;
-    for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
-    log::info(strformat("rebalance (%s, distributed): %lld moves in %d rounds, %.2f s, largest part load / target "
-                        "%.3f -> %.3f",
-                        joined.c_str(), static_cast<long long>(report.moved), rounds, watch.seconds(),
-                        report.max_load_before, report.max_load_after));
-  }
-  return report;
 }
 
 // Local ids within part p of the members of a sorted split it owns, ascending.
@@ -649,8 +401,11 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
     const int64_t base_weight = std::max<int64_t>(1, N > 0 ? std::llround(static_cast<double>(E) / N) : 1);
     std::vector<int32_t> part_local;
     collectively(comm, [&] { part_local = scotch_parts(comm, slice, degree, base_weight, options); });
+    std::string balance_route = "none";
     if (options.balance == Balance::all)
-      rebalance_slices(comm, slice, bounds, header.train, E, options, part_local);
+      balance_route = balance_ptscotch(
+          comm, slice, bounds, header.train, E, options,
+          [&](const AssignOptions& o) { return scotch_parts(comm, slice, degree, base_weight, o); }, part_local);
     phases.end();
     if (rank == 0)
       log::info(strformat("partition: ptscotch into %d parts on %d processes in %.2f s", P, size,
@@ -803,7 +558,8 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
       for (int64_t peak : peaks) peak_mib.push_back(static_cast<double>(peak) / (1 << 20));
       const nlohmann::json memory = {{"processes", size},
                                      {"peak_rss_mib_per_process", peak_mib},
-                                     {"scotch_vertex_weight", strformat("%lld + degree", (long long)base_weight)}};
+                                     {"scotch_vertex_weight", strformat("%lld + degree", (long long)base_weight)},
+                                     {"balance_route", balance_route}};
       graph::Graph summary;
       summary.name = header.name;
       summary.num_nodes = N;

@@ -116,6 +116,13 @@ class PartLoads {
       load_[to * ncon_ + c] += w[c];
     }
   }
+  // Whether part p stays within the bound in every constraint w weighs in when w is added to it.
+  bool fits(int32_t p, const int64_t* w) const {
+    for (int32_t c = 0; c < ncon_; ++c)
+      if (w[c] > 0 && static_cast<double>(load_[p * ncon_ + c] + w[c]) * inverse_target_[p * ncon_ + c] > bound_)
+        return false;
+    return true;
+  }
   // Whether removing w from part p lowers its load in a constraint where p is above the bound.
   bool relieves(int32_t p, const int64_t* w) const {
     for (int32_t c = 0; c < ncon_; ++c)
@@ -284,6 +291,102 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
     if (applied.empty()) break;  // no move helps any more
   }
   report.max_load_after = max_relative_load(table, fractions);
+  return report;
+}
+
+int32_t RefineRound::cycle(int32_t parts) {
+  int32_t bits = 1;
+  while ((int64_t{1} << bits) < parts) ++bits;
+  return 2 * bits;
+}
+
+RefineRound::RefineRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance,
+                         int32_t round_number)
+    : loads_(std::make_unique<PartLoads>(table, fractions, imbalance)), ncon_(table.ncon),
+      giver_(fractions.size(), 0), connection_(fractions.size(), 0) {
+  HALOGEN_ASSERT(ncon_ <= kMaxBalanceConstraints, "%d balance constraints, at most %d", ncon_,
+                 kMaxBalanceConstraints);
+  const int32_t parts = static_cast<int32_t>(fractions.size());
+  const int32_t bit = (round_number / 2) % (cycle(parts) / 2), side = round_number % 2;
+  for (int32_t p = 0; p < parts; ++p) giver_[p] = ((p >> bit) & 1) == side;
+}
+
+RefineRound::~RefineRound() = default;
+
+void RefineRound::neighbour(int32_t part) {
+  if (connection_[part] == 0) touched_.push_back(part);
+  ++connection_[part];
+}
+
+void RefineRound::propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out) {
+  Move best;
+  best.vertex = vertex;
+  best.from = from;
+  for (int32_t q : touched_) {
+    const int64_t gain = connection_[q] - connection_[from];
+    if (giver_[q] || gain <= 0 || !loads_->fits(q, weight)) continue;
+    if (best.to < 0 || gain > best.gain || (gain == best.gain && q < best.to)) {
+      best.to = q;
+      best.gain = gain;
+    }
+  }
+  for (int32_t q : touched_) connection_[q] = 0;
+  touched_.clear();
+  if (best.to < 0) return;
+  std::copy(weight, weight + ncon_, best.weight.begin());
+  out.push_back(best);
+}
+
+std::vector<RebalanceMove> RefineRound::choose(std::vector<RebalanceMove> moves) {
+  std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+    return a.gain != b.gain ? a.gain > b.gain : a.vertex < b.vertex;
+  });
+  std::vector<RebalanceMove> applied;
+  for (const Move& m : moves) {
+    if (!loads_->fits(m.to, m.weight.data())) continue;  // earlier moves filled the destination
+    loads_->move(m.from, m.to, m.weight.data());
+    applied.push_back(m);
+  }
+  return applied;
+}
+
+RefineReport refine_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
+                          const std::vector<double>& fractions, double imbalance, std::vector<int32_t>& part_of) {
+  const int64_t n = static_cast<int64_t>(part_of.size());
+  const int32_t parts = static_cast<int32_t>(fractions.size()), ncon = weights.ncon;
+  HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1,
+                 "adjacency has %zu row offsets for %lld vertices", adjacency.indptr.size(),
+                 static_cast<long long>(n));
+  RefineReport report;
+  if (parts <= 1) return report;
+  PartLoadTable table = part_load_table(weights, part_of, parts);
+  std::vector<Move> moves;
+  int32_t idle = 0;  // rounds in a row without moves
+  for (int32_t round_number = 0; round_number < kMaxRefineRounds && idle < RefineRound::cycle(parts);
+       ++round_number) {
+    RefineRound round(table, fractions, imbalance, round_number);
+    moves.clear();
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t* w = &weights.weight[v * ncon];
+      if (!round.gives(part_of[v], w)) continue;
+      for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e)
+        if (adjacency.indices[e] != v) round.neighbour(part_of[adjacency.indices[e]]);
+      round.propose(v, part_of[v], w, moves);
+    }
+    const std::vector<Move> applied = round.choose(std::move(moves));
+    moves = {};
+    for (const Move& m : applied) {
+      part_of[m.vertex] = m.to;
+      for (int32_t c = 0; c < ncon; ++c) {
+        table.load[m.from * ncon + c] -= m.weight[c];
+        table.load[m.to * ncon + c] += m.weight[c];
+      }
+      report.gained += m.gain;
+    }
+    report.moved += static_cast<int64_t>(applied.size());
+    ++report.rounds;
+    idle = applied.empty() ? idle + 1 : 0;
+  }
   return report;
 }
 

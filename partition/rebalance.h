@@ -115,6 +115,54 @@ class RebalanceRound {
   std::vector<int32_t> touched_;
 };
 
+// ---- Refinement that keeps the balance ------------------------------------------------------------------------
+
+struct RefineReport {
+  int64_t moved = 0;   // moves applied
+  int64_t gained = 0;  // cut edges removed as predicted (a lower bound of the true decrease, see below)
+  int32_t rounds = 0;
+};
+
+// Moves boundary vertices to the neighbouring part they have most neighbours in, to win back cut that
+// rebalance_loads's moves (or any method) gave away, without undoing the balance. Deterministic. Contract:
+// - a move is made only when it removes cut (gain > 0) and leaves its destination within `imbalance` in every
+//   constraint the vertex weighs in; the source only gets lighter. So no part's load in any constraint rises
+//   above max(imbalance, its load before), and max_relative_load never grows;
+// - in round r the parts are split in two by bit (r / 2) mod ceil(log2 P) of their index, and only one side
+//   (r mod 2) gives, only to the other side. A vertex's neighbours in receiving parts do not move in its round,
+//   so its gain is exact or an underestimate (a neighbour that also leaves its part can only help): every
+//   round with moves strictly lowers the edge cut, and the pass ends (after kMaxRefineRounds rounds, or a
+//   whole cycle of splits without moves, when no single move that removes cut and fits is left).
+// adjacency: the graph's CSR (N rows). part_of: (N), updated in place.
+// Built from RefineRound below, as the distributed pass of --method ptscotch is, so both make the same moves.
+RefineReport refine_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
+                          const std::vector<double>& fractions, double imbalance, std::vector<int32_t>& part_of);
+
+constexpr int32_t kMaxRefineRounds = 64;
+
+// One round of refine_loads, used like RebalanceRound: for every vertex v with gives(part, w), neighbour(part
+// of x) for each neighbour x != v, then propose(v, part, w, moves); choose(all proposals) applies them by gain
+// (largest first, ties by vertex id), each only while its destination still fits.
+class RefineRound {
+ public:
+  RefineRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance,
+              int32_t round_number);
+  ~RefineRound();
+  // Rounds in one cycle of splits: after this many rounds in a row without moves, no round can move.
+  static int32_t cycle(int32_t parts);
+  bool gives(int32_t from, const int64_t* /*weight*/) const { return giver_[from] != 0; }
+  void neighbour(int32_t part);
+  void propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out);
+  std::vector<RebalanceMove> choose(std::vector<RebalanceMove> moves);
+
+ private:
+  std::unique_ptr<PartLoads> loads_;
+  int32_t ncon_;
+  std::vector<char> giver_;
+  std::vector<int64_t> connection_;
+  std::vector<int32_t> touched_;
+};
+
 // rebalance_loads with the weights of options.balance, options.part_weights and options.imbalance on the
 // graph's adjacency: what every method runs after its own assignment when options.balance is Balance::all.
 // Logs one line when it moved vertices.

@@ -9,6 +9,11 @@ set_tests_properties(partition.meta_size PROPERTIES LABELS unit ENVIRONMENT "${H
 add_test(NAME partition.ptscotch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/ptscotch.sh)
 set_tests_properties(partition.ptscotch PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
                      SKIP_RETURN_CODE 77 PROCESSORS 2)
+# --balance all with --method ptscotch keeps PT-Scotch's halo within 1.1x on a graph with a clustered training
+# split (issue 33 item 4; skipped without PT-Scotch or h5py).
+add_test(NAME partition.ptscotch_balance COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition/ptscotch_balance.sh)
+set_tests_properties(partition.ptscotch_balance PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}" TIMEOUT 300
+                     SKIP_RETURN_CODE 77 PROCESSORS 2)
 if(TARGET partition_int64_counts_test)
   target_link_libraries(partition_int64_counts_test PRIVATE Halogen::hdf5)  # writes a sparse 2^31-entry dataset
 endif()
