@@ -172,6 +172,33 @@ void read_shard_snapshots(const h5::File& file, const std::string& path, graph::
   }
 }
 
+// /node/label_offset and /node/label_scale (float64 [n_own], optional: a standardisation's way back to the
+// source's units; partitions made before they were written have none): both or neither, only with targets
+// and a transform recorded in meta.json, finite, scales positive.
+void read_target_record(const h5::File& file, const std::string& path, graph::Shard& s) {
+  const bool has_offset = file.exists("/node/label_offset"), has_scale = file.exists("/node/label_scale");
+  if (!has_offset && !has_scale) return;
+  require(has_offset && has_scale, path, has_offset ? "/node/label_scale" : "/node/label_offset",
+          "missing (the other of /node/label_offset and /node/label_scale is present)");
+  require(!s.targets.empty() && !s.target_preprocess.empty(), path, "/node/label_scale",
+          "present, but the shard has no regression targets or meta.json records no transform (graph.preprocess)");
+  s.target_offset = file.read<double>("/node/label_offset");
+  s.target_scale = file.read<double>("/node/label_scale");
+  const int64_t n_own = s.num_owned();
+  require(static_cast<int64_t>(s.target_offset.size()) == n_own, path, "/node/label_offset",
+          "length differs from /owned/gid");
+  require(static_cast<int64_t>(s.target_scale.size()) == n_own, path, "/node/label_scale",
+          "length differs from /owned/gid");
+  for (int64_t i = 0; i < n_own; ++i) {
+    if (!std::isfinite(s.target_offset[i]))
+      require(false, path, "/node/label_offset", "not finite at index " + std::to_string(i));
+    if (!(std::isfinite(s.target_scale[i]) && s.target_scale[i] > 0))
+      require(false, path, "/node/label_scale",
+              "value " + std::to_string(s.target_scale[i]) + " at index " + std::to_string(i) +
+                  " is not a finite positive scale");
+  }
+}
+
 std::string link_group(size_t s) {
   char name[32];
   std::snprintf(name, sizeof(name), "/link/%05zu", s);
@@ -400,6 +427,10 @@ void write_shard(const std::string& path, const graph::Shard& shard) {
       else
         file.write("/node/target", shard.targets);
     }
+    if (!shard.target_scale.empty()) {
+      file.write("/node/label_offset", shard.target_offset);
+      file.write("/node/label_scale", shard.target_scale);
+    }
     file.write("/split/train", shard.train);
     file.write("/split/valid", shard.valid);
     file.write("/split/test", shard.test);
@@ -531,7 +562,9 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
     const int64_t steps = dims.size() == 2 ? dims[0] : 1;
     require(dims.back() == n_own && steps == std::max<int64_t>(s.target_steps, 1), path, "/node/target",
             "expected [target_steps, n_own] or [n_own]");
+    s.target_preprocess = meta.preprocess;
   }
+  read_target_record(file, path, s);
   const char* const* splits = kSplitPaths;
   std::vector<int64_t>* const outs[3] = {&s.train, &s.valid, &s.test};
   for (int i = 0; i < 3; ++i) {

@@ -13,8 +13,11 @@
 //   parts: [{part, owned, halo, nnz, train, send}], statistics: {...}, phases: [...], command.
 // Shard files: root attributes format="halogen.part" format_version=2 part num_parts num_nodes num_edges num_classes
 // num_features name target_steps; datasets as in DESIGN.md, plus /csr/weight (optional) and /node/target
-// (optional, [T, n_own] or [n_own]). Dynamic graphs add root attribute num_snapshots and per time step
-// /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
+// (optional, [T, n_own] or [n_own]) with, when the graph file records a per-node standardisation of it
+// (convert --preprocess; meta.json's graph.preprocess names the transform), /node/label_offset and
+// /node/label_scale (float64 [n_own], the owned vertices' values of the graph file's datasets of those names;
+// read into Shard::target_offset/target_scale; absent in partitions made before they were written). Dynamic
+// graphs add root attribute num_snapshots and per time step /snapshots/NNNNN/{halo/rows, halo/recv_offsets, send/idx, send/offsets, csr/indptr, csr/indices,
 // csr/weight (optional), degree/owned, degree/halo} (graph/shard.h, ShardSnapshot), read into
 // Shard::snapshots. Link prediction (dynamic graphs, partition/link_steps.h) adds root attributes
 // link_negatives and num_link_steps (= num_snapshots - 1) and per step /link/NNNNN/{sources int32,

@@ -101,6 +101,17 @@ void check_shard_against_graph(const graph::Shard& s, const graph::Graph& g,
         if (s.targets[t * n_own + i] != g.targets[t * g.num_nodes + s.owned_gid[i]])
           violated(file, "/node/target differs from the global targets at local row " + std::to_string(i));
   }
+  // The way back to the source's units: absent in partitions made before shards carried it, else the graph's.
+  if (!s.target_scale.empty()) {
+    if (g.preprocess.scale.empty())
+      violated(file, "/node/label_scale present, but the graph file records no per-node standardisation");
+    else
+      for (int64_t i = 0; i < n_own; ++i)
+        if (s.target_offset[i] != g.preprocess.offset[s.owned_gid[i]] ||
+            s.target_scale[i] != g.preprocess.scale[s.owned_gid[i]])
+          violated(file, "/node/label_offset or /node/label_scale differs from the graph's at local row " +
+                             std::to_string(i));
+  }
   if (s.train != expected_split(g.train, assignment, s.owned_gid, p)) violated(file, "/split/train differs");
   if (s.valid != expected_split(g.valid, assignment, s.owned_gid, p)) violated(file, "/split/valid differs");
   if (s.test != expected_split(g.test, assignment, s.owned_gid, p)) violated(file, "/split/test differs");

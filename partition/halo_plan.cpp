@@ -196,6 +196,15 @@ graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_
     for (int64_t t = 0; t < steps; ++t)
       for (int64_t i = 0; i < n_own; ++i)
         s.targets[t * n_own + i] = graph.targets[t * graph.num_nodes + s.owned_gid[i]];
+    s.target_preprocess = graph.preprocess.name;
+    if (!graph.preprocess.scale.empty()) {  // a per-node standardisation: the way back to the source's units
+      s.target_offset.resize(n_own);
+      s.target_scale.resize(n_own);
+      for (int64_t i = 0; i < n_own; ++i) {
+        s.target_offset[i] = graph.preprocess.offset[s.owned_gid[i]];
+        s.target_scale[i] = graph.preprocess.scale[s.owned_gid[i]];
+      }
+    }
   }
   s.train = local_split(graph.train, plan, part);
   s.valid = local_split(graph.valid, plan, part);

@@ -72,6 +72,12 @@ struct Shard {
   std::vector<int32_t> labels;        // (n_own), -1 = none; empty when the graph has none
   std::vector<float> targets;         // regression targets (T, n_own) or (n_own); empty when none
   int64_t target_steps = 0;
+  // The converter's transform of the targets (graph::Graph::TargetPreprocess; meta.json's graph.preprocess):
+  // empty name = none recorded. For a per-node standardisation the owned vertices' offset/scale
+  // (/node/label_offset, /node/label_scale): original = stored * scale + offset; empty for log1p (original =
+  // expm1(stored)) and in partitions made before they were written.
+  std::string target_preprocess;
+  std::vector<double> target_offset, target_scale;  // (n_own) or empty
   std::vector<int64_t> train, valid, test;  // local ids (into [0, n_own)), ascending
   uint8_t splits_present = 0;               // bit i set: /split/{train,valid,test}[i] is in the file
   std::vector<ShardSnapshot> snapshots;     // dynamic graphs: one per time step; empty for static graphs

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/log.h"
 #include "kernels/ops.h"
 
 namespace halogen::train {
@@ -52,6 +53,15 @@ class RegressionTask final : public TemporalTask {
           series_[t * n_ + v] = static_cast<float>((target(t, v) - shift_[v]) / scale_[v]);
       }
     }
+    // The source's units (convert --preprocess): a standardisation needs the shard's per-node record, which
+    // partitions made before it was written lack (then the figures are not reported, on every rank alike).
+    if (shard.target_preprocess == "log1p") {
+      units_ = SourceUnits::expm1;
+    } else if (shard.target_preprocess == "standardize per node") {
+      const bool recorded = static_cast<int64_t>(shard.target_scale.size()) == n_;
+      units_ = recorded ? SourceUnits::scaled : SourceUnits::unknown;
+      original_scale_ = shard.target_scale;
+    }
     inputs_ = Tensor(steps_ * n_, lags_, Device::cpu);
     for (int64_t s = 0; s < steps_; ++s) {
       for (int64_t v = 0; v < n_; ++v) {
@@ -76,40 +86,63 @@ class RegressionTask final : public TemporalTask {
     return inv_n * kernels::squared_error(y, target_row(step + lags_), 2.0 * inv_n * scale, grad_y);
   }
 
-  // The test error in the file's units: the standardised output mapped back, (y - z) * scale.
+  // The test error in the file's units: the standardised output mapped back, (y - z) * scale; and in the
+  // source's units when the file records its transform.
   void observe(int64_t step, Matrix<const float> y) override {
     HALOGEN_ASSERT(y.cols == 1 && y.rows == n_ && y.device == Device::cpu);
-    const float* z = series_.data() + (step + lags_) * n_;
-    double sum = 0;
+    const int64_t t = step + lags_;
+    const float* z = series_.data() + t * n_;
+    double sum = 0, sum_original = 0;
     for (int64_t v = 0; v < n_; ++v) {
-      const double e = (static_cast<double>(y.data[v * y.stride]) - z[v]) * scale_[v];
+      const double output = y.data[v * y.stride];
+      const double e = (output - z[v]) * scale_[v];
       sum += e * e;
+      double e_original = 0;
+      if (units_ == SourceUnits::scaled) e_original = e * original_scale_[v];
+      if (units_ == SourceUnits::expm1) e_original = original_error(output * scale_[v] + shift_[v], target(t, v), v);
+      sum_original += e_original * e_original;
     }
     sums_[0] += sum;
-    sums_[1] += 1;
+    sums_[1] += sum_original;
+    ++observed_steps_;
   }
 
   Metrics metrics() override {
-    double sums[2] = {sums_[0], 0};
-    comm_.allreduce_sum(sums, 1);
-    const double steps = sums_[1];
+    // stored-unit sum, source-unit sum, ranks that cannot map back (the same reduction on every rank)
+    double sums[3] = {sums_[0], sums_[1], units_ == SourceUnits::unknown ? 1.0 : 0.0};
+    comm_.allreduce_sum(sums, 3);
+    const double count = static_cast<double>(observed_steps_) * static_cast<double>(total_nodes_);
     sums_[0] = sums_[1] = 0;
-    return {{"test_mse", steps > 0 ? sums[0] / (steps * static_cast<double>(total_nodes_)) : 0.0}};
+    observed_steps_ = 0;
+    Metrics metrics{{"test_mse", count > 0 ? sums[0] / count : 0.0}};
+    if (reports_original(sums[2])) metrics["test_mse_original"] = count > 0 ? sums[1] / count : 0.0;
+    return metrics;
   }
 
   Metrics baselines() override {
-    double sums[2] = {0, 0};  // last value, training mean
+    // last value, training mean; then the same in the source's units; ranks that cannot map back
+    double sums[5] = {0, 0, 0, 0, units_ == SourceUnits::unknown ? 1.0 : 0.0};
     for (int64_t s = train_; s < steps_; ++s) {
       const int64_t t = s + lags_;
       for (int64_t v = 0; v < n_; ++v) {
         const double y = target(t, v);
         sums[0] += (target(t - 1, v) - y) * (target(t - 1, v) - y);
         sums[1] += (mean_[v] - y) * (mean_[v] - y);
+        if (units_ == SourceUnits::scaled || units_ == SourceUnits::expm1) {
+          const double last = original_error(target(t - 1, v), y, v), mean = original_error(mean_[v], y, v);
+          sums[2] += last * last;
+          sums[3] += mean * mean;
+        }
       }
     }
-    comm_.allreduce_sum(sums, 2);
+    comm_.allreduce_sum(sums, 5);
     const double count = static_cast<double>(steps_ - train_) * static_cast<double>(total_nodes_);
-    return {{"baseline_last_mse", sums[0] / count}, {"baseline_mean_mse", sums[1] / count}};
+    Metrics figures{{"baseline_last_mse", sums[0] / count}, {"baseline_mean_mse", sums[1] / count}};
+    if (reports_original(sums[4])) {
+      figures["baseline_last_mse_original"] = sums[2] / count;
+      figures["baseline_mean_mse_original"] = sums[3] / count;
+    }
+    return figures;
   }
 
   int64_t bytes() const override {
@@ -117,6 +150,30 @@ class RegressionTask final : public TemporalTask {
   }
 
  private:
+  // How the file's values map back to the source's (convert --preprocess, recorded in the graph file):
+  //   none     no transform recorded, or "none": the file's units are the source's; nothing more reported
+  //   scaled   per-node standardisation: source = stored * original_scale_[v] + offset_v, so an error scales
+  //   expm1    log1p: source = expm1(stored)
+  //   unknown  a standardisation, but the shard predates its per-node record: not reported
+  enum class SourceUnits { none, scaled, expm1, unknown };
+
+  // Whether the source-unit figures are reported: a transform is recorded and no rank (`unknown_ranks`, summed
+  // over ranks) lacks its record. Says so once (rank 0) when a partition is too old for them.
+  bool reports_original(double unknown_ranks) {
+    if (unknown_ranks > 0 && !noted_unknown_) {
+      log::info("note: the targets' per-node standardisation is not in this partition's shards (made before "
+                "they carried it): figures in the original units (*_original) are not reported; run `halogen "
+                "partition` again for them");
+      noted_unknown_ = true;
+    }
+    return unknown_ranks == 0 && units_ != SourceUnits::none;
+  }
+
+  // The error of prediction p of y (both in the file's units) of owned vertex v, in the source's units.
+  double original_error(double p, double y, int64_t v) const {
+    return units_ == SourceUnits::expm1 ? std::expm1(p) - std::expm1(y) : (p - y) * original_scale_[v];
+  }
+
   // y_t of vertex v in the file's units (the baselines and the statistics).
   double target(int64_t t, int64_t v) const { return static_cast<double>(targets_[t * n_ + v]); }
   // z_t (what the model learns: standardised, or the file's values with --target-scaling none) of the owned
@@ -134,7 +191,11 @@ class RegressionTask final : public TemporalTask {
   std::vector<double> shift_, scale_;  // per owned vertex: z = (y - shift) / scale
   Tensor inputs_;                   // (steps * n, lags)
   std::vector<double> mean_;
-  double sums_[2] = {0, 0};
+  SourceUnits units_ = SourceUnits::none;
+  std::vector<double> original_scale_;  // (n_own) scaled: the source's units per stored unit
+  double sums_[2] = {0, 0};             // squared test errors since the last metrics(): file, source units
+  int64_t observed_steps_ = 0;
+  bool noted_unknown_ = false;
 };
 
 }  // namespace

@@ -9,7 +9,13 @@
 //               error over all N vertices, averaged over the window's steps. Baselines on the test steps:
 //               last observed value (y_{t-1}) and the per-vertex mean of the training targets. The model
 //               learns the series standardised per vertex (TargetScaling); test_mse and the baselines are in
-//               the file's units.
+//               the file's units. When the file records the converter's transform of the series (convert
+//               --preprocess: a per-node standardisation, whose offset/scale the shards carry, or log1p), the
+//               same figures in the source's units follow as test_mse_original, baseline_last_mse_original and
+//               baseline_mean_mse_original: errors times scale_v, or of expm1(prediction) and expm1(y_t); the
+//               baselines' forecasts are mapped back likewise (the training mean as expm1 of the stored mean).
+//               Not reported without a transform ("none": the file's units are the source's) or when the
+//               partition predates the shards' offset/scale (a note says so).
 //   link        embeddings y_s = model output on snapshot s score the pairs of snapshot s+1: every stored edge
 //               (u, v) of G_{s+1} with u owned (positive) and `negatives` pairs (u, w) per positive, w drawn
 //               uniformly (Philox, keyed by the partition's seed, independent of P) among the vertices that are

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
@@ -187,6 +188,107 @@ TEST(SnapshotShard, DirectoryRoundTripKeepsSnapshotsAndTargets) {
   // Targets of owned vertices, [T, n_own]: part 0 owns 0,1,2.
   EXPECT_EQ(shards[0].target_steps, 2);
   EXPECT_EQ(shards[0].targets, (std::vector<float>{0, 1, 2, 6, 7, 8}));
+}
+
+// A series standardised per node by the converter (convert --preprocess): each shard carries its owned
+// vertices' offset/scale (/node/label_offset, /node/label_scale) and the transform's name from meta.json, so
+// that `train` can report errors in the source's units; `info DIR --check` compares them with the graph's.
+graph::Graph standardised_path_graph() {
+  graph::Graph g;
+  g.num_nodes = 5;
+  g.snapshots = {undirected(5, {0, 2}, {1, 3}), undirected(5, {1, 3}, {2, 4})};
+  g.adjacency = io::snapshot_union(5, g.snapshots);
+  g.target_steps = 2;
+  for (int i = 0; i < 10; ++i) g.targets.push_back(0.25f * static_cast<float>(i) - 1.0f);
+  g.preprocess.name = "standardize per node";
+  g.preprocess.formula = "(y - mean_v) / std_v";
+  g.preprocess.offset = {10, -20, 30.5, 0, 1e6};
+  g.preprocess.scale = {2, 0.5, 7, 1, 1e-10};
+  return g;
+}
+
+TEST(SnapshotShard, StandardisationRecordFollowsTheOwnedVertices) {
+  const graph::Graph g = standardised_path_graph();
+  const std::string dir = temp_dir("record");
+  write_dir(g, dir, Method::contiguous, 2);
+  EXPECT_NO_THROW(check_partition_dir(dir, g));
+  for (int part = 0; part < 2; ++part) {
+    const graph::Shard shard = io::read_shard(dir, part);
+    EXPECT_EQ(shard.target_preprocess, "standardize per node");
+    ASSERT_EQ(static_cast<int64_t>(shard.target_scale.size()), shard.num_owned());
+    ASSERT_EQ(static_cast<int64_t>(shard.target_offset.size()), shard.num_owned());
+    for (int64_t i = 0; i < shard.num_owned(); ++i) {
+      EXPECT_EQ(shard.target_offset[i], g.preprocess.offset[shard.owned_gid[i]]);  // float64 kept exactly
+      EXPECT_EQ(shard.target_scale[i], g.preprocess.scale[shard.owned_gid[i]]);
+    }
+  }
+  // log1p: the name alone (nothing per node).
+  graph::Graph log_graph = g;
+  log_graph.preprocess = {"log1p", "log(1 + y)", {}, {}};
+  const std::string log_dir = temp_dir("record_log1p");
+  write_dir(log_graph, log_dir, Method::contiguous, 2);
+  const graph::Shard log_shard = io::read_shard(log_dir, 1);
+  EXPECT_EQ(log_shard.target_preprocess, "log1p");
+  EXPECT_TRUE(log_shard.target_scale.empty());
+}
+
+TEST(SnapshotShard, ShardWithoutTheRecordStillReads) {
+  // A partition made before shards carried offset/scale: the transform's name only (train then reports no
+  // figures in the source's units), and `info DIR --check` accepts it.
+  const graph::Graph g = standardised_path_graph();
+  const std::string dir = temp_dir("record_old");
+  write_dir(g, dir, Method::contiguous, 2);
+  graph::Shard shard = io::read_shard(dir, 0);
+  shard.target_offset.clear();
+  shard.target_scale.clear();
+  io::write_shard(io::shard_path(dir, 0), shard);
+  const graph::Shard old = io::read_shard(dir, 0);
+  EXPECT_EQ(old.target_preprocess, "standardize per node");
+  EXPECT_TRUE(old.target_scale.empty() && old.target_offset.empty());
+  EXPECT_NO_THROW(check_partition_dir(dir, g));
+}
+
+TEST(SnapshotShard, BadStandardisationRecordIsRejectedWithFileAndDataset) {
+  const graph::Graph g = standardised_path_graph();
+  const std::string dir = temp_dir("record_bad");
+  write_dir(g, dir, Method::contiguous, 2);
+  const graph::Shard good = io::read_shard(dir, 1);
+  ASSERT_GE(good.num_owned(), 2);
+  const auto expect_rejected = [&](const graph::Shard& shard, const std::string& wanted) {
+    io::write_shard(io::shard_path(dir, 1), shard);
+    try {
+      io::read_shard(dir, 1);
+      FAIL() << "no error for " << wanted;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("part-00001.h5: " + wanted), std::string::npos) << e.what();
+    }
+  };
+  graph::Shard shard = good;
+  shard.target_scale[1] = 0;
+  expect_rejected(shard, "/node/label_scale: value 0.000000 at index 1 is not a finite positive scale");
+  shard = good;
+  shard.target_scale[0] = -std::numeric_limits<double>::infinity();
+  expect_rejected(shard, "/node/label_scale: value -inf at index 0");
+  shard = good;
+  shard.target_offset[1] = std::numeric_limits<double>::quiet_NaN();
+  expect_rejected(shard, "/node/label_offset: not finite at index 1");
+  shard = good;
+  shard.target_offset.pop_back();
+  shard.target_scale.pop_back();
+  expect_rejected(shard, "/node/label_offset: length differs from /owned/gid");
+  // Readable but not the graph's: `info DIR --check` names it.
+  shard = good;
+  shard.target_scale[0] *= 2;
+  io::write_shard(io::shard_path(dir, 1), shard);
+  try {
+    check_partition_dir(dir, g);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("part-00001.h5: invariant violated: /node/label_offset or "
+                                         "/node/label_scale differs from the graph's at local row 0"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SnapshotShard, CorruptSnapshotShardIsRejectedWithFileAndDataset) {
