@@ -251,11 +251,41 @@ std::vector<RebalanceMove> RebalanceRound::choose(std::vector<RebalanceMove> mov
   return applied;
 }
 
+namespace {
+
+// One round of a serial pass (rebalance_loads, refine_loads): every vertex of a part that gives proposes, with its
+// neighbours' parts; the round chooses; the chosen moves are applied to part_of and the load table and returned.
+template <typename Round>
+std::vector<Move> apply_round(Round& round, const graph::Csr& adjacency, const BalanceWeights& weights,
+                              std::vector<int32_t>& part_of, PartLoadTable& table) {
+  const int64_t n = static_cast<int64_t>(part_of.size());
+  const int32_t ncon = weights.ncon;
+  std::vector<Move> moves;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t* w = &weights.weight[v * ncon];
+    if (!round.gives(part_of[v], w)) continue;
+    for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e)
+      if (adjacency.indices[e] != v) round.neighbour(part_of[adjacency.indices[e]]);
+    round.propose(v, part_of[v], w, moves);
+  }
+  std::vector<Move> applied = round.choose(std::move(moves));
+  for (const Move& m : applied) {
+    part_of[m.vertex] = m.to;
+    for (int32_t c = 0; c < ncon; ++c) {
+      table.load[m.from * ncon + c] -= m.weight[c];
+      table.load[m.to * ncon + c] += m.weight[c];
+    }
+  }
+  return applied;
+}
+
+}  // namespace
+
 RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
                                 const std::vector<double>& fractions, double imbalance,
                                 std::vector<int32_t>& part_of) {
   const int64_t n = static_cast<int64_t>(part_of.size());
-  const int32_t parts = static_cast<int32_t>(fractions.size()), ncon = weights.ncon;
+  const int32_t parts = static_cast<int32_t>(fractions.size());
   HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1,
                  "adjacency has %zu row offsets for %lld vertices", adjacency.indptr.size(),
                  static_cast<long long>(n));
@@ -264,29 +294,12 @@ RebalanceReport rebalance_loads(const graph::Csr& adjacency, const BalanceWeight
   report.max_load_before = report.max_load_after = max_relative_load(table, fractions);
   if (parts <= 1 || report.max_load_before <= imbalance) return report;
 
-  std::vector<Move> moves;
   // A round usually brings every part within the bound; later rounds mend what stale gains and shared
   // destinations left. kMaxRebalanceRounds bounds the time on graphs where no assignment reaches the bound.
   for (int32_t round_number = 0; round_number < kMaxRebalanceRounds; ++round_number) {
     RebalanceRound round(table, fractions, imbalance);
     if (!round.any_overloaded()) break;
-    moves.clear();
-    for (int64_t v = 0; v < n; ++v) {
-      const int64_t* w = &weights.weight[v * ncon];
-      if (!round.gives(part_of[v], w)) continue;
-      for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e)
-        if (adjacency.indices[e] != v) round.neighbour(part_of[adjacency.indices[e]]);
-      round.propose(v, part_of[v], w, moves);
-    }
-    const std::vector<Move> applied = round.choose(std::move(moves));
-    moves = {};
-    for (const Move& m : applied) {
-      part_of[m.vertex] = m.to;
-      for (int32_t c = 0; c < ncon; ++c) {
-        table.load[m.from * ncon + c] -= m.weight[c];
-        table.load[m.to * ncon + c] += m.weight[c];
-      }
-    }
+    const std::vector<Move> applied = apply_round(round, adjacency, weights, part_of, table);
     report.moved += static_cast<int64_t>(applied.size());
     if (applied.empty()) break;  // no move helps any more
   }
@@ -353,36 +366,19 @@ std::vector<RebalanceMove> RefineRound::choose(std::vector<RebalanceMove> moves)
 RefineReport refine_loads(const graph::Csr& adjacency, const BalanceWeights& weights,
                           const std::vector<double>& fractions, double imbalance, std::vector<int32_t>& part_of) {
   const int64_t n = static_cast<int64_t>(part_of.size());
-  const int32_t parts = static_cast<int32_t>(fractions.size()), ncon = weights.ncon;
+  const int32_t parts = static_cast<int32_t>(fractions.size());
   HALOGEN_ASSERT(static_cast<int64_t>(adjacency.indptr.size()) == n + 1,
                  "adjacency has %zu row offsets for %lld vertices", adjacency.indptr.size(),
                  static_cast<long long>(n));
   RefineReport report;
   if (parts <= 1) return report;
   PartLoadTable table = part_load_table(weights, part_of, parts);
-  std::vector<Move> moves;
   int32_t idle = 0;  // rounds in a row without moves
   for (int32_t round_number = 0; round_number < kMaxRefineRounds && idle < RefineRound::cycle(parts);
        ++round_number) {
     RefineRound round(table, fractions, imbalance, round_number);
-    moves.clear();
-    for (int64_t v = 0; v < n; ++v) {
-      const int64_t* w = &weights.weight[v * ncon];
-      if (!round.gives(part_of[v], w)) continue;
-      for (int64_t e = adjacency.indptr[v]; e < adjacency.indptr[v + 1]; ++e)
-        if (adjacency.indices[e] != v) round.neighbour(part_of[adjacency.indices[e]]);
-      round.propose(v, part_of[v], w, moves);
-    }
-    const std::vector<Move> applied = round.choose(std::move(moves));
-    moves = {};
-    for (const Move& m : applied) {
-      part_of[m.vertex] = m.to;
-      for (int32_t c = 0; c < ncon; ++c) {
-        table.load[m.from * ncon + c] -= m.weight[c];
-        table.load[m.to * ncon + c] += m.weight[c];
-      }
-      report.gained += m.gain;
-    }
+    const std::vector<Move> applied = apply_round(round, adjacency, weights, part_of, table);
+    for (const Move& m : applied) report.gained += m.gain;
     report.moved += static_cast<int64_t>(applied.size());
     ++report.rounds;
     idle = applied.empty() ? idle + 1 : 0;

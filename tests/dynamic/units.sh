@@ -11,15 +11,9 @@
 # - log1p (Twitter-tennis-shaped): the baselines recomputed from the JSON on expm1 values.
 # - A partition whose shards predate /node/label_offset and /node/label_scale (removed here) still trains and
 #   says in one line that the original-unit figures are not reported; a file without a transform has none.
-set -u
-bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
-source_dir="${HALOGEN_SOURCE_DIR:?HALOGEN_SOURCE_DIR not set}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpirun_() { mpirun --oversubscribe --bind-to none "$@"; }
-export OMP_NUM_THREADS=1
-python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: needs h5py and numpy"; exit 77; }
+source "$(dirname "$0")/../common.sh"
+source_dir="$src"
+require_python h5py numpy
 
 # Fixtures: 8 regions, 40 daily periods, a ring whose chords change by the day.
 python3 - "$work" <<'PY' || fail "fixtures"

@@ -6,14 +6,8 @@
 # training window makes the model see the same numbers), so the reported figure is in the file's units.
 # `--target-scaling none` on the scaled series is the old behaviour (T-GCN and GConvGRU stopped non-finite at
 # epoch 1 in the release build): it either completes or stops with one clear line.
-set -u
-bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
-source_dir="${HALOGEN_SOURCE_DIR:?HALOGEN_SOURCE_DIR not set}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpirun_() { mpirun --oversubscribe --bind-to none "$@"; }
-export OMP_NUM_THREADS=1
+source "$(dirname "$0")/../common.sh"
+source_dir="$src"
 python3 "$source_dir/scripts/temporal/make_datasets.py" "$work" --data /nonexistent >/dev/null || fail "make_datasets.py"
 for name in diffusion diffusion_x100; do
   "$bin" convert "$work/$name.json" -o "$work/$name.h5" >/dev/null || fail "convert $name"

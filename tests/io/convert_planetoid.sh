@@ -7,7 +7,7 @@
 #      features, 7 classes, split 140/500/1000), and a truncated and a wrong-typed pickle, each one error line
 #      naming the file. (b) is skipped without the shared data.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../common.sh"
 require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" "$data" <<'PY' || exit 1
 import os, pickle, shutil, subprocess, sys

@@ -5,7 +5,7 @@
 # a self-loop, both directions of one edge, an isolated node, a node of no split, a negative label).
 # Also: the directory is detected, --name is stored, and a CSR-saved graph is one error line naming the file.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../common.sh"
 require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" <<'PY' || exit 1
 import os, subprocess, sys

@@ -3,7 +3,7 @@
 # Planetoid pickles must give the same graph file contents, with the published sizes
 # (2708 nodes, 10556 stored edges, 1433 features, 7 classes, split 140/500/1000). Skips (77) without
 # ../shared/data or without numpy/scipy/h5py.
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../common.sh"
 if [ -z "$data" ] || [ ! -d "$data/ogb-format/cora" ] || [ ! -d "$data/planetoid" ]; then
   echo "skipped: shared data not found (HALOGEN_SHARED_DATA=$data)"; exit 77
 fi

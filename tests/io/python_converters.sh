@@ -4,7 +4,7 @@
 #    row in tx): node order, zero features and label -1 for the missing row, the standard split;
 #  - graph_from_arrays.py on the tiny npz fixture's arrays must give the same datasets as `halogen convert`.
 # Skips (77) when python3 lacks numpy/scipy/h5py.
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../common.sh"
 require_python numpy scipy h5py
 python3 - "$work" "$src" "$bin" <<'PY' || exit 1
 import os, subprocess, sys

@@ -7,13 +7,8 @@
 # balance holds (every part's vertices, stored edges and training vertices within 1.035x of the mean). Bad uses
 # are one line, exit 2.
 # Skipped (77) when this build has no PT-Scotch; the Cora part is skipped without the shared data.
-set -u
-bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../common.sh"
 mpirun=(mpirun --oversubscribe --bind-to none)
-export OMP_NUM_THREADS=1
 compare() { python3 "${HALOGEN_SOURCE_DIR:?}/tests/train/compare_metrics.py" "$@"; }
 halo_total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]+'/meta.json'))['statistics']['halo_rows_total'])" "$1"; }
 balance_of() { python3 -c "import json,sys; s=json.load(open(sys.argv[1]+'/meta.json'))['statistics']; print({k: round(v, 4) for k, v in s.items() if k.startswith('balance_')})" "$1"; }

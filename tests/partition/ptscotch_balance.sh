@@ -8,14 +8,9 @@
 # vertices, stored edges and training vertices are within 1.035x of the mean (--imbalance 1.03 plus a rounding
 # step), the result passes info --check, and the run reports the route it kept in meta.json.
 # Skipped (77) when this build has no PT-Scotch or python3 lacks numpy/h5py (to rewrite the split).
-set -u
-bin="${HALOGEN_BIN:?HALOGEN_BIN not set}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../common.sh"
 mpirun=(mpirun --oversubscribe --bind-to none)
-export OMP_NUM_THREADS=1
-python3 -c 'import numpy, h5py' 2>/dev/null || { echo "skipped: python3 lacks numpy/h5py"; exit 77; }
+require_python numpy h5py
 
 "$bin" generate sbm --nodes 20000 --classes 200 --homophily 0.99 --degree-exponent 2.2 --features 8 \
   --avg-degree 10 --seed 3 -o "$work/g.h5" >/dev/null 2>&1 || fail "generate sbm exited $?"
