@@ -5,8 +5,9 @@
 // exposed% = exposed / total halo time: the share of communication the local products did not hide.
 // Then, on the CPU, a roofline line per row: the spmm phase's achieved GB/s (bytes by `bench spmm`'s model,
 // kernels::work_count) against a STREAM triad, and the gemm phase's GFLOP/s against a square sgemm, both
-// measured by rank 0 after the runs with the same threads (--no-roofline skips them). Work and time are each the
-// largest rank's, so with several ranks on one node each rank is held to the whole node's triad and sgemm.
+// measured by rank 0 after the runs with the same threads (3 x 128 MiB arrays; 2048^3; --no-roofline skips
+// them). Work and time are each the largest rank's, so with several ranks on one node each rank is held to the
+// whole node's triad and sgemm.
 #include <omp.h>
 
 #include <cstdio>
@@ -153,7 +154,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       std::printf("# roofline: on the CPU only (the GPU's references: bench spmm --device cuda)\n");
       return;
     }
-    const double triad = stream_triad_gbs(256), sgemm = square_sgemm_gflops(2048, 5);
+    const double triad = stream_triad_gbs(128), sgemm = square_sgemm_gflops(2048, 5);  // 3 x 128 MiB: past any LLC
     for (const auto& [overlap, mean] : rows) {
       const double spmm_gbs = mean.spmm_ms > 0 ? mean.spmm_bytes / (mean.spmm_ms * 1e-3) / 1e9 : 0.0;
       const double gemm_gflops = mean.gemm_ms > 0 ? mean.gemm_flops / (mean.gemm_ms * 1e-3) / 1e9 : 0.0;
