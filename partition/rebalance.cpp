@@ -188,7 +188,7 @@ double max_relative_load(const BalanceWeights& weights, const std::vector<double
 
 RebalanceRound::RebalanceRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance)
     : loads_(std::make_unique<PartLoads>(table, fractions, imbalance)), imbalance_(imbalance),
-      ncon_(table.ncon), overloaded_(fractions.size(), 0), connection_(fractions.size(), 0) {
+      ncon_(table.ncon), overloaded_(fractions.size(), 0), neighbours_(fractions.size()) {
   HALOGEN_ASSERT(ncon_ <= kMaxBalanceConstraints, "%d balance constraints, at most %d", ncon_,
                  kMaxBalanceConstraints);
   const int32_t parts = static_cast<int32_t>(fractions.size());
@@ -208,18 +208,13 @@ bool RebalanceRound::gives(int32_t from, const int64_t* weight) const {
   return overloaded_[from] && loads_->relieves(from, weight);
 }
 
-void RebalanceRound::neighbour(int32_t part) {
-  if (connection_[part] == 0) touched_.push_back(part);
-  ++connection_[part];
-}
-
 void RebalanceRound::propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out) {
   Move best;
   best.vertex = vertex;
   best.from = from;
   auto consider = [&](int32_t q) {
     const double delta = loads_->move_delta(from, q, weight);
-    const int64_t gain = connection_[q] - connection_[from];
+    const int64_t gain = neighbours_.count[q] - neighbours_.count[from];
     if (delta < -kMinDecrease && loads_->max_relative_with(q, weight) <= cap_ &&
         (best.to < 0 || gain > best.gain || (gain == best.gain && delta < best.delta))) {
       best.to = q;
@@ -227,11 +222,10 @@ void RebalanceRound::propose(int64_t vertex, int32_t from, const int64_t* weight
       best.delta = delta;
     }
   };
-  for (int32_t q : touched_)
+  for (int32_t q : neighbours_.touched)
     if (q != from) consider(q);
-  if (lightest_ != from && connection_[lightest_] == 0) consider(lightest_);
-  for (int32_t q : touched_) connection_[q] = 0;
-  touched_.clear();
+  if (lightest_ != from && neighbours_.count[lightest_] == 0) consider(lightest_);
+  neighbours_.clear();
   if (best.to < 0) return;
   std::copy(weight, weight + ncon_, best.weight.begin());
   out.push_back(best);
@@ -316,7 +310,7 @@ int32_t RefineRound::cycle(int32_t parts) {
 RefineRound::RefineRound(const PartLoadTable& table, const std::vector<double>& fractions, double imbalance,
                          int32_t round_number)
     : loads_(std::make_unique<PartLoads>(table, fractions, imbalance)), ncon_(table.ncon),
-      giver_(fractions.size(), 0), connection_(fractions.size(), 0) {
+      giver_(fractions.size(), 0), neighbours_(fractions.size()) {
   HALOGEN_ASSERT(ncon_ <= kMaxBalanceConstraints, "%d balance constraints, at most %d", ncon_,
                  kMaxBalanceConstraints);
   const int32_t parts = static_cast<int32_t>(fractions.size());
@@ -326,25 +320,19 @@ RefineRound::RefineRound(const PartLoadTable& table, const std::vector<double>& 
 
 RefineRound::~RefineRound() = default;
 
-void RefineRound::neighbour(int32_t part) {
-  if (connection_[part] == 0) touched_.push_back(part);
-  ++connection_[part];
-}
-
 void RefineRound::propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out) {
   Move best;
   best.vertex = vertex;
   best.from = from;
-  for (int32_t q : touched_) {
-    const int64_t gain = connection_[q] - connection_[from];
+  for (int32_t q : neighbours_.touched) {
+    const int64_t gain = neighbours_.count[q] - neighbours_.count[from];
     if (giver_[q] || gain <= 0 || !loads_->fits(q, weight)) continue;
     if (best.to < 0 || gain > best.gain || (gain == best.gain && q < best.to)) {
       best.to = q;
       best.gain = gain;
     }
   }
-  for (int32_t q : touched_) connection_[q] = 0;
-  touched_.clear();
+  neighbours_.clear();
   if (best.to < 0) return;
   std::copy(weight, weight + ncon_, best.weight.begin());
   out.push_back(best);

@@ -91,6 +91,22 @@ struct RebalanceMove {
 
 class PartLoads;
 
+// The parts of one vertex's neighbours and how many neighbours each holds, gathered by a round's neighbour()
+// calls and cleared after its propose() (only the parts touched: O(degree), not O(parts)).
+struct NeighbourParts {
+  explicit NeighbourParts(size_t parts) : count(parts, 0) {}
+  void add(int32_t part) {
+    if (count[part] == 0) touched.push_back(part);
+    ++count[part];
+  }
+  void clear() {
+    for (int32_t q : touched) count[q] = 0;
+    touched.clear();
+  }
+  std::vector<int64_t> count;    // (parts)
+  std::vector<int32_t> touched;  // the parts with count > 0
+};
+
 // One round of rebalance_loads. For every vertex v (any order, any process): if gives(part, w), call
 // neighbour(part of x) for each neighbour x != v, then propose(v, part, w, moves). Then choose(all proposals,
 // gathered in one place) applies them in a fixed order (independent of where they were proposed) with the
@@ -101,7 +117,7 @@ class RebalanceRound {
   ~RebalanceRound();
   bool any_overloaded() const { return any_overloaded_; }
   bool gives(int32_t from, const int64_t* weight) const;
-  void neighbour(int32_t part);
+  void neighbour(int32_t part) { neighbours_.add(part); }
   void propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out);
   std::vector<RebalanceMove> choose(std::vector<RebalanceMove> moves);
 
@@ -111,8 +127,7 @@ class RebalanceRound {
   int32_t ncon_, lightest_ = 0;
   bool any_overloaded_ = false;
   std::vector<char> overloaded_;
-  std::vector<int64_t> connection_;
-  std::vector<int32_t> touched_;
+  NeighbourParts neighbours_;
 };
 
 // ---- Refinement that keeps the balance ------------------------------------------------------------------------
@@ -151,7 +166,7 @@ class RefineRound {
   // Rounds in one cycle of splits: after this many rounds in a row without moves, no round can move.
   static int32_t cycle(int32_t parts);
   bool gives(int32_t from, const int64_t* /*weight*/) const { return giver_[from] != 0; }
-  void neighbour(int32_t part);
+  void neighbour(int32_t part) { neighbours_.add(part); }
   void propose(int64_t vertex, int32_t from, const int64_t* weight, std::vector<RebalanceMove>& out);
   std::vector<RebalanceMove> choose(std::vector<RebalanceMove> moves);
 
@@ -159,8 +174,7 @@ class RefineRound {
   std::unique_ptr<PartLoads> loads_;
   int32_t ncon_;
   std::vector<char> giver_;
-  std::vector<int64_t> connection_;
-  std::vector<int32_t> touched_;
+  NeighbourParts neighbours_;
 };
 
 // rebalance_loads with the weights of options.balance, options.part_weights and options.imbalance on the
