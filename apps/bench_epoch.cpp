@@ -188,8 +188,8 @@ void add_bench_epoch(CLI::App& bench) {
       ->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--output-heads", o->output_heads, "gat: heads of the output layer (averaged)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients")
-      ->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients, in [0, 1)")
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--gat-dropout", o->gat_dropout,
                   "gat: original (a dropout mask per head on each layer's input, and on its transformed features) "
                   "or pyg (PyG's GATConv example: one mask on the input and after each hidden ELU)")
@@ -200,7 +200,8 @@ void add_bench_epoch(CLI::App& bench) {
   cmd->add_option("--hidden", o->hidden, "Hidden width")->check(positive())->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(positive())->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed epochs first")->check(non_negative())->capture_default_str();
-  cmd->add_option("--dropout", o->dropout, "Dropout")->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  cmd->add_option("--dropout", o->dropout, "Dropout probability, in [0, 1) (as train)")
+      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--threads", o->threads, "OpenMP threads per rank (default: OMP_NUM_THREADS, else cores / ranks)")
       ->check(non_negative());
   cmd->add_option("--overlap", o->overlap, "on, off or both (one row each)")

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "apps/device_profile.h"
 #include "apps/plan_shapes.h"
@@ -232,8 +233,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--layers", options.config.layers, "Graph convolution layers")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--dropout", options.config.dropout, "Dropout probability (as train)")
-      ->check(CLI::Range(0.0, 0.999))
+  cmd->add_option("--dropout", options.config.dropout, "Dropout probability, in [0, 1) (as train)")
+      ->check(finite_interval(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option(
          "--device", options.device,

@@ -31,6 +31,10 @@ expect "the memory check can be overridden" 0 "done:" \
   env HALOGEN_MEMORY_AVAILABLE_MIB=0 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" train "$WORK/p2" --epochs 1 --ignore-memory-check
 expect "bench epoch plans memory as train does" 2 "needs" \
   env HALOGEN_MEMORY_AVAILABLE_MIB=1024 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" bench epoch "$WORK/p2" --epochs 1 --hidden 1048576
+expect "bench epoch refuses a NaN dropout as train does" 2 "--dropout: value nan must be a finite number in [0, 1)" \
+  "$HALOGEN_BIN" bench epoch "$WORK/p2" --epochs 1 --dropout nan
+expect "plan refuses a NaN dropout as train does" 2 "--dropout: value nan must be a finite number in [0, 1)" \
+  "$HALOGEN_BIN" plan "$WORK/p2" --dropout nan
 expect "bench epoch --ignore-memory-check" 0 "overlap" \
   env HALOGEN_MEMORY_AVAILABLE_MIB=0 "${MPIRUN[@]}" -np 2 "$HALOGEN_BIN" bench epoch "$WORK/p2" --epochs 1 --warmup 0 \
   --ignore-memory-check
