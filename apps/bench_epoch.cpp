@@ -20,6 +20,7 @@
 #include "apps/bench.h"
 #include "apps/cli_checks.h"
 #include "apps/commands.h"
+#include "apps/model_options.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
@@ -33,28 +34,17 @@
 namespace halogen::app {
 namespace {
 
-struct EpochBenchOptions {
+// The model options are ModelFlags' (apps/model_options.h), as train's.
+struct EpochBenchOptions : ModelFlags {
   std::string dir;
-  std::string model = "gcn";
-  int layers = 2;
-  int64_t hidden = 128;
   int64_t epochs = 10;
   int64_t warmup = 2;
-  float dropout = 0.5f;
   int threads = 0;
   std::string overlap = "on";  // on | off | both
   bool roofline = true;
   bool row_normalize = false;
   std::string device;  // cpu | cuda; empty: as `halogen train` (apps/rank_device.h)
   std::string comm;    // auto | nccl | mpi (cuda only); empty: auto
-  int appnp_k = 10;    // appnp
-  float appnp_alpha = 0.1f;    // appnp
-  bool gin_eps_learn = false;  // gin
-  bool edge_weight = false;
-  int heads = 8;                   // gat
-  int output_heads = 1;            // gat
-  float attention_dropout = 0.6f;  // gat
-  std::string gat_dropout = "original";  // gat: original | pyg
   bool ignore_memory_check = false;
 };
 
@@ -71,18 +61,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
   run_rank_job(rank_comm, [&] {
     train::RankInput input = train::load_rank_input(comm, o.dir, o.row_normalize);
     train::TrainConfig base;  // both overlap modes: only config.model.overlap differs
-    base.model.kind = nn::parse_conv_kind(o.model);
-    base.model.appnp_k = o.appnp_k;
-    base.model.appnp_alpha = o.appnp_alpha;
-    base.model.gin_learn_eps = o.gin_eps_learn;
-    base.model.edge_weight = o.edge_weight;
-    base.model.gat_heads = o.heads;
-    base.model.gat_output_heads = o.output_heads;
-    base.model.attention_dropout = o.attention_dropout;
-    base.model.gat_per_head_dropout = o.gat_dropout == "original";
-    base.model.layers = o.layers;
-    base.model.hidden = o.hidden;
-    base.model.dropout = o.dropout;
+    base.model = model_config(o);
     base.epochs = o.warmup + o.epochs;
     base.eval_every = base.epochs;  // one evaluation at the end (not timed in epoch_ms)
     base.print_epochs = false;
@@ -97,13 +76,10 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       std::printf("# halogen bench epoch: %s (%lld nodes, %lld edges, %lld features), %d ranks x %d threads, "
                   "device %s\n", o.dir.c_str(), (long long)input.meta.num_nodes, (long long)input.meta.num_edges,
                   (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
-      const std::string gat = o.model == "gat" ? strformat(" (per head; %d heads, %d output heads, attention "
-                                                           "dropout %g, %s dropout)", o.heads, o.output_heads,
-                                                           o.attention_dropout, o.gat_dropout.c_str())
-                                               : std::string();
       std::printf("# model %s, %d layers, hidden %lld%s, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
-                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden, gat.c_str(), o.dropout,
-                  (long long)o.epochs, (long long)o.warmup);
+                  "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden,
+                  nn::model_spec(base.model).summary(base.model).c_str(), o.dropout, (long long)o.epochs,
+                  (long long)o.warmup);
       std::printf("%8s %6s %8s %10s %9s %9s %9s %11s %13s %9s %9s\n", "overlap", "ranks", "threads", "epoch_ms",
                   "spmm_ms", "gemm_ms", "halo_ms", "exposed_ms", "allreduce_ms", "other_ms", "exposed%");
     }
@@ -173,35 +149,11 @@ void add_bench_epoch(CLI::App& bench) {
   auto o = std::make_shared<EpochBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("epoch", "Epoch time and its phases on a partition directory (mpirun, one rank per part)");
   cmd->add_option("dir", o->dir, "Partition directory")->required();
-  cmd->add_option("--model", o->model, "gcn, sage, gin, appnp or gat")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat"}))
-      ->capture_default_str();
-  cmd->add_option("--appnp-k", o->appnp_k, "appnp: propagation steps K")
-      ->check(CLI::Range(0, 1 << 20))
-      ->capture_default_str();
-  cmd->add_option("--appnp-alpha", o->appnp_alpha, "appnp: teleport probability alpha")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_flag("--gin-eps-learn", o->gin_eps_learn, "gin: a learnable epsilon per layer (default: eps = 0)");
-  cmd->add_flag("--edge-weight", o->edge_weight, "Use the graph's edge weights (/csr/weight)");
-  cmd->add_option("--heads", o->heads, "gat: heads of each hidden layer (--hidden is the width per head)")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--output-heads", o->output_heads, "gat: heads of the output layer (averaged)")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--attention-dropout", o->attention_dropout, "gat: dropout on the attention coefficients, in [0, 1)")
-      ->check(finite_interval(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--gat-dropout", o->gat_dropout,
-                  "gat: original (a dropout mask per head on each layer's input, and on its transformed features) "
-                  "or pyg (PyG's GATConv example: one mask on the input and after each hidden ELU)")
-      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
+  add_model_options(cmd, *o);
   cmd->add_flag("--ignore-memory-check", o->ignore_memory_check,
                 "Run even when the planned memory per rank does not fit the node's (as halogen train)");
-  cmd->add_option("--layers", o->layers, "Layers")->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "Hidden width")->check(positive())->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Timed epochs")->check(positive())->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed epochs first")->check(non_negative())->capture_default_str();
-  cmd->add_option("--dropout", o->dropout, "Dropout probability, in [0, 1) (as train)")
-      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--threads", o->threads, "OpenMP threads per rank (default: OMP_NUM_THREADS, else cores / ranks)")
       ->check(non_negative());
   cmd->add_option("--overlap", o->overlap, "on, off or both (one row each)")
@@ -214,7 +166,11 @@ void add_bench_epoch(CLI::App& bench) {
       ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
   cmd->add_flag("!--no-roofline", o->roofline,
                 "Skip the roofline lines (and the STREAM triad and sgemm they measure, a few seconds)");
-  cmd->callback([o] { run_epoch_bench(*o); });
+  cmd->callback([o] {
+    require_static_model(*o, "bench epoch");
+    for (const std::string& unused : unused_model_options(*o)) log::warn(unused);
+    run_epoch_bench(*o);
+  });
 }
 
 }  // namespace halogen::app

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/model_options.h"
 #include "apps/info_memory.h"
 #include "core/error.h"
 #include "io/file_format.h"
@@ -188,46 +189,21 @@ void add_info_command(CLI::App& app) {
   static bool check = false;
   cmd->add_option("path", path, "Graph file (.h5) or partition directory")->required();
   cmd->add_flag("--check", check, "Also verify every invariant (reads the whole file or directory)");
-  // The model a partition directory will be trained with, for the per-rank memory prediction (same defaults
-  // as `halogen train`).
-  static std::string model = "gcn";
-  static nn::ModelConfig model_config;
-  cmd->add_option("--model", model, "Directory: model to size memory for (gcn|sage|gin|appnp|gat)")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat"}))
-      ->capture_default_str();
-  cmd->add_option("--layers", model_config.layers, "Directory: graph convolution layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--hidden", model_config.hidden, "Directory: hidden width")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  cmd->add_option("--heads", model_config.gat_heads, "Directory, gat: heads of each hidden layer")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--output-heads", model_config.gat_output_heads, "Directory, gat: heads of the output layer")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  static std::string gat_dropout = "original";
-  cmd->add_option("--gat-dropout", gat_dropout,
-                  "Directory, gat: original (per-head input masks: two more buffers per layer) or pyg")
-      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
-  cmd->add_option("--appnp-k", model_config.appnp_k, "Directory, appnp: propagation steps K")
-      ->check(CLI::Range(0, 1 << 20))
-      ->capture_default_str();
-  cmd->add_flag("--gin-eps-learn", model_config.gin_learn_eps,
-                "Directory, gin: a learnable epsilon per layer");
+  // The model a partition directory will be trained with, for the per-rank memory prediction: the options and
+  // defaults of `halogen train` (apps/model_options.h).
+  static ModelFlags model;
+  add_model_options(cmd, model);
   static std::string device = "cpu";
   cmd->add_option("--device", device,
                   "Directory: the device train will run on (cuda: every matrix keeps its edge values, which the CPU "
                   "computes from the degrees)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  cmd->add_flag("--recompute", model_config.recompute,
-                "Directory, gcn/sage/gin: the plan of train --recompute (A X of hidden layers recomputed)");
   cmd->callback([] {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
       partition::describe_partition_dir(path, check);
-      model_config.kind = nn::parse_conv_kind(model);
-      model_config.gat_per_head_dropout = gat_dropout == "original";
-      print_training_memory(path, model_config, device == "cuda" ? Device::cuda : Device::cpu);
+      require_static_model(model, "info");
+      print_training_memory(path, model_config(model), device == "cuda" ? Device::cuda : Device::cpu);
       return;
     }
     describe_graph_file(path, check);

@@ -15,6 +15,7 @@
 
 #include "apps/cli_checks.h"
 #include "apps/commands.h"
+#include "apps/model_options.h"
 #include "apps/device_profile.h"
 #include "apps/plan_shapes.h"
 #include "core/error.h"
@@ -26,9 +27,9 @@
 namespace halogen::app {
 namespace {
 
-struct PlanOptions {
+// The model options are ModelFlags' (apps/model_options.h), as train's; `config` is made from them.
+struct PlanOptions : ModelFlags {
   std::string path;
-  std::string model = "gcn";
   nn::ModelConfig config;
   std::string device = "h200";
   std::string profile;
@@ -96,7 +97,7 @@ struct PlanRow {
 };
 
 // The epoch-time model covers gcn only; other models get the memory alone.
-bool timed(const PlanOptions& options) { return options.config.kind == nn::ConvKind::gcn; }
+bool timed(const PlanOptions& options) { return nn::model_spec(options.config).name == "gcn"; }
 
 PlanRow plan_one(PlanSource& source, const PlanOptions& options, const train::DeviceProfile& profile,
                  int ranks) {
@@ -157,7 +158,8 @@ void print_json(const PlanRow& row, const PlanOptions& options, const train::Dev
 }
 
 void run_plan(PlanOptions& options) {
-  options.config.kind = nn::parse_conv_kind(options.model);
+  require_static_model(options, "plan");
+  options.config = model_config(options);
   const std::string profile_path = find_profile(options);
   const train::DeviceProfile profile = read_device_profile(profile_path);
   std::unique_ptr<PlanSource> source = open_plan_source(options.path, options.edge_cut);
@@ -223,19 +225,7 @@ void add_plan_command(CLI::App& app) {
       "Predict per-rank memory and epoch time for P ranks on a device profile, before queueing a job");
   cmd->add_option("path", options.path, "Partition directory, graph file (.h5) or statistics file (.json)")
       ->required();
-  cmd->add_option("--model", options.model, "Model (memory: gcn|sage|gin|appnp; epoch time: gcn)")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp"}))
-      ->capture_default_str();
-  options.config.hidden = 16;
-  cmd->add_option("--hidden", options.config.hidden, "Hidden width")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  cmd->add_option("--layers", options.config.layers, "Graph convolution layers")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--dropout", options.config.dropout, "Dropout probability, in [0, 1) (as train)")
-      ->check(finite_interval(0.0, 1.0))
-      ->capture_default_str();
+  add_model_options(cmd, options);  // memory: every static model; epoch time: gcn
   cmd->add_option(
          "--device", options.device,
          "Device profile: h200 (profiles/h200.json) or cpu (profiles/cpu-<host>.json from `halogen bench "

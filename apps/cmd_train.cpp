@@ -12,6 +12,7 @@
 
 #include "apps/cli_checks.h"
 #include "apps/commands.h"
+#include "apps/model_options.h"
 #include "apps/rank_device.h"
 #include "comm/mpi_comm.h"
 #include "comm/mpi_session.h"
@@ -37,16 +38,14 @@
 namespace halogen::app {
 namespace {
 
-struct TrainFlags {
+// The model options (--model, --layers, --hidden, --dropout, --edge-weight, --recompute and each model's own)
+// are ModelFlags' (apps/model_options.h).
+struct TrainFlags : ModelFlags {
   std::string dir;
-  std::string model = "gcn";
-  int layers = 2;
-  int64_t hidden = 16;
   int64_t epochs = 200;
   float lr = 0.01f;
   float weight_decay = 5e-4f;
   bool weight_decay_all_layers = false;
-  float dropout = 0.5f;
   uint64_t seed = 0;
   bool row_normalize = false;
   int64_t eval_every = 1;
@@ -60,7 +59,6 @@ struct TrainFlags {
   bool save_best = false;
   bool allow_lr_change = false;
   bool no_overlap = false;
-  bool recompute = false;
   std::string device;  // cpu | cuda; empty: cuda when every rank sees a usable GPU (CUDA builds), else cpu
   std::string comm;    // auto | nccl | mpi (device cuda only); empty: auto
   bool tf32 = false;   // --device cuda: allow TF32 tensor cores in GEMMs
@@ -80,18 +78,9 @@ struct TrainFlags {
   double progress_every = 30;
   std::string tensorboard;
   std::string trace;
-  // gin, appnp, weighted edges (static models)
-  int appnp_k = 10;
-  float appnp_alpha = 0.1f;
-  bool gin_eps_learn = false;
-  bool edge_weight = false;
-  // gat
-  int heads = 8;
-  int output_heads = 1;
-  float attention_dropout = 0.6f;
-  std::string gat_dropout = "original";
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
-       layers_given = false, negatives_given = false, window_given = false, clip_given = false, lr_given = false;
+       layers_given = false, negatives_given = false, window_given = false, clip_given = false, lr_given = false,
+       patience_given = false;
   std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
 };
 
@@ -113,7 +102,7 @@ constexpr const char* kTemporalDefaultsHelp =
     "temporal models: 50 epochs, hidden 32, 1 layer, weight decay 0, eval every 10; evolvegcn-o --task "
     "regression: 15 windows per epoch";
 
-bool is_temporal(const std::string& model) { return model == "evolvegcn-o" || model == "tgcn" || model == "gconvgru"; }
+bool is_temporal(const std::string& model) { return is_temporal_model(model); }
 
 // The options every model shares.
 void set_run_config(const TrainFlags& flags, train::RunConfig& config) {
@@ -191,16 +180,11 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
     j["dropout"] = option_value(flags.dropout);
     j["row-normalize"] = flags.row_normalize;
     j["edge-weight"] = flags.edge_weight;
-    if (flags.model == "gat") {
-      j["heads"] = flags.heads;
-      j["output-heads"] = flags.output_heads;
-      j["attention-dropout"] = option_value(flags.attention_dropout);
-      j["gat-dropout"] = flags.gat_dropout;
-    } else if (flags.model == "appnp") {
-      j["appnp-k"] = flags.appnp_k;
-      j["appnp-alpha"] = option_value(flags.appnp_alpha);
-    } else if (flags.model == "gin") {
-      j["gin-eps-learn"] = flags.gin_eps_learn;
+    const nn::ModelConfig model = model_config(flags);
+    for (const nn::ModelOption& option : nn::model_spec(flags.model).options) {
+      const nn::OptionValue value = option.get(model);
+      if (const auto* f = std::get_if<float>(&value)) j[option.name] = option_value(*f);
+      else std::visit([&](const auto& v) { j[option.name] = v; }, value);
     }
   }
   return j.dump();
@@ -345,14 +329,9 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
                       result.mean_epoch_ms, result.snapshots_per_s, 100.0 * result.exposed_comm_share));
 }
 
-// The options of gin/appnp and --edge-weight for the model line ("" for gcn/sage without weights).
-std::string model_extras(const TrainFlags& flags) {
-  std::string text;
-  if (flags.model == "appnp") text += strformat(", K %d, alpha %g", flags.appnp_k, flags.appnp_alpha);
-  if (flags.model == "gin") text += flags.gin_eps_learn ? ", learnable eps" : ", eps 0";
-  if (flags.model == "gat")
-    text += strformat(", %d heads (output %d), attention dropout %g, %s dropout", flags.heads, flags.output_heads,
-                      flags.attention_dropout, flags.gat_dropout.c_str());
+// The model's own options and --edge-weight for the model line ("" for gcn/sage without weights).
+std::string model_extras(const TrainFlags& flags, const nn::ModelConfig& model) {
+  std::string text = nn::model_spec(model).summary(model);
   if (flags.edge_weight) text += ", edge weights";
   return text;
 }
@@ -408,22 +387,16 @@ void run_train(const TrainFlags& flags) {
                        "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
     train::TrainConfig config;
     set_run_config(flags, config);
-    config.model.kind = nn::parse_conv_kind(flags.model);
-    config.model.appnp_k = flags.appnp_k;
-    config.model.appnp_alpha = flags.appnp_alpha;
-    config.model.gin_learn_eps = flags.gin_eps_learn;
-    config.model.edge_weight = flags.edge_weight;
-    config.model.gat_heads = flags.heads;
-    config.model.gat_output_heads = flags.output_heads;
-    config.model.attention_dropout = flags.attention_dropout;
-    config.model.gat_per_head_dropout = flags.gat_dropout == "original";
-    config.model.layers = flags.layers;
-    config.model.hidden = flags.hidden;
-    config.model.dropout = flags.dropout;
+    config.model = model_config(flags);
+    const nn::ModelSpec& spec = nn::model_spec(config.model);
     config.model.seed = flags.seed;
     config.model.overlap = !flags.no_overlap;
-    config.model.recompute = flags.recompute;
-    config.weight_decay = flags.weight_decay;
+    // The model's training defaults where the option was not given (nn/model_registry.h, TrainingDefaults).
+    if (!flags.lr_given && spec.defaults.lr) config.lr = *spec.defaults.lr;
+    if (!flags.epochs_given && spec.defaults.epochs) config.epochs = *spec.defaults.epochs;
+    if (!flags.patience_given && spec.defaults.patience) config.patience = *spec.defaults.patience;
+    config.weight_decay = !flags.weight_decay_given && spec.defaults.weight_decay ? *spec.defaults.weight_decay
+                                                                                 : flags.weight_decay;
     config.weight_decay_all_layers = flags.weight_decay_all_layers;
     config.device = device;
     config.config_json = resolved_config_json(flags, config, device_name(device));
@@ -459,10 +432,10 @@ void run_train(const TrainFlags& flags) {
                         (long long)-extremes[1], (long long)extremes[0], (long long)sizes[1], omp_get_max_threads()));
     log::info(strformat("model %s: %d layers, hidden %lld%s, dropout %g | adam lr %g, weight decay %g (%s) | %lld "
                         "epochs, seed %llu, overlap %s%s | device %s",
-                        flags.model.c_str(), flags.layers, (long long)flags.hidden, model_extras(flags).c_str(),
-                        flags.dropout, flags.lr,
-                        flags.weight_decay, flags.weight_decay_all_layers ? "all layers" : "first layer",
-                        (long long)flags.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
+                        flags.model.c_str(), flags.layers, (long long)flags.hidden,
+                        model_extras(flags, config.model).c_str(), flags.dropout, config.lr, config.weight_decay,
+                        flags.weight_decay_all_layers ? "all layers" : spec.weight_decay_scope.c_str(),
+                        (long long)config.epochs, (unsigned long long)flags.seed, flags.no_overlap ? "off" : "on",
                         flags.row_normalize ? ", row-normalised features" : "", device_name(device)));
 
     interrupt::set_phase("building the model");
@@ -482,17 +455,7 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a GNN on a partition directory (run under mpirun/srun, one rank per part)");
   cmd->add_option("dir", flags->dir, "Partition directory made by `halogen partition`")->required();
-  cmd->add_option("--model", flags->model,
-                  "gcn (Kipf & Welling), sage (GraphSAGE-mean), gin (Xu et al.), appnp (Klicpera et al.), gat "
-                  "(Velickovic et al.); on dynamic graphs evolvegcn-o, tgcn or gconvgru")
-      ->check(CLI::IsMember({"gcn", "sage", "gin", "appnp", "gat", "evolvegcn-o", "tgcn", "gconvgru"}))->capture_default_str();
-  cmd->add_option("--layers", flags->layers,
-                  "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--hidden", flags->hidden, "Hidden width (temporal models: 32)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
+  add_model_options(cmd, *flags);
   cmd->add_option(
          "--epochs", flags->epochs,
          "Training epochs (full-batch steps; temporal models: 50)")
@@ -510,8 +473,6 @@ void add_train_command(CLI::App& app) {
                   "--weight-decay-all-layers (temporal models: 0, on every layer)")
       ->check(finite_number(0.0, true))->capture_default_str();
   cmd->add_flag("--weight-decay-all-layers", flags->weight_decay_all_layers, "Apply --weight-decay to every layer");
-  cmd->add_option("--dropout", flags->dropout, "Dropout probability on every layer's input, in [0, 1)")
-      ->check(finite_interval(0.0, 1.0))->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed of weight init and dropout (results do not depend on the rank count)")
       ->check(seed_value())->capture_default_str();
   cmd->add_flag("--row-normalize", flags->row_normalize, "Divide each feature row by its sum (Kipf & Welling)");
@@ -541,9 +502,6 @@ void add_train_command(CLI::App& app) {
                   "naming the peer (default: HALOGEN_COMM_TIMEOUT, else 600)")
       ->check(finite_number(0.0, false));
   cmd->add_flag("--no-overlap", flags->no_overlap, "Wait for halo exchanges before the local product (comparison)");
-  cmd->add_flag("--recompute", flags->recompute,
-                "gcn/sage/gin: hidden layers that aggregate first recompute A X in the backward instead of keeping "
-                "it (less memory, one more local SpMM per such layer; same results)");
   cmd->add_option("--device", flags->device,
                   "cpu or cuda (default: cuda when the build has the CUDA backend and every rank sees a GPU, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -581,29 +539,6 @@ void add_train_command(CLI::App& app) {
                   "Link prediction: sampled negative pairs per positive pair; must equal the partition's "
                   "--link-negatives (default: the partition's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}))->capture_default_str();
-  // gin, appnp and weighted edges (static models)
-  cmd->add_option("--appnp-k", flags->appnp_k, "APPNP: propagation steps K after the MLP (--layers linear layers)")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  cmd->add_option("--appnp-alpha", flags->appnp_alpha, "APPNP: teleport probability alpha")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_flag("--gin-eps-learn", flags->gin_eps_learn,
-                "GIN: learn epsilon of (1 + eps) x_i per layer (default: off, eps = 0)");
-  cmd->add_flag("--edge-weight", flags->edge_weight,
-                "Use the graph's edge weights (/csr/weight) in GCN/APPNP normalisation, SAGE's mean and GIN's sum "
-                "(default: off, every edge weighs 1)");
-  cmd->add_option("--heads", flags->heads,
-                  "GAT: attention heads of each hidden layer, concatenated (--hidden is the width per head)")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--output-heads", flags->output_heads, "GAT: attention heads of the output layer, averaged")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--attention-dropout", flags->attention_dropout,
-                  "GAT: dropout probability on the attention coefficients, in [0, 1)")
-      ->check(finite_interval(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--gat-dropout", flags->gat_dropout,
-                  "GAT: where --dropout applies. original (Velickovic et al.'s reference code): in each layer, an "
-                  "independent mask on the layer's input per head and one on its transformed features; pyg (PyG's "
-                  "GATConv example): on the model's input and after each hidden ELU, one mask for all heads")
-      ->check(CLI::IsMember({"original", "pyg"}))->capture_default_str();
   cmd->add_option("--cheb-k", flags->cheb_k, "GConvGRU: Chebyshev terms K")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--embedding", flags->embedding, "Link prediction: embedding width (0: --hidden)")
       ->check(non_negative())->capture_default_str();
@@ -631,18 +566,16 @@ void add_train_command(CLI::App& app) {
     flags->window_given = cmd->count("--window") > 0;
     flags->clip_given = cmd->count("--clip-grad-norm") > 0;
     flags->lr_given = cmd->count("--lr") > 0;
+    flags->patience_given = cmd->count("--patience") > 0;
     // Options of other models, given (on the command line or in --config) but unused by this one.
     const std::string& m = flags->model;
     const bool temporal = is_temporal(m);
     const std::pair<const char*, bool> uses[] = {
-        {"--heads", m == "gat"}, {"--output-heads", m == "gat"}, {"--attention-dropout", m == "gat"},
-        {"--gat-dropout", m == "gat"}, {"--appnp-k", m == "appnp"}, {"--appnp-alpha", m == "appnp"}, {"--gin-eps-learn", m == "gin"},
         {"--cheb-k", m == "gconvgru"}, {"--lags", temporal}, {"--train-fraction", temporal},
         {"--target-scaling", temporal && flags->task == "regression"},
         {"--negatives", temporal}, {"--embedding", temporal}, {"--window", temporal},
-        {"--row-normalize", !temporal}, {"--dropout", !temporal}, {"--edge-weight", !temporal},
-        {"--recompute", m == "gcn" || m == "sage" || m == "gin"}};
-    flags->unused_options.clear();
+        {"--row-normalize", !temporal}};
+    flags->unused_options = unused_model_options(*flags);
     for (const auto& [name, used] : uses)
       if (!used && cmd->count(name) > 0)
         flags->unused_options.push_back(std::string(name) + " has no effect with --model " + m + " (ignored)");

@@ -6,6 +6,7 @@
 #include "core/format.h"
 #include "io/h5.h"
 #include "io/part_file.h"
+#include "nn/model_registry.h"
 #include "train/memory_estimate.h"
 
 namespace halogen::app {
@@ -87,12 +88,8 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
   std::printf(
       "training memory per rank on %s (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
       "epoch 1)\n",
-      device_name(device), nn::conv_kind_name(config.kind), config.layers, static_cast<long long>(config.hidden),
-      config.kind == nn::ConvKind::appnp ? strformat(", K %d", config.appnp_k).c_str()
-      : config.kind == nn::ConvKind::gat
-          ? strformat(", %d heads, %d output heads, %s dropout", config.gat_heads, config.gat_output_heads,
-                      nn::gat_dropout_name(config.gat_per_head_dropout)).c_str()
-          : "");
+      device_name(device), nn::model_spec(config).name.c_str(), config.layers, static_cast<long long>(config.hidden),
+      nn::model_spec(config).summary(config).c_str());
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
   int max_part = 0;

@@ -45,8 +45,11 @@
 // indexes a buffer on the host after construction.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -56,13 +59,19 @@
 #include "nn/gradient_reducer.h"
 #include "nn/distributed_adjacency.h"
 #include "nn/graph_conv.h"
+#include "nn/node_model.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
 
 namespace halogen::nn {
 
+// A model option's value (nn/model_registry.h): integer, real, flag or choice.
+using OptionValue = std::variant<int64_t, float, bool, std::string>;
+
 struct ModelConfig {
-  ConvKind kind = ConvKind::gcn;
+  // The registered model (nn/model_registry.h); empty: the layer stack of `kind` (conv_kind_name(kind)).
+  std::string name;
+  ConvKind kind = ConvKind::gcn;  // the layer stack's layer kind (nn::Model); set by the spec that builds it
   int layers = 2;
   int64_t hidden = 16;  // hidden width; gin: also the width of every layer's MLP
   float dropout = 0.5f;
@@ -85,6 +94,8 @@ struct ModelConfig {
   // GraphConv::set_recompute_aggregate). Layer 0 keeps Â X_0: its input X_0 lives in the workspace, and keeping
   // X_0 instead would cost as much.
   bool recompute = false;
+  // The options of a model that has no field here (a model added in its own file), by option name.
+  std::map<std::string, OptionValue> values;
 };
 
 // The --gat-dropout name of a placement: "original" (per-head) or "pyg".
@@ -125,7 +136,7 @@ struct MemoryBreakdown {
   }
 };
 
-class Model {
+class Model final : public NodeModel {
  public:
   // Copies what it needs from `shard` (features, labels, splits, global ids, the normalised adjacency and the
   // halo plan) to `device`. Labels < 0 are dropped from the splits. The shard may be freed afterwards.
@@ -142,15 +153,15 @@ class Model {
   // then reducer->layer_ready(l) right after layer l's backward, so each bucket's allreduce overlaps the
   // backward of the layers below it; the caller calls reducer->finish() before reading the summed gradients.
   // Returns this rank's sum of per-vertex losses over its training rows.
-  double train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer = nullptr);
+  double train_step_local(int64_t epoch, float loss_scale, GradientReducer* reducer = nullptr) override;
   // Forward with dropout off; correct predictions on this rank for train, valid, test.
-  std::array<int64_t, 3> evaluate_local();
+  std::array<int64_t, 3> evaluate_local() override;
   // Inference (`halogen predict`): the forward with dropout off, exactly as evaluate_local() runs it
   // (collective: the halo exchanges). Afterwards layer_output(l) holds layer l's output on the owned rows.
-  void infer() { forward(/*epoch=*/0, /*training=*/false); }
+  void infer() override { forward(/*epoch=*/0, /*training=*/false); }
   // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
   // (The last layer's lives in the workspace: valid until the next training step's backward.)
-  Matrix<const float> layer_output(int l) const {
+  Matrix<const float> layer_output(int l) const override {
     HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
     return activation(l + 1).slice_rows(0, num_owned_);
   }
@@ -158,41 +169,42 @@ class Model {
   // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
   // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
   // reads.
-  double evaluated_loss_local(int split);
+  double evaluated_loss_local(int split) override;
   // This rank's number of (labelled) train, valid, test vertices.
-  std::array<int64_t, 3> split_sizes_local() const { return split_sizes_; }
+  std::array<int64_t, 3> split_sizes_local() const override { return split_sizes_; }
 
   // The first layer (0-based) whose output on this rank holds a NaN/Inf in training step `epoch`'s forward,
   // else -1. Runs that forward again (dropout keyed by the epoch: the same outputs; collective), before the
   // optimizer changes the parameters: the last layer's output does not outlive the backward.
-  int first_nonfinite_layer_local(int64_t epoch);
+  int first_nonfinite_layer_local(int64_t epoch) override;
   // (The parameters' check is ParameterStore::first_nonfinite_layer.)
 
   // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
-  int64_t sparse_input_nonzeros() const { return sparse_input_ ? nonzero_values_.rows() : 0; }
+  int64_t sparse_input_nonzeros() const override { return sparse_input_ ? nonzero_values_.rows() : 0; }
   // Whether features with `nonzeros` nonzero values in an (n, f) matrix take the sparse input path
   // (density <= 25%, and n*f small enough for 32-bit positions). Also used by `halogen info` to predict memory.
   static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
   // Whether layer 0 takes the sparse input (CSR views) when the features are sparse enough, beyond the
   // transform-first layers: GAT with per-head dropout.
   static bool gat_sparse_first_layer(const ModelConfig& config);
-  ParameterStore& parameters() { return store_; }
+  ParameterStore& parameters() override { return store_; }
+  bool own_symmetric() const override { return adjacency_->own_symmetric(); }
   comm::HaloExchange& halo() { return adjacency_->exchange(); }
   DistributedAdjacency& adjacency() { return *adjacency_; }
   // Phase timing of the work enqueued by this model (and by callers that pass it the phase), see nn/profile.h.
-  PhaseClock& clock() { return *clock_; }
+  PhaseClock& clock() override { return *clock_; }
   // The compute stream every op of this model runs on (nullptr on the CPU).
-  kernels::Stream stream() const { return stream_.get(); }
-  Device device() const { return device_; }
-  int num_layers() const { return static_cast<int>(layers_.size()); }
+  kernels::Stream stream() const override { return stream_.get(); }
+  Device device() const override { return device_; }
+  int num_layers() const override { return static_cast<int>(layers_.size()); }
   const GraphConv& layer(int l) const { return *layers_[l]; }
-  const ModelConfig& config() const { return config_; }
-  void set_overlap(bool overlap) {
+  const ModelConfig& config() const override { return config_; }
+  void set_overlap(bool overlap) override {
     config_.overlap = overlap;
     adjacency_->set_overlap(overlap);
   }
   // Logits of the owned rows after the last forward: (n_own, num_classes).
-  Matrix<const float> logits() const;
+  Matrix<const float> logits() const override;
 
   // Bytes of Buffers a Model of this shape allocates (including its HaloExchange and parameters, excluding
   // optimizer state: add 2 * num_parameters * 4 for Adam).

@@ -1,11 +1,14 @@
 #include "train/epoch_estimate.h"
 
+#include "nn/model_registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include "core/check.h"
 #include "core/error.h"
+#include "nn/model_registry.h"
 
 namespace halogen::train {
 
@@ -182,9 +185,8 @@ class EpochCost {
 EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape& shape,
                              const RankTraffic& traffic, int num_ranks, const DeviceProfile& profile,
                              int threads) {
-  if (config.kind != nn::ConvKind::gcn)
-    throw UserError(std::string("plan: the epoch-time model covers --model gcn only (got ") +
-                    nn::conv_kind_name(config.kind) + ")");
+  const std::string model = nn::model_spec(config).name;
+  if (model != "gcn") throw UserError("plan: the epoch-time model covers --model gcn only (got " + model + ")");
   HALOGEN_USER_CHECK(num_ranks == 1 || profile.link_gbs > 0,
                      "plan: device profile %s has no link bandwidth (link_gbs), needed for %d ranks",
                      profile.name.c_str(), num_ranks);
@@ -270,9 +272,7 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
   // the lower layers did not hide, whichever is more.
   const double parameter_bytes =
       kFloat * static_cast<double>(nn::Model::parameter_count(config, shape.num_features, shape.num_classes));
-  const double first_layer_bytes =
-      kFloat * static_cast<double>(nn::GraphConv::parameter_count(config.kind, widths[0], widths[1],
-                                                                  config.hidden, config.gin_learn_eps));
+  const double first_layer_bytes = kFloat * static_cast<double>(widths[0] * widths[1] + widths[1]);  // W_0, b_0
   EpochEstimate e = cost.estimate;
   if (num_ranks > 1) {
     const double p = num_ranks;

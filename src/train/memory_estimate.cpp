@@ -9,12 +9,14 @@
 #include "core/memory.h"
 #include "kernels/device.h"
 #include "nn/distributed_adjacency.h"
+#include "nn/model_registry.h"
 
 namespace halogen::train {
 
 nn::MemoryBreakdown estimate_rank_breakdown(const nn::ModelConfig& config, const nn::RankShape& shape) {
-  nn::MemoryBreakdown breakdown = nn::Model::estimate_breakdown(config, shape);
-  const int64_t num_parameters = nn::Model::parameter_count(config, shape.num_features, shape.num_classes);
+  const nn::ModelSpec& spec = nn::model_spec(config);
+  nn::MemoryBreakdown breakdown = spec.estimate(config, shape);
+  const int64_t num_parameters = spec.parameter_count(config, shape.num_features, shape.num_classes);
   breakdown.optimizer = 2 * num_parameters * static_cast<int64_t>(sizeof(float));  // Adam's m and v
   return breakdown;
 }

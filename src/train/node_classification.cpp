@@ -17,10 +17,16 @@ NodeClassification::NodeClassification(comm::Communicator& comm, graph::Shard&& 
 
 namespace {
 
-nn::Model make_model(const nn::ModelConfig& config, comm::Communicator& comm, const graph::Shard& shard,
-                     graph::Shard* release, Device device) {
-  if (release != nullptr) return nn::Model(config, comm, std::move(*release), device);
-  return nn::Model(config, comm, shard, device);
+// A fingerprint's text of an option value: integers and choices as they are, reals by %g, flags as 0/1 (the
+// text earlier checkpoints hold).
+std::string fingerprint_text(const nn::OptionValue& value) {
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "1" : "0";
+  if (const auto* f = std::get_if<float>(&value)) return strformat("%g", static_cast<double>(*f));
+  return nn::option_text(value);
+}
+
+void add_option_value(RunOptions& options, const std::string& key, const nn::OptionValue& value) {
+  std::visit([&](const auto& v) { add_option(options, key, v); }, value);
 }
 
 }  // namespace
@@ -28,9 +34,9 @@ nn::Model make_model(const nn::ModelConfig& config, comm::Communicator& comm, co
 NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Shard& shard, graph::Shard* release,
                                        const nn::ModelConfig& config, Device device)
     : comm_(comm), shape_(shard_rank_shape_without_features(shard)),
-      model_(make_model(config, comm, shard, release, device)), num_features_(shard.num_features),
+      spec_(nn::model_spec(config)), model_(spec_.build(config, comm, shard, release, device)), num_features_(shard.num_features),
       num_classes_(shard.num_classes) {
-  const std::array<int64_t, 3> local = model_.split_sizes_local();
+  const std::array<int64_t, 3> local = model_->split_sizes_local();
   global_split_sizes_ = local;
   comm_.allreduce_sum(global_split_sizes_.data(), 3);
   if (global_split_sizes_[0] == 0) {
@@ -56,9 +62,9 @@ NodeClassification::NodeClassification(comm::Communicator& comm, const graph::Sh
   // features or the adjacency).
   nn::RankShape shape = shape_;
   shape.num_split_rows = local[0] + local[1] + local[2];
-  shape.sparse_feature_nonzeros = model_.sparse_input_nonzeros();
-  shape.own_symmetric = model_.adjacency().own_symmetric();
-  shape.device = model_.device();
+  shape.sparse_feature_nonzeros = model_->sparse_input_nonzeros();
+  shape.own_symmetric = model_->own_symmetric();
+  shape.device = model_->device();
   memory_plan_ = estimate_rank_breakdown(config, shape);
   estimated_bytes_ = memory_plan_.total();
 }
@@ -70,28 +76,24 @@ Metrics NodeClassification::memory_plan() const {
 }
 
 const char* NodeClassification::model_name() const {
-  return nn::conv_kind_name(model_.config().kind);
+  return spec_.name.c_str();
 }
 
 std::string NodeClassification::fingerprint() const {
-  const nn::ModelConfig& m = model_.config();
+  const nn::ModelConfig& m = model_->config();
   std::string text = strformat("model=%s layers=%d hidden=%lld features=%lld classes=%lld seed=%llu",
                                model_name(), m.layers, (long long)m.hidden, (long long)num_features_,
                                (long long)num_classes_, (unsigned long long)m.seed);
   // Options that change the function computed but not the parameter shapes (gcn/sage without weights: nothing
-  // added, so their earlier checkpoints still match).
-  if (m.kind == nn::ConvKind::appnp)
-    text += strformat(" appnp_k=%d appnp_alpha=%g", m.appnp_k, m.appnp_alpha);
-  if (m.kind == nn::ConvKind::gin) text += strformat(" gin_eps_learn=%d", m.gin_learn_eps ? 1 : 0);
-  if (m.kind == nn::ConvKind::gat)
-    text += strformat(" heads=%d output_heads=%d attention_dropout=%g gat_dropout=%s", m.gat_heads,
-                      m.gat_output_heads, m.attention_dropout, nn::gat_dropout_name(m.gat_per_head_dropout));
+  // added, so their earlier checkpoints still match): the model's own options (nn/model_registry.h).
+  for (const nn::ModelOption& option : spec_.options)
+    text += " " + option.key + "=" + fingerprint_text(option.get(m));
   if (m.edge_weight) text += " edge_weight=1";
   return text;
 }
 
 RunOptions NodeClassification::options() const {
-  const nn::ModelConfig& m = model_.config();
+  const nn::ModelConfig& m = model_->config();
   RunOptions options;
   add_option(options, "model", model_name());
   add_option(options, "layers", m.layers);
@@ -99,42 +101,38 @@ RunOptions NodeClassification::options() const {
   add_option(options, "dropout", m.dropout);
   add_option(options, "seed", m.seed);
   // As in the fingerprint: only where they change the function, so gcn/sage checkpoints keep their options.
-  if (m.kind == nn::ConvKind::appnp) {
-    add_option(options, "appnp_k", m.appnp_k);
-    add_option(options, "appnp_alpha", m.appnp_alpha);
-  }
-  if (m.kind == nn::ConvKind::gin) add_option(options, "gin_eps_learn", m.gin_learn_eps);
-  if (m.kind == nn::ConvKind::gat) {
-    add_option(options, "heads", m.gat_heads);
-    add_option(options, "output_heads", m.gat_output_heads);
-    add_option(options, "attention_dropout", m.attention_dropout);
-    add_option(options, "gat_dropout", std::string(nn::gat_dropout_name(m.gat_per_head_dropout)));
-  }
+  for (const nn::ModelOption& option : spec_.options) add_option_value(options, option.key, option.get(m));
   if (m.edge_weight) add_option(options, "edge_weight", m.edge_weight);
   return options;
+}
+
+std::vector<float> NodeClassification::weight_decay_per_layer(int parameter_layers, float weight_decay,
+                                                              bool all_layers) const {
+  if (spec_.weight_decay) return spec_.weight_decay(model_->config(), parameter_layers, weight_decay, all_layers);
+  return Workload::weight_decay_per_layer(parameter_layers, weight_decay, all_layers);
 }
 
 double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)step;
   last_epoch_ = epoch;
-  return model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
+  return model_->train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
 }
 
 std::string NodeClassification::diagnose_nonfinite_loss() {
-  double first_bad = model_.first_nonfinite_layer_local(last_epoch_);
+  double first_bad = model_->first_nonfinite_layer_local(last_epoch_);
   if (first_bad < 0) first_bad = 1e9;
   first_bad = -first_bad;  // max of the negated = min over ranks
   comm_.allreduce_max(&first_bad, 1);
   const int layer = static_cast<int>(-first_bad);
-  if (layer < model_.num_layers()) return strformat("first non-finite values in the output of layer %d", layer);
+  if (layer < model_->num_layers()) return strformat("first non-finite values in the output of layer %d", layer);
   return "layer outputs are finite: the softmax overflowed";
 }
 
 Metrics NodeClassification::evaluate() {
-  const std::array<int64_t, 3> correct_local = model_.evaluate_local();
+  const std::array<int64_t, 3> correct_local = model_->evaluate_local();
   int64_t correct[3] = {correct_local[0], correct_local[1], correct_local[2]};
   comm_.allreduce_sum(correct, 3);
-  double valid_loss = model_.evaluated_loss_local(1);
+  double valid_loss = model_->evaluated_loss_local(1);
   comm_.allreduce_sum(&valid_loss, 1);
   auto ratio = [&](int s) {
     return global_split_sizes_[s] > 0
@@ -155,8 +153,8 @@ void NodeClassification::warm_up(int64_t epoch) {
   // dropout is keyed by the epoch. One evaluation (collective, like every evaluation) makes those of the
   // products that only evaluation runs: a sparse first layer's undropped features (GAT, GCN), which the first
   // H200 run caught growing the buffers inside epoch 1.
-  if (model_.device() != Device::cuda) return;
-  model_.train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
+  if (model_->device() != Device::cuda) return;
+  model_->train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()));
   evaluate();
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// NodeClassification: the Workload of static graphs - a GCN/SAGE nn::Model on the rank's shard, masked softmax
+// NodeClassification: the Workload of static graphs - a registered model (nn/model_registry.h) on the rank's shard, masked softmax
 // cross-entropy over the training vertices (mean over the GLOBAL training count), one optimizer step per epoch,
 // accuracy on train/valid/test. Dropout is keyed by the epoch, so P ranks reproduce one rank.
 #include <array>
@@ -8,7 +8,10 @@
 
 #include "comm/communicator.h"
 #include "graph/shard.h"
-#include "nn/model.h"
+#include <memory>
+
+#include "nn/model_registry.h"
+#include "nn/node_model.h"
 #include "train/workload.h"
 
 namespace halogen::train {
@@ -27,12 +30,14 @@ class NodeClassification final : public Workload {
   std::string fingerprint() const override;
   // model, layers, hidden, dropout, seed.
   RunOptions options() const override;
-  uint64_t seed() const override { return model_.config().seed; }
-  nn::ParameterStore& parameters() override { return model_.parameters(); }
-  nn::PhaseClock& clock() override { return model_.clock(); }
-  kernels::Stream stream() const override { return model_.stream(); }
-  Device device() const override { return model_.device(); }
+  uint64_t seed() const override { return model_->config().seed; }
+  nn::ParameterStore& parameters() override { return model_->parameters(); }
+  nn::PhaseClock& clock() override { return model_->clock(); }
+  kernels::Stream stream() const override { return model_->stream(); }
+  Device device() const override { return model_->device(); }
 
+  // The model's own split of weight decay where it has one (ModelSpec::weight_decay).
+  std::vector<float> weight_decay_per_layer(int parameter_layers, float weight_decay, bool all_layers) const override;
   int64_t steps_per_epoch() const override { return 1; }
   double step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) override;
   double loss_denominator() const override { return static_cast<double>(global_split_sizes_[0]); }
@@ -42,7 +47,7 @@ class NodeClassification final : public Workload {
   int64_t estimated_bytes() const override { return estimated_bytes_; }
   Metrics memory_plan() const override;
 
-  nn::Model& model() { return model_; }
+  nn::NodeModel& model() { return *model_; }
 
  private:
   // Both constructors: `release` is nullptr or the shard, emptied by the model.
@@ -51,7 +56,8 @@ class NodeClassification final : public Workload {
 
   comm::Communicator& comm_;
   nn::RankShape shape_;  // the shard's (shard_rank_shape_without_features), taken before the model empties it
-  nn::Model model_;
+  const nn::ModelSpec& spec_;
+  std::unique_ptr<nn::NodeModel> model_;
   int64_t last_epoch_ = 0;  // of the last training step (diagnose_nonfinite_loss runs its forward again)
   std::array<int64_t, 3> global_split_sizes_{};
   int64_t num_features_ = 0, num_classes_ = 0;

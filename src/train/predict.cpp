@@ -166,11 +166,13 @@ void write_predictions(const PredictRequest& request, const CheckpointHeader& he
 }  // namespace
 
 CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::string& path) {
-  HALOGEN_USER_CHECK(header.model == "gcn" || header.model == "sage" || header.model == "gin" ||
-                         header.model == "appnp" || header.model == "gat",
-                     "%s: a %s checkpoint: `halogen predict` runs the static node-classification models (gcn, sage, "
-                     "gin, appnp, gat) "
-                     "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str());
+  const nn::ModelSpec* spec = nullptr;
+  for (const nn::ModelSpec& s : nn::model_specs())
+    if (s.name == header.model) spec = &s;
+  HALOGEN_USER_CHECK(spec != nullptr,
+                     "%s: a %s checkpoint: `halogen predict` runs the static node-classification models (%s) "
+                     "(inference of temporal models is not implemented yet)", path.c_str(), header.model.c_str(),
+                     nn::model_names().c_str());
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(header.config);
@@ -179,25 +181,30 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
   }
   HALOGEN_USER_CHECK(config.is_object(), "%s: the config attribute is not a JSON object", path.c_str());
   CheckpointModel m;
-  m.model.kind = nn::parse_conv_kind(header.model);
+  m.model = nn::default_model_config(spec->name);
   m.model.layers = config_value<int>(config, "layers", path);
   m.model.hidden = config_value<int64_t>(config, "hidden", path);
   m.model.dropout = config_value<float>(config, "dropout", path);
   m.model.seed = config_value<uint64_t>(config, "seed", path);
   m.row_normalize = config_value<bool>(config, "row_normalize", path);
-  // Written only for the models they apply to (NodeClassification::options).
-  if (m.model.kind == nn::ConvKind::appnp) {
-    m.model.appnp_k = config_value<int>(config, "appnp_k", path);
-    m.model.appnp_alpha = config_value<float>(config, "appnp_alpha", path);
-  }
-  if (m.model.kind == nn::ConvKind::gin) m.model.gin_learn_eps = config_value<bool>(config, "gin_eps_learn", path);
-  if (m.model.kind == nn::ConvKind::gat) {
-    m.model.gat_heads = config_value<int>(config, "heads", path);
-    m.model.gat_output_heads = config_value<int>(config, "output_heads", path);
-    m.model.attention_dropout = config_value<float>(config, "attention_dropout", path);
-    // Where the training dropout applied (absent before it was an option): evaluation is the same either way.
-    if (config.contains("gat_dropout"))
-      m.model.gat_per_head_dropout = config_value<std::string>(config, "gat_dropout", path) != "pyg";
+  // The model's own options (NodeClassification::options writes them), each checked against the range train
+  // accepts: anything else is not a checkpoint train wrote.
+  for (const nn::ModelOption& option : spec->options) {
+    if (!option.required_in_checkpoint && !config.contains(option.key)) continue;
+    const char* key = option.key.c_str();
+    nn::OptionValue value;
+    switch (option.type) {
+      case nn::ModelOption::Type::integer: value = config_value<int64_t>(config, key, path); break;
+      case nn::ModelOption::Type::real: value = config_value<float>(config, key, path); break;
+      case nn::ModelOption::Type::flag: value = config_value<bool>(config, key, path); break;
+      case nn::ModelOption::Type::choice: value = config_value<std::string>(config, key, path); break;
+    }
+    HALOGEN_USER_CHECK(nn::option_in_range(option, value), "%s: config attribute: %s %s (train accepts --%s %s)",
+                       path.c_str(), key, nn::option_text(value).c_str(), option.name.c_str(),
+                       option.type == nn::ModelOption::Type::choice
+                           ? "as one of its choices"
+                           : strformat("in [%g, %g%s", option.min, option.max, option.max_open ? ")" : "]").c_str());
+    option.set(m.model, value);
   }
   if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
   // The ranges `halogen train` accepts: anything else is not a checkpoint it wrote (and a huge width would only
@@ -206,13 +213,6 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
                          m.model.hidden <= (int64_t{1} << 20),
                      "%s: config attribute: layers %d, hidden %lld (train accepts layers 1..64, hidden 1..2^20)",
                      path.c_str(), m.model.layers, (long long)m.model.hidden);
-  HALOGEN_USER_CHECK(m.model.kind != nn::ConvKind::gat ||
-                         (m.model.gat_heads >= 1 && m.model.gat_heads <= 1024 && m.model.gat_output_heads >= 1 &&
-                          m.model.gat_output_heads <= 1024),
-                     "%s: config attribute: heads %d, output_heads %d (train accepts 1..1024)", path.c_str(),
-                     m.model.gat_heads, m.model.gat_output_heads);
-  HALOGEN_USER_CHECK(m.model.kind != nn::ConvKind::appnp || (m.model.appnp_k >= 0 && m.model.appnp_k <= (1 << 20)),
-                     "%s: config attribute: appnp_k %d (train accepts 0..2^20)", path.c_str(), m.model.appnp_k);
   return m;
 }
 
@@ -224,9 +224,11 @@ PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, 
   run_collectively(comm, [&] {
     if (comm.rank() == 0) lock = std::make_unique<io::OutputLock>(request.output);
   }, Report::lowest_failing_rank);
-  std::unique_ptr<nn::Model> model;
+  std::unique_ptr<nn::NodeModel> model;
   interrupt::set_phase("building the model");
-  run_collectively(comm, [&] { model = std::make_unique<nn::Model>(config.model, comm, shard, comm.device()); });
+  run_collectively(comm, [&] {
+    model = nn::model_spec(config.model).build(config.model, comm, shard, nullptr, comm.device());
+  });
   nn::ParameterStore& store = model->parameters();
   run_collectively(comm, [&] {
     HALOGEN_USER_CHECK(request.embeddings_layer < model->num_layers(),

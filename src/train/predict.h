@@ -22,7 +22,7 @@
 #include "comm/communicator.h"
 #include "graph/shard.h"
 #include "io/part_file.h"
-#include "nn/model.h"
+#include "nn/model_registry.h"
 #include "train/checkpoint.h"
 
 namespace halogen::train {

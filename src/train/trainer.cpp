@@ -29,13 +29,14 @@ constexpr int kPhaseFigures = 9;  // take_phase_times: epoch, 6 phase times, spm
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
-nn::AdamConfig adam_config(const RunConfig& config, const nn::ParameterStore& store) {
+nn::AdamConfig adam_config(const RunConfig& config, const Workload& workload, const nn::ParameterStore& store) {
   nn::AdamConfig adam;
   adam.lr = config.lr;
   adam.clip_grad_norm = config.clip_grad_norm;
   int layers = 1;
   for (int k = 0; k < store.count(); ++k) layers = std::max(layers, store.info(k).layer + 1);
-  adam.weight_decay_per_layer.assign(config.weight_decay_all_layers ? layers : 1, config.weight_decay);
+  adam.weight_decay_per_layer =
+      workload.weight_decay_per_layer(layers, config.weight_decay, config.weight_decay_all_layers);
   return adam;
 }
 
@@ -86,7 +87,7 @@ Trainer::Trainer(comm::Communicator& comm, std::unique_ptr<Workload> workload, c
     : comm_(comm), workload_(std::move(workload)), config_(config),
       phase_buffer_(static_cast<size_t>(kPhaseFigures + comm.size())) {
   check_config();
-  adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, workload_->parameters()));
+  adam_ = std::make_unique<nn::Adam>(workload_->parameters(), adam_config(config_, *workload_, workload_->parameters()));
   reducer_ = std::make_unique<nn::GradientReducer>(workload_->parameters(), comm_, workload_->gradient_bucket_bytes(),
                                                    &workload_->clock());
 }

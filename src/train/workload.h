@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/buffer.h"
 #include "kernels/ops.h"
@@ -51,6 +52,11 @@ class Workload {
   virtual kernels::Stream stream() const = 0;
   virtual Device device() const = 0;
 
+  // Adam's weight decay per parameter layer (nn/adam.h), given --weight-decay and --weight-decay-all-layers:
+  // by default on layer 0 only, or on every one of the `parameter_layers`.
+  virtual std::vector<float> weight_decay_per_layer(int parameter_layers, float weight_decay, bool all_layers) const {
+    return std::vector<float>(all_layers ? static_cast<size_t>(parameter_layers) : 1, weight_decay);
+  }
   virtual int64_t steps_per_epoch() const = 0;
   virtual void begin_epoch(int64_t epoch) { (void)epoch; }
   virtual double step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) = 0;

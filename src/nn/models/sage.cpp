@@ -1,0 +1,12 @@
+// GraphSAGE-mean (Hamilton et al., NeurIPS 2017): Z = X W_self + M X W_neigh + b per layer (nn/graph_conv.h).
+#include "nn/model_registry.h"
+
+namespace halogen::nn {
+
+ModelSpec sage_model() {
+  ModelSpec spec = layer_stack_spec(ConvKind::sage, "GraphSAGE-mean");
+  spec.uses_recompute = true;
+  return spec;
+}
+
+}  // namespace halogen::nn
