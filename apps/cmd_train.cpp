@@ -27,6 +27,7 @@
 #include "io/file_format.h"
 #include "io/part_file.h"
 #include "kernels/device.h"
+#include "nn/temporal_registry.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/load.h"
@@ -84,20 +85,6 @@ struct TrainFlags : ModelFlags {
   std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
 };
 
-// Per-model defaults of the temporal models (options not given on the command line or in --config), chosen so
-// that `halogen train --model M --task regression` beats both naive forecasts on Chickenpox for every model
-// (docs/dynamic.md, "Defaults"). Shown in --help.
-struct TemporalDefaults {
-  int64_t epochs;
-  int64_t windows_per_epoch;  // --task regression only, when --window is not given (0: one window)
-  float clip_grad_norm;       // --clip-grad-norm
-  float lr;                   // --lr
-};
-TemporalDefaults temporal_defaults(const std::string& model) {
-  if (model == "tgcn") return {50, 0, 1.0f, 0.01f};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
-  if (model == "gconvgru") return {50, 0, 1.0f, 0.01f};
-  return {50, 15, 1.0f, 0.01f};  // evolvegcn-o: several updates per epoch (one window per epoch: the mean's level)
-}
 constexpr const char* kTemporalDefaultsHelp =
     "temporal models: 50 epochs, hidden 32, 1 layer, weight decay 0, eval every 10; evolvegcn-o --task "
     "regression: 15 windows per epoch";
@@ -237,7 +224,8 @@ void set_checkpoint_identity(const comm::Communicator& comm, const TrainFlags& f
 train::TemporalTrainConfig temporal_config(const TrainFlags& flags) {
   train::TemporalTrainConfig config;  // temporal defaults: 100 epochs, weight decay 0 on every layer, eval every 10
   set_run_config(flags, config);
-  const TemporalDefaults defaults = temporal_defaults(flags.model);
+  // The model's defaults for options not given (nn/temporal_registry.h).
+  const nn::TemporalTrainingDefaults& defaults = nn::temporal_spec(flags.model).defaults;
   config.epochs = flags.epochs_given ? flags.epochs : defaults.epochs;
   config.lr = flags.lr_given ? flags.lr : defaults.lr;
   config.clip_grad_norm = flags.clip_given ? flags.clip_grad_norm : defaults.clip_grad_norm;
@@ -315,9 +303,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
   log::info(strformat("model %s (hidden %lld%s) | task %s: %lld training steps, %lld test steps, window %lld | adam "
                       "lr %g, weight decay %g | %lld epochs, seed %llu",
                       flags.model.c_str(), (long long)model.hidden,
-                      model.kind == nn::TemporalKind::evolvegcn_o ? strformat(", %d layers", model.layers).c_str()
-                      : model.kind == nn::TemporalKind::gconvgru  ? strformat(", K %d", model.cheb_k).c_str()
-                                                                  : "",
+                      nn::temporal_spec(model.kind).summary(model).c_str(),
                       flags.task.c_str(), (long long)workload.task().train_steps(),
                       (long long)(workload.task().num_steps() - workload.task().train_steps()),
                       (long long)workload.window(), config.lr, config.weight_decay, (long long)config.epochs,

@@ -6,11 +6,10 @@
 #include "apps/cli_checks.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::app {
 namespace {
-
-const char* const kTemporalModels[] = {"evolvegcn-o", "tgcn", "gconvgru"};
 
 // CLI11's check of a registered option: "value 0 must be an integer in [1, 1024]".
 CLI::Validator registry_check(const nn::ModelOption& option) {
@@ -34,11 +33,7 @@ std::vector<const nn::ModelSpec*> models_with(const std::string& name) {
 
 }  // namespace
 
-bool is_temporal_model(const std::string& model) {
-  for (const char* name : kTemporalModels)
-    if (model == name) return true;
-  return false;
-}
+bool is_temporal_model(const std::string& model) { return nn::is_temporal_model_name(model); }
 
 void add_model_options(CLI::App* cmd, ModelFlags& flags) {
   flags.command = cmd;
@@ -48,8 +43,11 @@ void add_model_options(CLI::App* cmd, ModelFlags& flags) {
     help += (help.empty() ? "" : ", ") + spec.name + " (" + spec.description + ")";
     names.push_back(spec.name);
   }
-  help += "; on dynamic graphs (train only) evolvegcn-o, tgcn or gconvgru";
-  for (const char* name : kTemporalModels) names.push_back(name);
+  help += "; on dynamic graphs (train only)";
+  for (const nn::TemporalSpec& spec : nn::temporal_specs()) {
+    help += (spec.name == nn::temporal_specs().front().name ? " " : ", ") + spec.name + " (" + spec.description + ")";
+    names.push_back(spec.name);
+  }
   cmd->add_option("--model", flags.model, help)->check(CLI::IsMember(names))->capture_default_str();
   cmd->add_option("--layers", flags.layers,
                   "Number of graph convolution layers (temporal models: 1; used by evolvegcn-o)")

@@ -5,9 +5,11 @@
 #include <utility>
 
 #include "core/error.h"
-#include "nn/relu_linear_head.h"
+#include "core/format.h"
 #include "kernels/ops.h"
 #include "nn/evolve_gcn.h"
+#include "nn/relu_linear_head.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::nn {
 namespace {
@@ -306,6 +308,27 @@ std::unique_ptr<TemporalModel> make_evolvegcn_o(const TemporalModelConfig& confi
   HALOGEN_ASSERT(config.in >= 1 && config.hidden >= 1 && config.out >= 1 && config.max_window >= 1);
   if (config.layers < 1) throw UserError("EvolveGCN-O needs --layers >= 1 (got " + std::to_string(config.layers) + ")");
   return std::make_unique<EvolveGcnO>(config, num_owned);
+}
+
+TemporalSpec evolvegcn_o_spec() {
+  TemporalSpec spec;
+  spec.name = "evolvegcn-o";
+  spec.kind = TemporalKind::evolvegcn_o;
+  spec.description = "EvolveGCN-O (Pareja et al.)";
+  spec.stacks_layers = true;
+  // Several updates per epoch under --task regression (one window per epoch stays at the mean's level).
+  spec.defaults = {50, 15, 1.0f, 0.01f};
+  spec.make = make_evolvegcn_o;
+  spec.memory = [](const TemporalModelConfig& config, int64_t width, int64_t slots) {
+    // Caches: input, product and output of each layer per step. Each layer's evolving weight is a GRU over a
+    // (width, width) matrix: its 5 squares per slot; parameters: the initial weight and the GRU's three gates.
+    const int64_t layers = std::max(1, config.layers);
+    constexpr int64_t kFloat = sizeof(float);
+    return TemporalCellMemory{3 * layers, layers * 7 * (width + 1) * width,
+                              layers * (5 * slots + 3) * width * width * kFloat};
+  };
+  spec.summary = [](const TemporalModelConfig& config) { return strformat(", %d layers", config.layers); };
+  return spec;
 }
 
 }  // namespace halogen::nn

@@ -1,11 +1,14 @@
 #include "nn/gconvgru.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "core/error.h"
-#include "nn/relu_linear_head.h"
+#include "core/format.h"
 #include "kernels/ops.h"
+#include "nn/relu_linear_head.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::nn {
 namespace {
@@ -307,6 +310,23 @@ class GConvGru final : public TemporalModel {
 std::unique_ptr<TemporalModel> make_gconvgru(const TemporalModelConfig& config, int64_t num_owned) {
   HALOGEN_USER_CHECK(config.cheb_k >= 1, "GConvGRU needs --cheb-k of at least 1 (got %d)", config.cheb_k);
   return std::make_unique<GConvGru>(config, num_owned);
+}
+
+TemporalSpec gconvgru_spec() {
+  TemporalSpec spec;
+  spec.name = "gconvgru";
+  spec.kind = TemporalKind::gconvgru;
+  spec.description = "GConvGRU (Seo et al.)";
+  spec.normalization = graph::Normalization::chebyshev;
+  spec.defaults = {50, 0, 1.0f, 0.01f};
+  spec.make = make_gconvgru;
+  spec.memory = [](const TemporalModelConfig& config, int64_t width, int64_t) {
+    // Caches K in + 2K h + 3h per step (scratch_bytes); x and h convolutions of three gates, K terms each.
+    const int64_t k = std::max(1, config.cheb_k);
+    return TemporalCellMemory{3 * k + 3, 6 * (k + 1) * (width + 1) * width, 0};
+  };
+  spec.summary = [](const TemporalModelConfig& config) { return strformat(", K %d", config.cheb_k); };
+  return spec;
 }
 
 }  // namespace halogen::nn

@@ -1,8 +1,12 @@
 #include "nn/tgcn.h"
 
+#include <algorithm>
+
 #include "core/error.h"
-#include "nn/relu_linear_head.h"
+#include "core/format.h"
 #include "kernels/ops.h"
+#include "nn/relu_linear_head.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::nn {
 namespace {
@@ -238,6 +242,21 @@ class Tgcn final : public TemporalModel {
 
 std::unique_ptr<TemporalModel> make_tgcn(const TemporalModelConfig& config, int64_t num_owned) {
   return std::make_unique<Tgcn>(config, num_owned);
+}
+
+TemporalSpec tgcn_spec() {
+  TemporalSpec spec;
+  spec.name = "tgcn";
+  spec.kind = TemporalKind::tgcn;
+  spec.description = "T-GCN (Zhao et al.)";
+  spec.defaults = {50, 0, 1.0f, 0.01f};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
+  spec.make = make_tgcn;
+  spec.memory = [](const TemporalModelConfig&, int64_t width, int64_t) {
+    // Caches in + 5h per step (scratch_bytes); three gates on [x, h] (GCN weight and bias each).
+    return TemporalCellMemory{6, 3 * (2 * width + 1) * width, 0};
+  };
+  spec.summary = [](const TemporalModelConfig&) { return std::string(); };
+  return spec;
 }
 
 }  // namespace halogen::nn

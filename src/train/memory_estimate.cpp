@@ -10,6 +10,7 @@
 #include "kernels/device.h"
 #include "nn/distributed_adjacency.h"
 #include "nn/model_registry.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::train {
 
@@ -106,25 +107,12 @@ int64_t estimate_temporal_rank_memory(const nn::TemporalModelConfig& config, con
   }
   bytes += 2 * (n + max_halo) * width * kFloat + n * static_cast<int64_t>(sizeof(int32_t));
   // Per-step caches for the window's backward plus per-step scratch, floats per vertex and slot of width
-  // `width` (the models' scratch_bytes(): tgcn in + 5h; gconvgru K in + 2K h + 3h; evolvegcn-o input,
-  // product and output of each layer), and the slot-free scratch and head (< 16 widths per vertex).
-  int64_t per_slot = 0, parameters = 0;
-  switch (config.kind) {
-    case nn::TemporalKind::tgcn:
-      per_slot = 6;
-      parameters = 3 * (2 * width + 1) * width;  // three gates on [x, h] (GCN weight and bias each)
-      break;
-    case nn::TemporalKind::gconvgru:
-      per_slot = 3 * k + 3;
-      parameters = 6 * (k + 1) * (width + 1) * width;  // x and h convolutions of three gates, K terms each
-      break;
-    case nn::TemporalKind::evolvegcn_o:
-      per_slot = 3 * layers;
-      // Each layer's evolving weight is a GRU over a (width, width) matrix: its 5 squares per slot.
-      bytes += layers * (5 * slots + 3) * width * width * kFloat;
-      parameters = layers * 7 * (width + 1) * width;  // initial weight and the GRU's three gates (two squares)
-      break;
-  }
+  // `width` (each cell's TemporalSpec::memory, nn/temporal_registry.h), and the slot-free scratch and head
+  // (< 16 widths per vertex).
+  const nn::TemporalCellMemory cell = nn::temporal_spec(config.kind).memory(config, width, slots);
+  const int64_t per_slot = cell.per_slot;
+  int64_t parameters = cell.parameters;
+  bytes += cell.bytes;
   parameters += (width + 1) * out;                                  // the head
   bytes += (per_slot * slots + 16) * n * width * kFloat;            // caches and scratch
   bytes += 4 * parameters * kFloat;                                 // parameters, gradients, Adam m and v

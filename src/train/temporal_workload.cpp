@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "nn/temporal_registry.h"
 
 namespace halogen::train {
 
@@ -15,8 +16,12 @@ void check_temporal_setup(const graph::Shard& shard, const TaskConfig& task, int
   HALOGEN_USER_CHECK(window >= 0 && window <= train,
                      "%s: --window %lld is longer than the training sequence (%lld %s steps)", task.source.c_str(),
                      (long long)window, (long long)train, task_kind_name(task.kind));
-  HALOGEN_USER_CHECK(model.kind == nn::TemporalKind::evolvegcn_o || model.layers == 1,
-                     "--layers applies to evolvegcn-o only (tgcn and gconvgru are one recurrent cell)");
+  const nn::TemporalSpec& spec = nn::temporal_spec(model.kind);
+  std::string stacking;
+  for (const nn::TemporalSpec& other : nn::temporal_specs())
+    if (other.stacks_layers) stacking += (stacking.empty() ? "" : ", ") + other.name;
+  HALOGEN_USER_CHECK(spec.stacks_layers || model.layers == 1, "--layers applies to %s only (%s is one recurrent cell)",
+                     stacking.c_str(), spec.name.c_str());
 }
 
 TemporalWorkload::TemporalWorkload(comm::Communicator& comm, const graph::Shard& shard, const TemporalSetup& setup)
