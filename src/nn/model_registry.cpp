@@ -120,25 +120,59 @@ OptionValue parse_option(const ModelOption& option, const std::string& text, con
   return *value;
 }
 
-ModelOption integer_option(std::string name, std::string key, std::string help, int64_t min, int64_t max,
-                           std::function<OptionValue(const ModelConfig&)> get,
-                           std::function<void(ModelConfig&, const OptionValue&)> set) {
+namespace {
+
+ModelOption make_option(std::string name, std::string key, std::string help, ModelOption::Type type, OptionGet get,
+                        OptionSet set) {
   ModelOption option;
   option.name = std::move(name);
   option.key = std::move(key);
   option.help = std::move(help);
-  option.type = ModelOption::Type::integer;
-  option.min = static_cast<double>(min);
-  option.max = static_cast<double>(max);
+  option.type = type;
   option.get = std::move(get);
   option.set = std::move(set);
   return option;
 }
 
-ModelSpec layer_stack_spec(ConvKind kind, std::string description) {
+}  // namespace
+
+ModelOption integer_option(std::string name, std::string key, std::string help, int64_t min, int64_t max,
+                           OptionGet get, OptionSet set) {
+  ModelOption option = make_option(std::move(name), std::move(key), std::move(help), ModelOption::Type::integer,
+                                   std::move(get), std::move(set));
+  option.min = static_cast<double>(min);
+  option.max = static_cast<double>(max);
+  return option;
+}
+
+ModelOption real_option(std::string name, std::string key, std::string help, double min, double max, bool max_open,
+                        OptionGet get, OptionSet set) {
+  ModelOption option = make_option(std::move(name), std::move(key), std::move(help), ModelOption::Type::real,
+                                   std::move(get), std::move(set));
+  option.min = min;
+  option.max = max;
+  option.max_open = max_open;
+  return option;
+}
+
+ModelOption flag_option(std::string name, std::string key, std::string help, OptionGet get, OptionSet set) {
+  return make_option(std::move(name), std::move(key), std::move(help), ModelOption::Type::flag, std::move(get),
+                     std::move(set));
+}
+
+ModelOption choice_option(std::string name, std::string key, std::string help, std::vector<std::string> choices,
+                          OptionGet get, OptionSet set) {
+  ModelOption option = make_option(std::move(name), std::move(key), std::move(help), ModelOption::Type::choice,
+                                   std::move(get), std::move(set));
+  option.choices = std::move(choices);
+  return option;
+}
+
+ModelSpec layer_stack_spec(ConvKind kind, std::string description, bool recompute) {
   ModelSpec spec;
   spec.name = conv_kind_name(kind);
   spec.description = std::move(description);
+  spec.uses_recompute = recompute;
   // The layer kind is the spec's, whatever the configuration says (a configuration names its model by name).
   auto with_kind = [kind](ModelConfig config) {
     config.kind = kind;

@@ -98,12 +98,20 @@ OptionValue parse_option(const ModelOption& option, const std::string& text, con
 // Whether `value` is within `option`'s range or choices (a value from a file rather than a command line).
 bool option_in_range(const ModelOption& option, const OptionValue& value);
 
-// Options the layer-stack models (nn::Model) build specs from.
+// Options of each type, for the models' files: name, key, help, then the range or choices, then get and set.
+using OptionGet = std::function<OptionValue(const ModelConfig&)>;
+using OptionSet = std::function<void(ModelConfig&, const OptionValue&)>;
 ModelOption integer_option(std::string name, std::string key, std::string help, int64_t min, int64_t max,
-                           std::function<OptionValue(const ModelConfig&)> get,
-                           std::function<void(ModelConfig&, const OptionValue&)> set);
-// A model built by nn::Model with layer kind `kind`: build, estimate, parameter count.
-ModelSpec layer_stack_spec(ConvKind kind, std::string description);
+                           OptionGet get, OptionSet set);
+// [min, max], or [min, max) when `max_open`.
+ModelOption real_option(std::string name, std::string key, std::string help, double min, double max, bool max_open,
+                        OptionGet get, OptionSet set);
+ModelOption flag_option(std::string name, std::string key, std::string help, OptionGet get, OptionSet set);
+ModelOption choice_option(std::string name, std::string key, std::string help, std::vector<std::string> choices,
+                          OptionGet get, OptionSet set);
+// A model built by nn::Model with layer kind `kind`: build, estimate, parameter count; `recompute`: --recompute
+// changes its memory.
+ModelSpec layer_stack_spec(ConvKind kind, std::string description, bool recompute = false);
 
 // The built-in models' specs (nn/models/<name>.cpp).
 ModelSpec gcn_model();

@@ -117,15 +117,8 @@ TEST(ModelRegistry, FloatTextIsTheShortestThatReadsBack) {
 }
 
 TEST(ModelRegistry, LayerStackSpecsUseTheirOwnKind) {
-  RankShape shape;
-  shape.num_owned = 100;
-  shape.num_halo = 10;
-  shape.nnz = 600;
-  shape.num_send = 10;
-  shape.num_features = 32;
-  shape.num_classes = 4;
-  shape.num_split_rows = 60;
-  shape.halo_nnz = 20;
+  RankShape shape{/*num_owned=*/100, /*num_halo=*/10, /*nnz=*/600, /*num_send=*/10, /*num_features=*/32,
+                  /*num_classes=*/4, /*num_split_rows=*/60};
   for (const char* name : {"gcn", "sage", "gin", "appnp", "gat"}) {
     SCOPED_TRACE(name);
     ModelConfig config = default_model_config(name);

@@ -3,10 +3,6 @@
 
 namespace halogen::nn {
 
-ModelSpec gcn_model() {
-  ModelSpec spec = layer_stack_spec(ConvKind::gcn, "Kipf & Welling");
-  spec.uses_recompute = true;
-  return spec;
-}
+ModelSpec gcn_model() { return layer_stack_spec(ConvKind::gcn, "Kipf & Welling", /*recompute=*/true); }
 
 }  // namespace halogen::nn

@@ -5,16 +5,11 @@
 namespace halogen::nn {
 
 ModelSpec gin_model() {
-  ModelSpec spec = layer_stack_spec(ConvKind::gin, "Xu et al.");
-  spec.uses_recompute = true;
-  ModelOption eps;
-  eps.name = "gin-eps-learn";
-  eps.key = "gin_eps_learn";
-  eps.help = "GIN: learn epsilon of (1 + eps) x_i per layer (default: off, eps = 0)";
-  eps.type = ModelOption::Type::flag;
-  eps.get = [](const ModelConfig& c) -> OptionValue { return c.gin_learn_eps; };
-  eps.set = [](ModelConfig& c, const OptionValue& v) { c.gin_learn_eps = std::get<bool>(v); };
-  spec.options = {eps};
+  ModelSpec spec = layer_stack_spec(ConvKind::gin, "Xu et al.", /*recompute=*/true);
+  spec.options = {flag_option(
+      "gin-eps-learn", "gin_eps_learn", "GIN: learn epsilon of (1 + eps) x_i per layer (default: off, eps = 0)",
+      [](const ModelConfig& c) -> OptionValue { return c.gin_learn_eps; },
+      [](ModelConfig& c, const OptionValue& v) { c.gin_learn_eps = std::get<bool>(v); })};
   spec.summary = [](const ModelConfig& c) { return std::string(c.gin_learn_eps ? ", learnable eps" : ", eps 0"); };
   return spec;
 }

@@ -3,10 +3,6 @@
 
 namespace halogen::nn {
 
-ModelSpec sage_model() {
-  ModelSpec spec = layer_stack_spec(ConvKind::sage, "GraphSAGE-mean");
-  spec.uses_recompute = true;
-  return spec;
-}
+ModelSpec sage_model() { return layer_stack_spec(ConvKind::sage, "GraphSAGE-mean", /*recompute=*/true); }
 
 }  // namespace halogen::nn
