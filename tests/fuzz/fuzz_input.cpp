@@ -16,6 +16,16 @@ const std::string& scratch_dir() {
     std::filesystem::create_directories(path);
     return path;
   }();
+  // Removed when the fuzzer exits normally (its time is up); a crash keeps it beside the crashing input.
+  // Registered after `dir` is made, so it runs before `dir` is destroyed.
+  static const bool removed_at_exit = [] {
+    std::atexit([] {
+      std::error_code error;
+      std::filesystem::remove_all(dir, error);
+    });
+    return true;
+  }();
+  (void)removed_at_exit;
   return dir;
 }
 

@@ -2,7 +2,6 @@
 // (exact expected CSRs from hand-made inputs, Chickenpox figures), and the temporal SBM generator
 // (determinism per seed, churn 0 keeps every edge, churn fraction, drift).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "io/graph_file.h"
 #include "io/temporal.h"
 #include "input_test_util.h"
+#include "temp_dir_util.h"
 
 namespace fs = std::filesystem;
 using halogen::UserError;
@@ -25,9 +25,7 @@ using halogen::test::message_of;
 namespace {
 
 std::string temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_dynamic_io_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir.string();
+  return halogen::test::test_temp_dir("dynamic_io").string();
 }
 
 std::string write_text(const std::string& name, const std::string& text) {

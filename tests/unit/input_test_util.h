@@ -1,8 +1,6 @@
 #pragma once
 // Helpers for the reader and converter tests: hand-made input files in a per-process temporary directory, and
 // the one-line message of the UserError a step throws.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -10,15 +8,13 @@
 #include <string>
 
 #include "core/error.h"
+#include "temp_dir_util.h"
 
 namespace halogen::test {
 
-// Writes `text` to <tmp>/halogen_<suite>_<pid>/<name> (the directory is created) and returns the path.
+// Writes `text` to <tmp>/halogen_<suite>_<pid>/<name> (test_temp_dir: removed at exit) and returns the path.
 inline std::string write_text_file(const std::string& suite, const std::string& name, const std::string& text) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("halogen_" + suite + "_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
+  const std::string path = (test_temp_dir(suite) / name).string();
   std::ofstream(path) << text;
   return path;
 }

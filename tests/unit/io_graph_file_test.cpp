@@ -11,6 +11,7 @@
 #include "graph/build.h"
 #include "io/graph_file.h"
 #include "io/h5.h"
+#include "temp_dir_util.h"
 
 namespace fs = std::filesystem;
 using halogen::UserError;
@@ -19,9 +20,7 @@ using halogen::graph::Graph;
 namespace {
 
 std::string temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_io_graph_file_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir.string();
+  return halogen::test::test_temp_dir("io_graph_file").string();
 }
 
 Graph tiny_graph() {

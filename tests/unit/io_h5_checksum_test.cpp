@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "io/h5.h"
+#include "temp_dir_util.h"
 
 namespace fs = std::filesystem;
 using halogen::UserError;
@@ -25,9 +26,7 @@ using halogen::h5::Mode;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_h5_checksum_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  return (halogen::test::test_temp_dir("h5_checksum") / name).string();
 }
 
 struct ChunkBytes {

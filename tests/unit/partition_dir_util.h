@@ -2,8 +2,6 @@
 // Helpers of the tests that write partition directories from in-memory graphs (partition_shard_test,
 // dynamic_partition_test, dynamic_halo_stats_test, partition_link_steps_test, dynamic_io_test): fresh
 // per-process directories, small undirected CSRs, and write_partition with a made-up source file.
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,13 +10,14 @@
 
 #include "graph/build.h"
 #include "partition/partition_dir.h"
+#include "temp_dir_util.h"
 
 namespace halogen::test {
 
-// <tmp>/halogen_<suite>_<pid>/<name>, emptied (removed if it exists; not created).
+// <tmp>/halogen_<suite>_<pid>/<name> (test_temp_dir: removed at exit), emptied (removed if it exists; not
+// created).
 inline std::string fresh_dir(const std::string& suite, const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("halogen_" + suite + "_" + std::to_string(getpid())) / name;
+  const std::filesystem::path dir = test_temp_dir(suite) / name;
   std::filesystem::remove_all(dir);
   return dir.string();
 }

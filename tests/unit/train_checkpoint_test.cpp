@@ -2,7 +2,6 @@
 // attributes), a round trip of every field, corruption / truncation / a missing or misshapen tensor as
 // UserErrors, and the --resume rules (compare_run_options and the Trainer's refusals on one rank).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -19,13 +18,13 @@
 #include "train/checkpoint.h"
 #include "train/synthetic_graph.h"
 #include "train/trainer.h"
+#include "temp_dir_util.h"
 
 namespace halogen {
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("halogen-checkpoint-test-" + name + "-" + std::to_string(::getpid()))).string();
+  const std::string dir = (halogen::test::test_temp_dir("checkpoint_test") / name).string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -13,13 +13,13 @@
 #include "core/error.h"
 #include "train/synthetic_graph.h"
 #include "train/trainer.h"
+#include "temp_dir_util.h"
 
 namespace halogen {
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("halogen-trainer-test-" + name + "-" +
-                                                                      std::to_string(::getpid()))).string();
+  const std::string dir = (halogen::test::test_temp_dir("trainer_test") / name).string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
