@@ -311,15 +311,9 @@ std::unique_ptr<TemporalModel> make_evolvegcn_o(const TemporalModelConfig& confi
 }
 
 TemporalSpec evolvegcn_o_spec() {
-  TemporalSpec spec;
-  spec.name = "evolvegcn-o";
-  spec.kind = TemporalKind::evolvegcn_o;
-  spec.description = "EvolveGCN-O (Pareja et al.)";
-  spec.stacks_layers = true;
   // Several updates per epoch under --task regression (one window per epoch stays at the mean's level).
-  spec.defaults = {50, 15, 1.0f, 0.01f};
-  spec.make = make_evolvegcn_o;
-  spec.memory = [](const TemporalModelConfig& config, int64_t width, int64_t slots) {
+  const TemporalTrainingDefaults defaults{50, 15, 1.0f, 0.01f};
+  auto memory = [](const TemporalModelConfig& config, int64_t width, int64_t slots) {
     // Caches: input, product and output of each layer per step. Each layer's evolving weight is a GRU over a
     // (width, width) matrix: its 5 squares per slot; parameters: the initial weight and the GRU's three gates.
     const int64_t layers = std::max(1, config.layers);
@@ -327,8 +321,9 @@ TemporalSpec evolvegcn_o_spec() {
     return TemporalCellMemory{3 * layers, layers * 7 * (width + 1) * width,
                               layers * (5 * slots + 3) * width * width * kFloat};
   };
-  spec.summary = [](const TemporalModelConfig& config) { return strformat(", %d layers", config.layers); };
-  return spec;
+  return {"evolvegcn-o", TemporalKind::evolvegcn_o, "EvolveGCN-O (Pareja et al.)", graph::Normalization::gcn,
+          /*stacks_layers=*/true, defaults, make_evolvegcn_o, memory,
+          [](const TemporalModelConfig& config) { return strformat(", %d layers", config.layers); }};
 }
 
 }  // namespace halogen::nn

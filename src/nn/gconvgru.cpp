@@ -313,20 +313,14 @@ std::unique_ptr<TemporalModel> make_gconvgru(const TemporalModelConfig& config, 
 }
 
 TemporalSpec gconvgru_spec() {
-  TemporalSpec spec;
-  spec.name = "gconvgru";
-  spec.kind = TemporalKind::gconvgru;
-  spec.description = "GConvGRU (Seo et al.)";
-  spec.normalization = graph::Normalization::chebyshev;
-  spec.defaults = {50, 0, 1.0f, 0.01f};
-  spec.make = make_gconvgru;
-  spec.memory = [](const TemporalModelConfig& config, int64_t width, int64_t) {
+  auto memory = [](const TemporalModelConfig& config, int64_t width, int64_t) {
     // Caches K in + 2K h + 3h per step (scratch_bytes); x and h convolutions of three gates, K terms each.
     const int64_t k = std::max(1, config.cheb_k);
     return TemporalCellMemory{3 * k + 3, 6 * (k + 1) * (width + 1) * width, 0};
   };
-  spec.summary = [](const TemporalModelConfig& config) { return strformat(", K %d", config.cheb_k); };
-  return spec;
+  return {"gconvgru", TemporalKind::gconvgru, "GConvGRU (Seo et al.)", graph::Normalization::chebyshev,
+          /*stacks_layers=*/false, TemporalTrainingDefaults{50, 0, 1.0f, 0.01f}, make_gconvgru, memory,
+          [](const TemporalModelConfig& config) { return strformat(", K %d", config.cheb_k); }};
 }
 
 }  // namespace halogen::nn

@@ -35,6 +35,7 @@ struct TemporalCellMemory {
   int64_t bytes = 0;
 };
 
+// (An aggregate: the cells' files list its fields in this order.)
 struct TemporalSpec {
   std::string name;  // --model NAME
   TemporalKind kind = TemporalKind::tgcn;

@@ -245,18 +245,14 @@ std::unique_ptr<TemporalModel> make_tgcn(const TemporalModelConfig& config, int6
 }
 
 TemporalSpec tgcn_spec() {
-  TemporalSpec spec;
-  spec.name = "tgcn";
-  spec.kind = TemporalKind::tgcn;
-  spec.description = "T-GCN (Zhao et al.)";
-  spec.defaults = {50, 0, 1.0f, 0.01f};  // overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200)
-  spec.make = make_tgcn;
-  spec.memory = [](const TemporalModelConfig&, int64_t width, int64_t) {
+  // Overfits beyond ~60 epochs (test MSE 1.19-1.31 at 100-200).
+  const TemporalTrainingDefaults defaults{50, 0, 1.0f, 0.01f};
+  auto memory = [](const TemporalModelConfig&, int64_t width, int64_t) {
     // Caches in + 5h per step (scratch_bytes); three gates on [x, h] (GCN weight and bias each).
     return TemporalCellMemory{6, 3 * (2 * width + 1) * width, 0};
   };
-  spec.summary = [](const TemporalModelConfig&) { return std::string(); };
-  return spec;
+  return {"tgcn", TemporalKind::tgcn, "T-GCN (Zhao et al.)", graph::Normalization::gcn, /*stacks_layers=*/false,
+          defaults, make_tgcn, memory, [](const TemporalModelConfig&) { return std::string(); }};
 }
 
 }  // namespace halogen::nn

@@ -32,4 +32,12 @@ inline std::filesystem::path test_temp_dir(const std::string& suite) {
   return dir;
 }
 
+// test_temp_dir(suite)/name, emptied and created.
+inline std::string fresh_temp_subdir(const std::string& suite, const std::string& name) {
+  const std::filesystem::path dir = test_temp_dir(suite) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
 }  // namespace halogen::test

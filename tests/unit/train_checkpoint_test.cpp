@@ -23,12 +23,7 @@
 namespace halogen {
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const std::string dir = (halogen::test::test_temp_dir("checkpoint_test") / name).string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::string temp_dir(const std::string& name) { return halogen::test::fresh_temp_subdir("checkpoint_test", name); }
 
 nn::ParameterInfo info(const std::string& name, int layer, int64_t rows, int64_t cols, int64_t offset, bool bias) {
   nn::ParameterInfo i;

@@ -18,12 +18,7 @@
 namespace halogen {
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const std::string dir = (halogen::test::test_temp_dir("trainer_test") / name).string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::string temp_dir(const std::string& name) { return halogen::test::fresh_temp_subdir("trainer_test", name); }
 
 train::TrainConfig small_config() {
   train::TrainConfig config;
