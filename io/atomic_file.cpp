@@ -99,7 +99,14 @@ bool exchange_disabled() {
 
 }  // namespace
 
-AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final_path)) {
+StagedPath::~StagedPath() { interrupt::untrack(interrupt_handle_); }
+
+void StagedPath::stage(std::string temp_path) {
+  temp_path_ = std::move(temp_path);
+  interrupt_handle_ = interrupt::track(temp_path_);
+}
+
+AtomicOutput::AtomicOutput(std::string final_path) : StagedPath(std::move(final_path)) {
   const fs::path target(final_path_);
   std::error_code ec;
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -108,12 +115,10 @@ AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final
   if (fs::is_directory(target, ec)) throw UserError(final_path_ + ": is a directory");
   const Sibling sibling = split_output(final_path_);
   check_writable_dir(final_path_, dir);
-  temp_path_ = (dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
-  interrupt_handle_ = interrupt::track(temp_path_);
+  stage((dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string());
 }
 
 AtomicOutput::~AtomicOutput() {
-  interrupt::untrack(interrupt_handle_);
   if (!committed_) std::remove(temp_path_.c_str());
 }
 
@@ -157,7 +162,7 @@ void write_atomically(const std::string& final_path, const std::function<void(co
   output.commit();
 }
 
-AtomicDirectory::AtomicDirectory(std::string final_dir) : final_path_(std::move(final_dir)) {
+AtomicDirectory::AtomicDirectory(std::string final_dir) : StagedPath(std::move(final_dir)) {
   const Sibling sibling = split_output(final_path_);
   std::error_code ec;
   fs::create_directories(sibling.dir, ec);
@@ -165,15 +170,14 @@ AtomicDirectory::AtomicDirectory(std::string final_dir) : final_path_(std::move(
     throw UserError(final_path_ + ": cannot create the directory " + sibling.dir.string() + ": " +
                     ec.message());
   check_writable_dir(final_path_, sibling.dir);
-  temp_path_ = (sibling.dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
-  if (!fs::create_directory(temp_path_, ec) || ec)
-    throw UserError(final_path_ + ": cannot create the temporary directory " + temp_path_ + ": " +
+  const std::string temp = (sibling.dir / ("." + sibling.stem + ".tmp." + unique_suffix())).string();
+  if (!fs::create_directory(temp, ec) || ec)
+    throw UserError(final_path_ + ": cannot create the temporary directory " + temp + ": " +
                     (ec ? ec.message() : std::string("it exists")));
-  interrupt_handle_ = interrupt::track(temp_path_);
+  stage(temp);
 }
 
 AtomicDirectory::~AtomicDirectory() {
-  interrupt::untrack(interrupt_handle_);
   if (committed_) return;
   std::error_code ignored;
   fs::remove_all(temp_path_, ignored);

@@ -11,31 +11,45 @@
 #include <functional>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace halogen::io {
 
-class AtomicOutput {
+// What AtomicOutput and AtomicDirectory share: the final path, the temporary sibling the content is built
+// under (removed if the job is interrupted, core/interrupt.h), and whether it was committed.
+class StagedPath {
+ public:
+  StagedPath(const StagedPath&) = delete;
+  StagedPath& operator=(const StagedPath&) = delete;
+  const std::string& temp_path() const { return temp_path_; }
+  const std::string& final_path() const { return final_path_; }
+
+ protected:
+  explicit StagedPath(std::string final_path) : final_path_(std::move(final_path)) {}
+  ~StagedPath();
+  // Sets the temporary path (once it exists or is about to) and has an interruption remove it.
+  void stage(std::string temp_path);
+
+  std::string final_path_;
+  std::string temp_path_;
+  bool committed_ = false;
+
+ private:
+  int64_t interrupt_handle_ = 0;
+};
+
+class AtomicOutput : public StagedPath {
  public:
   explicit AtomicOutput(std::string final_path);  // UserError if the directory is missing or the path is one
   ~AtomicOutput();
-  AtomicOutput(const AtomicOutput&) = delete;
-  AtomicOutput& operator=(const AtomicOutput&) = delete;
 
-  const std::string& temp_path() const { return temp_path_; }
-  const std::string& final_path() const { return final_path_; }
   // fsyncs the (closed) temporary file, renames it onto the final path (replacing an existing file) and
   // fsyncs the directory. UserError naming the final path on failure; the temporary is then removed.
   void commit();
   // `message` with every mention of the temporary path replaced by the final path: errors raised while
   // writing the temporary name the file the user asked for.
   std::string name_final(const std::string& message) const;
-
- private:
-  std::string final_path_;
-  std::string temp_path_;
-  bool committed_ = false;
-  int64_t interrupt_handle_ = 0;  // temp_path_ is removed if the job is interrupted (core/interrupt.h)
 };
 
 // Writes `final_path` through `write(temp_path)`, which must create, fill and close the file, then commits.
@@ -51,26 +65,16 @@ void write_atomically(const std::string& final_path, const std::function<void(co
 //    rename(temp, final); a kill between the two leaves `final_dir` absent and the old content, complete,
 //    under the `.old.` name, which the next OutputLock holder renames back.
 // Destroyed before commit, it removes the temporary directory and everything in it.
-class AtomicDirectory {
+class AtomicDirectory : public StagedPath {
  public:
   explicit AtomicDirectory(std::string final_dir);  // creates the temporary directory; UserError on failure
   ~AtomicDirectory();
-  AtomicDirectory(const AtomicDirectory&) = delete;
-  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
 
-  const std::string& temp_path() const { return temp_path_; }
-  const std::string& final_path() const { return final_path_; }
   // fsyncs the temporary directory, then swaps it in (above). UserError on failure. The files in it must be
   // complete and synced already (written through AtomicOutput).
   void commit();
   // `message` with every mention of the temporary directory replaced by the final one (see AtomicOutput).
   std::string name_final(const std::string& message) const;
-
- private:
-  std::string final_path_;
-  std::string temp_path_;
-  bool committed_ = false;
-  int64_t interrupt_handle_ = 0;  // temp_path_ is removed if the job is interrupted (core/interrupt.h)
 };
 
 // The lock file of output NAME is `.NAME` + kLockSuffix (a long NAME is shortened with a hash, see
