@@ -31,7 +31,8 @@ std::vector<int64_t> balanced_vertex_slices(int64_t num_nodes, int64_t num_entri
 }
 
 int64_t slice_degree(const GraphSlice& slice, int64_t i) {
-  const auto begin = slice.indices.begin() + slice.row_begin(i), end = slice.indices.begin() + slice.row_end(i);
+  const auto begin = slice.indices.begin() + slice.row_begin(i),
+             end = slice.indices.begin() + slice.row_end(i);
   return (end - begin) - (std::binary_search(begin, end, slice.begin + i) ? 1 : 0);
 }
 

@@ -93,12 +93,15 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
 
 namespace {
 
-// A part's rows in the whole graph, with the global plan (METIS, random, contiguous). Directed graphs too: what
-// this part sends comes from the other parts' halos, not from its own rows.
+// A part's rows in the whole graph, with the global plan (METIS, random, contiguous). Directed graphs too:
+// what this part sends comes from the other parts' halos, not from its own rows.
 class WholeGraphRows final : public RowSource {
  public:
   WholeGraphRows(const graph::Graph& graph, const HaloPlan& plan, int32_t part)
-      : graph_(graph), adj_(graph.adjacency), plan_(plan), part_(part),
+      : graph_(graph),
+        adj_(graph.adjacency),
+        plan_(plan),
+        part_(part),
         owned_(plan.owned_gid.data() + plan.owned_offsets[part]) {}
 
   void header(graph::Shard& s) const override {
@@ -169,7 +172,8 @@ class WholeGraphRows final : public RowSource {
         for (int64_t i = 0; i < n_own; ++i)
           s.targets[t * n_own + i] = graph_.targets[t * graph_.num_nodes + s.owned_gid[i]];
       s.target_preprocess = graph_.preprocess.name;
-      if (!graph_.preprocess.scale.empty()) {  // a per-node standardisation: the way back to the source's units
+      if (!graph_.preprocess.scale
+               .empty()) {  // a per-node standardisation: the way back to the source's units
         s.target_offset.resize(n_own);
         s.target_scale.resize(n_own);
         for (int64_t i = 0; i < n_own; ++i) {
@@ -183,7 +187,9 @@ class WholeGraphRows final : public RowSource {
   const std::vector<int64_t>& split(int which) const override {
     return which == 0 ? graph_.train : which == 1 ? graph_.valid : graph_.test;
   }
-  bool dense_ids() const override { return true; }
+  bool dense_ids() const override {
+    return true;
+  }
 
  private:
   const graph::Graph& graph_;

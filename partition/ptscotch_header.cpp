@@ -20,19 +20,22 @@ FileHeader read_header(const h5::File& file) {
                      path);
   const int64_t num_classes = file.attr_int("num_classes");
   HALOGEN_USER_CHECK(num_classes >= 0 && num_classes < (int64_t{1} << 31),
-                     "%s: attribute num_classes %lld out of range", path, static_cast<long long>(num_classes));
+                     "%s: attribute num_classes %lld out of range", path,
+                     static_cast<long long>(num_classes));
   h.num_classes = static_cast<int32_t>(num_classes);
-  HALOGEN_USER_CHECK(file.attr_int("directed") == 0,
-                     "%s: --method ptscotch partitions undirected graphs; this one is directed (use --method metis)",
-                     path);
-  HALOGEN_USER_CHECK(!file.exists("/snapshots"),
-                     "%s: --method ptscotch partitions static graphs; this one is dynamic (use --method metis)", path);
+  HALOGEN_USER_CHECK(
+      file.attr_int("directed") == 0,
+      "%s: --method ptscotch partitions undirected graphs; this one is directed (use --method metis)", path);
+  HALOGEN_USER_CHECK(
+      !file.exists("/snapshots"),
+      "%s: --method ptscotch partitions static graphs; this one is dynamic (use --method metis)", path);
   const std::vector<int64_t> indptr = file.shape("/csr/indptr"), indices = file.shape("/csr/indices");
-  HALOGEN_USER_CHECK(indptr.size() == 1 && indptr[0] == h.num_nodes + 1, "%s: /csr/indptr: expected shape [%lld]",
-                     path, static_cast<long long>(h.num_nodes + 1));
+  HALOGEN_USER_CHECK(indptr.size() == 1 && indptr[0] == h.num_nodes + 1,
+                     "%s: /csr/indptr: expected shape [%lld]", path, static_cast<long long>(h.num_nodes + 1));
   HALOGEN_USER_CHECK(indices.size() == 1 && indices[0] == h.num_edges,
                      "%s: attribute num_edges %lld != %lld entries in /csr/indices", path,
-                     static_cast<long long>(h.num_edges), static_cast<long long>(indices.empty() ? 0 : indices[0]));
+                     static_cast<long long>(h.num_edges),
+                     static_cast<long long>(indices.empty() ? 0 : indices[0]));
   if (file.exists("/csr/weight"))
     HALOGEN_USER_CHECK(file.shape("/csr/weight") == indices, "%s: /csr/weight: expected shape [%lld]", path,
                        static_cast<long long>(h.num_edges));
@@ -61,7 +64,8 @@ FileHeader read_header(const h5::File& file) {
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 0; i < sorted.size(); ++i) {
       HALOGEN_USER_CHECK(sorted[i] >= 0 && sorted[i] < h.num_nodes, "%s: %s: id %lld outside [0, %lld)", path,
-                         dataset.c_str(), static_cast<long long>(sorted[i]), static_cast<long long>(h.num_nodes));
+                         dataset.c_str(), static_cast<long long>(sorted[i]),
+                         static_cast<long long>(h.num_nodes));
       HALOGEN_USER_CHECK(i == 0 || sorted[i] != sorted[i - 1], "%s: %s: id %lld appears twice", path,
                          dataset.c_str(), static_cast<long long>(sorted[i]));
     }

@@ -1,7 +1,8 @@
 #pragma once
-// What every process of `--method ptscotch` reads of the graph file besides its slice (partition/graph_slice.h):
-// the root attributes, the shapes of the datasets and the splits (whole, O(N)). Reading it also refuses what
-// the method cannot partition: directed graphs, dynamic graphs (/snapshots), regression targets.
+// What every process of `--method ptscotch` reads of the graph file besides its slice
+// (partition/graph_slice.h): the root attributes, the shapes of the datasets and the splits (whole, O(N)).
+// Reading it also refuses what the method cannot partition: directed graphs, dynamic graphs (/snapshots),
+// regression targets.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,8 +21,8 @@ struct FileHeader {
   std::vector<int64_t> train, valid, test;  // the splits, whole (O(N)), ascending
 };
 
-// Reads and checks the header of a graph file. UserError naming the file and what is wrong (or what this method
-// cannot partition, with --method metis to use instead).
+// Reads and checks the header of a graph file. UserError naming the file and what is wrong (or what this
+// method cannot partition, with --method metis to use instead).
 FileHeader read_header(const h5::File& file);
 
 }  // namespace halogen::partition

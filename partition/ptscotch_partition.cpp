@@ -1,6 +1,6 @@
-// The driver of `--method ptscotch` (partition/ptscotch_partition.h): the steps in order, each failing together
-// on every process. The steps' parts live by what they do: the file header (ptscotch_header.h), the slices
-// (graph_slice.h), the MPI exchanges (slice_comm.h), the Scotch call (scotch_parts.h), the balance
+// The driver of `--method ptscotch` (partition/ptscotch_partition.h): the steps in order, each failing
+// together on every process. The steps' parts live by what they do: the file header (ptscotch_header.h), the
+// slices (graph_slice.h), the MPI exchanges (slice_comm.h), the Scotch call (scotch_parts.h), the balance
 // (ptscotch_balance.h), the rows on their way to their part (received_rows.h), the shard (shard_builder.h).
 #include "partition/ptscotch_partition.h"
 
@@ -149,7 +149,8 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
       ghost_word = {};
       received = exchange(comm, packed.records, packed.offsets, &received_offsets);
       packed.records = {};
-      if (weighted) received_weights = exchange(comm, packed.weights, packed.weight_offsets, &weight_received_offsets);
+      if (weighted)
+        received_weights = exchange(comm, packed.weights, packed.weight_offsets, &weight_received_offsets);
     }
     std::vector<PartRows> rows = index_received(received, rank, size, P);
     phases.end();

@@ -7,8 +7,9 @@
 
 namespace halogen::partition {
 
-PackedRows pack_rows(const GraphSlice& slice, const std::vector<int32_t>& part, const std::vector<int32_t>& labels,
-                     const std::function<int64_t(int64_t)>& column_word, int num_processes) {
+PackedRows pack_rows(const GraphSlice& slice, const std::vector<int32_t>& part,
+                     const std::vector<int32_t>& labels, const std::function<int64_t(int64_t)>& column_word,
+                     int num_processes) {
   const int64_t n_local = slice.num_rows();
   const bool weighted = !slice.weight.empty();
   PackedRows packed;
@@ -95,12 +96,15 @@ void ReceivedRows::halo(graph::Shard& s) const {
     const int64_t n = records_[at + 3];
     for (int64_t k = 0; k < n; ++k) {
       const int64_t word = records_[at + 5 + 2 * k];
-      if (packed_part(word) != part_) remote.push_back({packed_part(word), records_[at + 4 + 2 * k], packed_degree(word)});
+      if (packed_part(word) != part_)
+        remote.push_back({packed_part(word), records_[at + 4 + 2 * k], packed_degree(word)});
     }
   }
-  std::sort(remote.begin(), remote.end(),
-            [](const Remote& a, const Remote& b) { return a.part != b.part ? a.part < b.part : a.gid < b.gid; });
-  remote.erase(std::unique(remote.begin(), remote.end(), [](const Remote& a, const Remote& b) { return a.gid == b.gid; }),
+  std::sort(remote.begin(), remote.end(), [](const Remote& a, const Remote& b) {
+    return a.part != b.part ? a.part < b.part : a.gid < b.gid;
+  });
+  remote.erase(std::unique(remote.begin(), remote.end(),
+                           [](const Remote& a, const Remote& b) { return a.gid == b.gid; }),
                remote.end());
   const int64_t n_halo = static_cast<int64_t>(remote.size());
   s.halo_gid.resize(n_halo);

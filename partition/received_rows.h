@@ -19,23 +19,30 @@ namespace halogen::partition {
 // A part and a degree in one int64: degree << 24 | part (P < 2^24 is checked; degrees stay below 2^39).
 constexpr int kPartBits = 24;
 constexpr int64_t kMaxParts = int64_t{1} << kPartBits;
-inline int64_t pack_part_degree(int32_t part, int64_t degree) { return (degree << kPartBits) | part; }
-inline int32_t packed_part(int64_t word) { return static_cast<int32_t>(word & (kMaxParts - 1)); }
-inline int64_t packed_degree(int64_t word) { return word >> kPartBits; }
+inline int64_t pack_part_degree(int32_t part, int64_t degree) {
+  return (degree << kPartBits) | part;
+}
+inline int32_t packed_part(int64_t word) {
+  return static_cast<int32_t>(word & (kMaxParts - 1));
+}
+inline int64_t packed_degree(int64_t word) {
+  return word >> kPartBits;
+}
 
 // The records of a slice's rows grouped by destination process (part % num_processes): block d is
-// records[offsets[d], offsets[d+1]) and weights[weight_offsets[d], weight_offsets[d+1]) (weights empty when the
-// graph is unweighted).
+// records[offsets[d], offsets[d+1]) and weights[weight_offsets[d], weight_offsets[d+1]) (weights empty when
+// the graph is unweighted).
 struct PackedRows {
   std::vector<int64_t> records, offsets;
   std::vector<float> weights;
   std::vector<int64_t> weight_offsets;
 };
 
-// Packs every row of `slice`: part[i] and label[i] (labels empty: -1) of row i, column_word(v) the packed part
-// and degree of column v.
-PackedRows pack_rows(const GraphSlice& slice, const std::vector<int32_t>& part, const std::vector<int32_t>& labels,
-                     const std::function<int64_t(int64_t)>& column_word, int num_processes);
+// Packs every row of `slice`: part[i] and label[i] (labels empty: -1) of row i, column_word(v) the packed
+// part and degree of column v.
+PackedRows pack_rows(const GraphSlice& slice, const std::vector<int32_t>& part,
+                     const std::vector<int32_t>& labels, const std::function<int64_t(int64_t)>& column_word,
+                     int num_processes);
 
 // Where one part's rows lie in the received records (record_at) and weights (weight_at), in ascending gid.
 struct PartRows {
@@ -52,7 +59,12 @@ class ReceivedRows final : public RowSource {
  public:
   ReceivedRows(const FileHeader& header, int32_t part, int32_t num_parts, const std::vector<int64_t>& records,
                const std::vector<float>& weights, const PartRows& rows, bool weighted)
-      : header_(header), part_(part), num_parts_(num_parts), records_(records), weights_(weights), rows_(rows),
+      : header_(header),
+        part_(part),
+        num_parts_(num_parts),
+        records_(records),
+        weights_(weights),
+        rows_(rows),
         weighted_(weighted) {}
 
   void header(graph::Shard& s) const override;
@@ -68,7 +80,9 @@ class ReceivedRows final : public RowSource {
   const std::vector<int64_t>& split(int which) const override {
     return which == 0 ? header_.train : which == 1 ? header_.valid : header_.test;
   }
-  bool dense_ids() const override { return false; }  // a process holds a part, not the graph: no O(N) per part
+  bool dense_ids() const override {
+    return false;
+  }  // a process holds a part, not the graph: no O(N) per part
 
  private:
   const FileHeader& header_;

@@ -25,7 +25,8 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
   std::vector<int32_t> part(static_cast<size_t>(n_local), 0);
   if (options.num_parts == 1) return part;
 #ifdef HALOGEN_HAVE_PTSCOTCH
-  std::vector<SCOTCH_Num> vertloctab(static_cast<size_t>(n_local) + 1, 0), veloloctab(static_cast<size_t>(n_local));
+  std::vector<SCOTCH_Num> vertloctab(static_cast<size_t>(n_local) + 1, 0),
+      veloloctab(static_cast<size_t>(n_local));
   std::vector<SCOTCH_Num> edgeloctab;
   edgeloctab.reserve(slice.indices.size());
   for (int64_t i = 0; i < n_local; ++i) {
@@ -47,7 +48,8 @@ std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const 
     // SPEED: one sequential multilevel bipartition of the coarsest graph instead of two. On RMAT the coarse
     // graphs stay dense (hubs), and the second try cost 8x the time (RMAT-16, P=4, K=2: 158 s vs 20 s) for a
     // 3% smaller halo.
-    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, size, options.num_parts, options.imbalance - 1.0);
+    status = SCOTCH_stratDgraphMapBuild(&strategy, SCOTCH_STRATSPEED, size, options.num_parts,
+                                        options.imbalance - 1.0);
   std::vector<SCOTCH_Num> scotch_part(static_cast<size_t>(n_local), 0);
   // One thread per process: PT-Scotch's threaded phases (the library spawns one per core) make the result
   // depend on thread timing whatever the seed (Cora, P=2, K=2: halo rows 249-354 over runs). With one thread

@@ -17,8 +17,8 @@ namespace halogen::partition {
 bool ptscotch_available();
 
 // Collective over `comm`: the part of each vertex of this process's slice, for options.num_parts parts.
-// Self-loops are dropped; vertex i of the slice weighs base_weight + degree[i]. UserError when PT-Scotch fails
-// or the build has none (options.num_parts > 1).
+// Self-loops are dropped; vertex i of the slice weighs base_weight + degree[i]. UserError when PT-Scotch
+// fails or the build has none (options.num_parts > 1).
 std::vector<int32_t> scotch_parts(MPI_Comm comm, const GraphSlice& slice, const std::vector<int64_t>& degree,
                                   int64_t base_weight, const AssignOptions& options);
 

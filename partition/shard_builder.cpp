@@ -1,5 +1,5 @@
-// build_shard over a RowSource (partition/shard_builder.h): the one place a shard's local CSR, degrees and splits
-// are made, whichever partitioner produced the assignment.
+// build_shard over a RowSource (partition/shard_builder.h): the one place a shard's local CSR, degrees and
+// splits are made, whichever partitioner produced the assignment.
 #include "partition/shard_builder.h"
 
 #include <algorithm>
@@ -27,7 +27,8 @@ class LocalIds {
     if (owner == s_.part) return owned(gid);
     const auto group = s_.halo_gid.begin() + s_.plan.recv_offsets[owner];
     const auto end = s_.halo_gid.begin() + s_.plan.recv_offsets[owner + 1];
-    return static_cast<int32_t>(n_own_ + s_.plan.recv_offsets[owner] + (std::lower_bound(group, end, gid) - group));
+    return static_cast<int32_t>(n_own_ + s_.plan.recv_offsets[owner] +
+                                (std::lower_bound(group, end, gid) - group));
   }
 
   // The local id of an owned vertex, or -1 when the shard does not own gid.
@@ -65,17 +66,18 @@ graph::Shard build_shard(const RowSource& rows) {
   const int32_t part = s.part;
   const int64_t n_own = rows.num_owned();
   HALOGEN_USER_CHECK(n_own <= std::numeric_limits<int32_t>::max(),
-                     "part %d owns %lld vertices, more than a shard's int32 local ids allow; use more parts", part,
-                     static_cast<long long>(n_own));
+                     "part %d owns %lld vertices, more than a shard's int32 local ids allow; use more parts",
+                     part, static_cast<long long>(n_own));
   s.owned_gid.resize(n_own);
   for (int64_t i = 0; i < n_own; ++i) s.owned_gid[i] = rows.owned_gid(i);
 
   rows.halo(s);
   const int64_t n_halo = s.num_halo();
-  HALOGEN_USER_CHECK(n_own + n_halo <= std::numeric_limits<int32_t>::max(),
-                     "part %d has %lld owned + %lld halo rows, more than a shard's int32 local ids allow; use "
-                     "more parts",
-                     part, static_cast<long long>(n_own), static_cast<long long>(n_halo));
+  HALOGEN_USER_CHECK(
+      n_own + n_halo <= std::numeric_limits<int32_t>::max(),
+      "part %d has %lld owned + %lld halo rows, more than a shard's int32 local ids allow; use "
+      "more parts",
+      part, static_cast<long long>(n_own), static_cast<long long>(n_halo));
   rows.sends(s);
   const LocalIds ids(s, rows.dense_ids(), s.global_num_nodes);
 
@@ -103,8 +105,8 @@ graph::Shard build_shard(const RowSource& rows) {
       // Owned columns keep the order of gids; halo columns may not.
       if (!sorted)
         std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      HALOGEN_ASSERT(static_cast<int64_t>(row.size()) == s.indptr[i + 1] - s.indptr[i], "row %lld: %zu entries",
-                     static_cast<long long>(i), row.size());
+      HALOGEN_ASSERT(static_cast<int64_t>(row.size()) == s.indptr[i + 1] - s.indptr[i],
+                     "row %lld: %zu entries", static_cast<long long>(i), row.size());
       int64_t at = s.indptr[i];
       for (const auto& [column, weight] : row) {
         s.indices[at] = column;

@@ -1,11 +1,11 @@
 #pragma once
-// One shard builder for every partitioning path. A part's rows may be held in different ways - the whole graph
-// in memory with a global halo plan (METIS, random, contiguous: partition/halo_plan.h) or only the rows a
-// process received from the others (PT-Scotch: partition/received_rows.h) - but the shard made from them is the
-// same, byte for byte, and is made by build_shard(const RowSource&) below. A RowSource says what only the holder
-// of the rows knows (the rows, their columns' owners, the halo, what the other parts need, the node data); the
-// builder does the rest: the int32 checks, the local CSR (ids mapped, columns sorted, weights carried), owned
-// degrees and the local splits.
+// One shard builder for every partitioning path. A part's rows may be held in different ways - the whole
+// graph in memory with a global halo plan (METIS, random, contiguous: partition/halo_plan.h) or only the rows
+// a process received from the others (PT-Scotch: partition/received_rows.h) - but the shard made from them is
+// the same, byte for byte, and is made by build_shard(const RowSource&) below. A RowSource says what only the
+// holder of the rows knows (the rows, their columns' owners, the halo, what the other parts need, the node
+// data); the builder does the rest: the int32 checks, the local CSR (ids mapped, columns sorted, weights
+// carried), owned degrees and the local splits.
 #include <cstdint>
 #include <vector>
 
@@ -13,8 +13,8 @@
 
 namespace halogen::partition {
 
-// One stored entry of an owned row: the column's global id, the part that owns it, and the edge weight (0 when
-// the graph is unweighted).
+// One stored entry of an owned row: the column's global id, the part that owns it, and the edge weight (0
+// when the graph is unweighted).
 struct RowEntry {
   int64_t column;
   int32_t owner;
@@ -35,7 +35,8 @@ class RowSource {
   // Owned vertices: local id i is the i-th, global ids ascending.
   virtual int64_t num_owned() const = 0;
   virtual int64_t owned_gid(int64_t i) const = 0;
-  // Row i's number of stored entries, and the entries themselves, in any order, into `entries` (cleared first).
+  // Row i's number of stored entries, and the entries themselves, in any order, into `entries` (cleared
+  // first).
   virtual int64_t row_length(int64_t i) const = 0;
   virtual void row(int64_t i, std::vector<RowEntry>& entries) const = 0;
   // Global degree of owned vertex i: its row length without the self-loop.
@@ -43,8 +44,8 @@ class RowSource {
   // The part's halo (the remote columns of its rows) into s.halo_gid (grouped by owner part, ascending gid
   // within a group), s.plan.recv_offsets (P+1) and s.degree_halo (global degrees).
   virtual void halo(graph::Shard& s) const = 0;
-  // What this part sends, into s.plan.send_idx and s.plan.send_offsets: to part q, the owned rows in q's halo,
-  // in q's halo order (s.owned_gid and the halo are set).
+  // What this part sends, into s.plan.send_idx and s.plan.send_offsets: to part q, the owned rows in q's
+  // halo, in q's halo order (s.owned_gid and the halo are set).
   virtual void sends(graph::Shard& s) const = 0;
   // Node data of the owned rows (s.owned_gid set): labels, regression targets (and their preprocess record),
   // features; what the source does not hold stays empty, for the caller to fill.
@@ -57,10 +58,10 @@ class RowSource {
   virtual bool dense_ids() const = 0;
 };
 
-// Part's shard from its rows: header, owned_gid, halo and exchange plan, local CSR (columns: [0, n_own) owned in
-// owned_gid order, then n_own + position in the halo; sorted within a row; weights carried), global degrees,
-// node data and splits (local ids, ascending). Rows are mapped in parallel (OpenMP); the result does not depend
-// on the thread count. UserError when owned + halo rows exceed a shard's int32 local ids.
+// Part's shard from its rows: header, owned_gid, halo and exchange plan, local CSR (columns: [0, n_own) owned
+// in owned_gid order, then n_own + position in the halo; sorted within a row; weights carried), global
+// degrees, node data and splits (local ids, ascending). Rows are mapped in parallel (OpenMP); the result does
+// not depend on the thread count. UserError when owned + halo rows exceed a shard's int32 local ids.
 graph::Shard build_shard(const RowSource& rows);
 
 }  // namespace halogen::partition

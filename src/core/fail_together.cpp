@@ -1,5 +1,5 @@
-// run_collectively (core/fail_together.h): every rank runs the step, one max-reduction over three numbers says
-// whether and where it failed, and every rank throws as the Report says.
+// run_collectively (core/fail_together.h): every rank runs the step, one max-reduction over three numbers
+// says whether and where it failed, and every rank throws as the Report says.
 #include "core/fail_together.h"
 
 #include <exception>
@@ -30,8 +30,8 @@ void run_collectively(Vote& vote, const std::function<void()>& step, Report repo
     message = e.what();
     failure = std::make_exception_ptr(UserError(message));
   }
-  // One collective: whether any rank failed, (as a max of size - rank) the lowest failing rank, and whether any
-  // rank ran out of memory (then only the lowest failing rank reports).
+  // One collective: whether any rank failed, (as a max of size - rank) the lowest failing rank, and whether
+  // any rank ran out of memory (then only the lowest failing rank reports).
   double state[3] = {failure ? 1.0 : 0.0, failure ? static_cast<double>(vote.size() - vote.rank()) : 0.0,
                      out_of_memory ? 1.0 : 0.0};
   vote.max(state, 3);

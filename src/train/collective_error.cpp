@@ -12,7 +12,8 @@ class CommunicatorVote final : public Vote {
   int size() const override { return comm_.size(); }
   void max(double* values, int count) override { comm_.allreduce_max(values, count); }
   void broadcast(std::string&, int) override {
-    HALOGEN_ASSERT(false, "Report::lowest_on_every_rank needs a broadcast, which a Communicator does not have");
+    HALOGEN_ASSERT(false,
+                   "Report::lowest_on_every_rank needs a broadcast, which a Communicator does not have");
   }
 
  private:

@@ -1,8 +1,8 @@
 #pragma once
 // Failing together during training: run_collectively (core/fail_together.h) over a comm::Communicator. A step
-// that may fail on some ranks only (reading this rank's shard, a checkpoint) runs inside it; if any rank fails,
-// the failing ranks rethrow their own UserError and the others throw PeerFailed, so every rank leaves through
-// the same path (exit 2) and none is left waiting in a later collective.
+// that may fail on some ranks only (reading this rank's shard, a checkpoint) runs inside it; if any rank
+// fails, the failing ranks rethrow their own UserError and the others throw PeerFailed, so every rank leaves
+// through the same path (exit 2) and none is left waiting in a later collective.
 #include <functional>
 
 #include "comm/communicator.h"

@@ -1,9 +1,10 @@
 // One shard builder for every path (partition/shard_builder.h): `--method ptscotch` on K = 2 and 4 processes
-// writes, for each part, exactly the shard that the whole-graph path (build_halo_plan + build_shard, as METIS,
-// random and contiguous use it) makes from the same assignment - every dataset equal and the part files equal
-// byte for byte - on a weighted graph with features, labels, splits, a self-loop and isolated vertices, for P
-// below, equal to and above K. Also the one fail-together helper (core/fail_together.h) through both of its
-// transports: an MPI_Comm (partition's collectively) and a comm::Communicator (train::run_collectively).
+// writes, for each part, exactly the shard that the whole-graph path (build_halo_plan + build_shard, as
+// METIS, random and contiguous use it) makes from the same assignment - every dataset equal and the part
+// files equal byte for byte - on a weighted graph with features, labels, splits, a self-loop and isolated
+// vertices, for P below, equal to and above K. Also the one fail-together helper (core/fail_together.h)
+// through both of its transports: an MPI_Comm (partition's collectively) and a comm::Communicator
+// (train::run_collectively).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -104,20 +105,23 @@ TEST(OneShardBuilder, PtScotchShardsEqualWholeGraphShardsOfTheSameAssignment) {
 
     const graph::Graph read = io::read_graph(graph_path);
     const partition::HaloPlan plan = partition::build_halo_plan(
-        read.adjacency, io::read_assignment(io::assignment_path(request.output_dir), parts, read.num_nodes), parts);
+        read.adjacency, io::read_assignment(io::assignment_path(request.output_dir), parts, read.num_nodes),
+        parts);
     int64_t halo_rows = 0;
     for (int32_t p = 0; p < parts; ++p) {
       SCOPED_TRACE("part " + std::to_string(p));
       const graph::Shard whole = partition::build_shard(read, plan, p);
       halo_rows += whole.num_halo();
       expect_same_shard(io::read_shard(request.output_dir, p), whole);
-      const std::string written = mine.sub("whole-" + std::to_string(parts) + "-" + std::to_string(p) + ".h5");
+      const std::string written =
+          mine.sub("whole-" + std::to_string(parts) + "-" + std::to_string(p) + ".h5");
       io::write_shard(written, whole);
-      const std::string whole_bytes = file_bytes(written), ptscotch_bytes = file_bytes(io::shard_path(request.output_dir, p));
+      const std::string whole_bytes = file_bytes(written),
+                        ptscotch_bytes = file_bytes(io::shard_path(request.output_dir, p));
       EXPECT_FALSE(whole_bytes.empty());
-      EXPECT_TRUE(whole_bytes == ptscotch_bytes) << written << " and " << io::shard_path(request.output_dir, p)
-                                                 << " differ (" << whole_bytes.size() << " and "
-                                                 << ptscotch_bytes.size() << " bytes)";
+      EXPECT_TRUE(whole_bytes == ptscotch_bytes)
+          << written << " and " << io::shard_path(request.output_dir, p) << " differ (" << whole_bytes.size()
+          << " and " << ptscotch_bytes.size() << " bytes)";
     }
     if (parts > 1) {
       EXPECT_GT(halo_rows, 0) << "the comparison should cover halos and sends";
