@@ -1,3 +1,4 @@
+// Vertex slices of a graph file (partition/graph_slice.h): their bounds, their rows read and checked.
 #include "partition/graph_slice.h"
 
 #include <algorithm>
@@ -27,6 +28,12 @@ std::vector<int64_t> balanced_vertex_slices(int64_t num_nodes, int64_t num_entri
     bounds[r] = lo;
   }
   return bounds;
+}
+
+int64_t slice_degree(const GraphSlice& slice, int64_t i) {
+  const auto begin = slice.indices.begin() + slice.row_begin(i),
+             end = slice.indices.begin() + slice.row_end(i);
+  return (end - begin) - (std::binary_search(begin, end, slice.begin + i) ? 1 : 0);
 }
 
 int32_t slice_of_vertex(const std::vector<int64_t>& bounds, int64_t v) {

@@ -37,6 +37,9 @@ struct GraphSlice {
   int64_t row_end(int64_t i) const { return indptr[i + 1] - indptr.front(); }
 };
 
+// Global degree of row i of the slice: its length without the self-loop.
+int64_t slice_degree(const GraphSlice& slice, int64_t i);
+
 // Reads rows [begin, end) of /csr (indptr[begin..end], then the entries between) and checks what read_graph
 // checks of these rows: offsets non-decreasing and within [0, num_entries], columns in [0, num_nodes), sorted
 // and without duplicates within a row. UserError naming the file, the dataset and the first bad index.

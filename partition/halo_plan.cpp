@@ -1,9 +1,12 @@
+// The global halo plan (one bitmap pass per part over the whole graph) and the whole-graph RowSource that
+// build_shard (partition/shard_builder.h) makes a part's shard from.
 #include "partition/halo_plan.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "core/error.h"
+#include "partition/shard_builder.h"
 
 namespace halogen::partition {
 
@@ -90,126 +93,116 @@ HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_
 
 namespace {
 
-// Local ids (into [0, n_own)) of the split members owned by `part`, ascending.
-std::vector<int64_t> local_split(const std::vector<int64_t>& split, const HaloPlan& plan, int32_t part) {
-  std::vector<int64_t> local;
-  for (int64_t v : split)
-    if (plan.part_of[v] == part) local.push_back(plan.local_of[v]);
-  std::sort(local.begin(), local.end());
-  return local;
-}
+// A part's rows in the whole graph, with the global plan (METIS, random, contiguous). Directed graphs too:
+// what this part sends comes from the other parts' halos, not from its own rows.
+class WholeGraphRows final : public RowSource {
+ public:
+  WholeGraphRows(const graph::Graph& graph, const HaloPlan& plan, int32_t part)
+      : graph_(graph),
+        adj_(graph.adjacency),
+        plan_(plan),
+        part_(part),
+        owned_(plan.owned_gid.data() + plan.owned_offsets[part]) {}
+
+  void header(graph::Shard& s) const override {
+    s.part = part_;
+    s.num_parts = plan_.num_parts;
+    s.global_num_nodes = graph_.num_nodes;
+    s.global_num_edges = graph_.num_edges();
+    s.num_classes = graph_.num_classes;
+    s.num_features = graph_.num_features;
+    s.graph_name = graph_.name;
+  }
+  bool weighted() const override { return adj_.weighted(); }
+  int64_t num_owned() const override { return plan_.num_owned(part_); }
+  int64_t owned_gid(int64_t i) const override { return owned_[i]; }
+  int64_t row_length(int64_t i) const override { return adj_.degree(owned_[i]); }
+  void row(int64_t i, std::vector<RowEntry>& entries) const override {
+    entries.clear();
+    const int64_t u = owned_[i];
+    for (int64_t e = adj_.indptr[u]; e < adj_.indptr[u + 1]; ++e) {
+      const int64_t v = adj_.indices[e];
+      entries.push_back({v, plan_.part_of[v], adj_.weighted() ? adj_.weight[e] : 0.0f});
+    }
+  }
+  int64_t owned_degree(int64_t i) const override { return degree_without_self_loop(adj_, owned_[i]); }
+
+  void halo(graph::Shard& s) const override {
+    s.halo_gid = plan_.halo_gid[part_];
+    s.plan.recv_offsets = plan_.recv_offsets[part_];
+    const int64_t n_halo = s.num_halo();
+    s.degree_halo.resize(n_halo);
+#pragma omp parallel for schedule(static)
+    for (int64_t h = 0; h < n_halo; ++h) s.degree_halo[h] = degree_without_self_loop(adj_, s.halo_gid[h]);
+  }
+
+  // q's halo group from this part, in q's order, as local owned ids.
+  void sends(graph::Shard& s) const override {
+    const int32_t parts = plan_.num_parts;
+    s.plan.send_offsets.assign(parts + 1, 0);
+    for (int32_t q = 0; q < parts; ++q)
+      s.plan.send_offsets[q + 1] = s.plan.send_offsets[q] + (q == part_ ? 0 : plan_.rows_sent(part_, q));
+    s.plan.send_idx.resize(s.plan.send_offsets[parts]);
+    for (int32_t q = 0; q < parts; ++q) {
+      if (q == part_) continue;
+      const std::vector<int64_t>& halo = plan_.halo_gid[q];
+      int64_t at = s.plan.send_offsets[q];
+      for (int64_t i = plan_.recv_offsets[q][part_]; i < plan_.recv_offsets[q][part_ + 1]; ++i)
+        s.plan.send_idx[at++] = plan_.local_of[halo[i]];
+    }
+  }
+
+  void node_data(graph::Shard& s) const override {
+    const int64_t n_own = s.num_owned(), f = graph_.num_features;
+    if (f > 0 && !graph_.features.empty()) {  // a graph read without its features: the caller fills them
+      s.features.resize(static_cast<size_t>(n_own) * f);
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n_own; ++i)
+        std::copy_n(graph_.features.begin() + s.owned_gid[i] * f, f, s.features.begin() + i * f);
+    }
+    if (!graph_.labels.empty()) {
+      s.labels.resize(n_own);
+      for (int64_t i = 0; i < n_own; ++i) s.labels[i] = graph_.labels[s.owned_gid[i]];
+    }
+    if (!graph_.targets.empty()) {
+      const int64_t steps = std::max<int64_t>(graph_.target_steps, 1);
+      s.target_steps = graph_.target_steps;
+      s.targets.resize(static_cast<size_t>(steps) * n_own);
+      for (int64_t t = 0; t < steps; ++t)
+        for (int64_t i = 0; i < n_own; ++i)
+          s.targets[t * n_own + i] = graph_.targets[t * graph_.num_nodes + s.owned_gid[i]];
+      s.target_preprocess = graph_.preprocess.name;
+      if (!graph_.preprocess.scale
+               .empty()) {  // a per-node standardisation: the way back to the source's units
+        s.target_offset.resize(n_own);
+        s.target_scale.resize(n_own);
+        for (int64_t i = 0; i < n_own; ++i) {
+          s.target_offset[i] = graph_.preprocess.offset[s.owned_gid[i]];
+          s.target_scale[i] = graph_.preprocess.scale[s.owned_gid[i]];
+        }
+      }
+    }
+  }
+
+  const std::vector<int64_t>& split(int which) const override {
+    return which == 0 ? graph_.train : which == 1 ? graph_.valid : graph_.test;
+  }
+  bool dense_ids() const override {
+    return true;
+  }
+
+ private:
+  const graph::Graph& graph_;
+  const graph::Csr& adj_;
+  const HaloPlan& plan_;
+  int32_t part_;
+  const int64_t* owned_;  // (n_own) this part's slice of plan.owned_gid
+};
 
 }  // namespace
 
 graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_t part) {
-  const graph::Csr& adj = graph.adjacency;
-  const int32_t parts = plan.num_parts;
-  graph::Shard s;
-  s.part = part;
-  s.num_parts = parts;
-  s.global_num_nodes = graph.num_nodes;
-  s.global_num_edges = graph.num_edges();
-  s.num_classes = graph.num_classes;
-  s.num_features = graph.num_features;
-  s.graph_name = graph.name;
-
-  s.owned_gid.assign(plan.owned_gid.begin() + plan.owned_offsets[part],
-                     plan.owned_gid.begin() + plan.owned_offsets[part + 1]);
-  s.halo_gid = plan.halo_gid[part];
-  s.plan.recv_offsets = plan.recv_offsets[part];
-  const int64_t n_own = s.num_owned(), n_halo = s.num_halo();
-
-  // Send plan: q's halo group from this part, in q's order, as local owned ids.
-  s.plan.send_offsets.assign(parts + 1, 0);
-  for (int32_t q = 0; q < parts; ++q)
-    s.plan.send_offsets[q + 1] = s.plan.send_offsets[q] + (q == part ? 0 : plan.rows_sent(part, q));
-  s.plan.send_idx.resize(s.plan.send_offsets[parts]);
-  for (int32_t q = 0; q < parts; ++q) {
-    if (q == part) continue;
-    const std::vector<int64_t>& halo = plan.halo_gid[q];
-    int64_t at = s.plan.send_offsets[q];
-    for (int64_t i = plan.recv_offsets[q][part]; i < plan.recv_offsets[q][part + 1]; ++i)
-      s.plan.send_idx[at++] = plan.local_of[halo[i]];
-  }
-
-  // Local CSR: owned columns map through local_of, halo columns to n_own + their position in the halo.
-  s.indptr.assign(n_own + 1, 0);
-  for (int64_t i = 0; i < n_own; ++i) s.indptr[i + 1] = s.indptr[i] + adj.degree(s.owned_gid[i]);
-  s.indices.resize(s.indptr[n_own]);
-  const bool weighted = adj.weighted();
-  if (weighted) s.weight.resize(s.indptr[n_own]);
-  s.degree_owned.resize(n_own);
-  // Local id of every halo vertex by global id (-1 elsewhere): O(1) column mapping, N int32 per build.
-  std::vector<int32_t> halo_local(graph.num_nodes, -1);
-  for (int64_t h = 0; h < n_halo; ++h) halo_local[s.halo_gid[h]] = static_cast<int32_t>(n_own + h);
-#pragma omp parallel
-  {
-    std::vector<std::pair<int32_t, float>> row;
-#pragma omp for schedule(dynamic, 1024)
-    for (int64_t i = 0; i < n_own; ++i) {
-      const int64_t u = s.owned_gid[i];
-      row.clear();
-      bool has_halo = false;
-      for (int64_t e = adj.indptr[u]; e < adj.indptr[u + 1]; ++e) {
-        const int64_t v = adj.indices[e];
-        const int32_t owner = plan.part_of[v];
-        int64_t local;
-        if (owner == part) {
-          local = plan.local_of[v];
-        } else {
-          local = halo_local[v];
-          has_halo = true;
-        }
-        row.emplace_back(static_cast<int32_t>(local), weighted ? adj.weight[e] : 0.0f);
-      }
-      // Owned columns come out ascending (local ids follow gids); halo columns may not.
-      if (has_halo)
-        std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      int64_t at = s.indptr[i];
-      for (const auto& [column, weight] : row) {
-        s.indices[at] = column;
-        if (weighted) s.weight[at] = weight;
-        ++at;
-      }
-      s.degree_owned[i] = degree_without_self_loop(adj, u);
-    }
-  }
-  s.degree_halo.resize(n_halo);
-#pragma omp parallel for schedule(static)
-  for (int64_t h = 0; h < n_halo; ++h) s.degree_halo[h] = degree_without_self_loop(adj, s.halo_gid[h]);
-
-  const int64_t f = graph.num_features;
-  if (f > 0 && !graph.features.empty()) {  // a graph read without its features: the caller fills them
-    s.features.resize(static_cast<size_t>(n_own) * f);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n_own; ++i)
-      std::copy_n(graph.features.begin() + s.owned_gid[i] * f, f, s.features.begin() + i * f);
-  }
-  if (!graph.labels.empty()) {
-    s.labels.resize(n_own);
-    for (int64_t i = 0; i < n_own; ++i) s.labels[i] = graph.labels[s.owned_gid[i]];
-  }
-  if (!graph.targets.empty()) {
-    const int64_t steps = std::max<int64_t>(graph.target_steps, 1);
-    s.target_steps = graph.target_steps;
-    s.targets.resize(static_cast<size_t>(steps) * n_own);
-    for (int64_t t = 0; t < steps; ++t)
-      for (int64_t i = 0; i < n_own; ++i)
-        s.targets[t * n_own + i] = graph.targets[t * graph.num_nodes + s.owned_gid[i]];
-    s.target_preprocess = graph.preprocess.name;
-    if (!graph.preprocess.scale.empty()) {  // a per-node standardisation: the way back to the source's units
-      s.target_offset.resize(n_own);
-      s.target_scale.resize(n_own);
-      for (int64_t i = 0; i < n_own; ++i) {
-        s.target_offset[i] = graph.preprocess.offset[s.owned_gid[i]];
-        s.target_scale[i] = graph.preprocess.scale[s.owned_gid[i]];
-      }
-    }
-  }
-  s.train = local_split(graph.train, plan, part);
-  s.valid = local_split(graph.valid, plan, part);
-  s.test = local_split(graph.test, plan, part);
-  return s;
+  return build_shard(WholeGraphRows(graph, plan, part));
 }
 
 void SendMarks::fill_send(graph::HaloPlan& plan) const {

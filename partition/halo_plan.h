@@ -32,11 +32,13 @@ struct HaloPlan {
 // UserError when a part's owned + halo rows exceed the int32 local ids of a shard.
 HaloPlan build_halo_plan(const graph::Csr& adjacency, std::vector<int32_t> part_of, int32_t num_parts);
 
-// Builds part p's shard: owned rows' CSR in local ids (columns sorted), halo and send plan, global degrees
-// (row length without self-loop), owned features/labels/targets and splits (local ids). Row loops run in
-// parallel. Dynamic-graph snapshots are not included. A graph held without its feature values
-// (num_features > 0, features empty: io::read_graph_without_features) gives a shard with empty features,
-// for the caller to fill (rows owned_gid of /node/feat).
+// Builds part p's shard from the whole graph: build_shard over the rows of `graph`
+// (partition/shard_builder.h), with the halo and send plan from `plan` (directed graphs too: a part sends
+// what the others' halos hold). Owned rows' CSR in local ids (columns sorted), global degrees (row length
+// without self-loop), owned features/labels/targets and splits (local ids). Dynamic-graph snapshots are not
+// included. A graph held without its feature values (num_features > 0, features empty:
+// io::read_graph_without_features) gives a shard with empty features, for the caller to fill (rows owned_gid
+// of /node/feat).
 graph::Shard build_shard(const graph::Graph& graph, const HaloPlan& plan, int32_t part);
 
 // The send half of a graph::HaloPlan built from marks: which owned rows each other part must receive from this

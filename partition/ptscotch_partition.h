@@ -10,9 +10,11 @@
 //   3. assignment and degrees of remote neighbours: each process asks the owners of its slice's remote
 //      columns (MPI_Alltoallv) for their part and degree;
 //   4. rows to part owners: part p is built by process p % K, which receives the rows of its vertices with
-//      the part and degree of every column (MPI_Alltoallv, in rounds of bounded size), builds the shard -
-//      halo, exchange plan, local CSR, splits, labels, features read from the file for its owned rows - and
-//      writes it. Shards, assignment.h5 and meta.json are the same format as the METIS path's.
+//      the part and degree of every column (MPI_Alltoallv, in rounds of bounded size: partition/received_rows.h),
+//      builds the shard with the builder every method uses (build_shard over a RowSource,
+//      partition/shard_builder.h) - halo, exchange plan, local CSR, splits, labels, features read from the
+//      file for its owned rows - and writes it. Shards, assignment.h5 and meta.json are the same bytes as the
+//      METIS path's for the same assignment.
 //
 // Needs an undirected (symmetric) static graph: a directed graph, a dynamic graph (/snapshots) or regression
 // targets are refused with one line naming --method metis. The whole vertex assignment (N int32) is gathered

@@ -1,31 +1,44 @@
+// MPI steps over the vertex slices of --method ptscotch (partition/slice_comm.h).
 #include "partition/slice_comm.h"
 
 #include <string>
 
 #include "core/error.h"
+#include "core/fail_together.h"
 
 namespace halogen::partition {
 
-// Runs `step` on every process. When it throws a UserError on any process, every process throws the message
-// of the lowest such rank: all leave together and none waits in a later collective.
-void collectively(MPI_Comm comm, const std::function<void()>& step) {
-  std::string error;
-  try {
-    step();
-  } catch (const UserError& e) {
-    error = e.what();
+namespace {
+
+// The MPI_Comm side of run_collectively (core/fail_together.h).
+class MpiVote final : public Vote {
+ public:
+  explicit MpiVote(MPI_Comm comm) : comm_(comm) {
+    MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+    MPI_CHECK(MPI_Comm_size(comm, &size_));
   }
-  int rank = 0, size = 1;
-  MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  MPI_CHECK(MPI_Comm_size(comm, &size));
-  int failing = error.empty() ? size : rank;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, comm));
-  if (failing == size) return;
-  int64_t length = static_cast<int64_t>(error.size());
-  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT64_T, failing, comm));
-  error.resize(static_cast<size_t>(length));
-  MPI_CHECK(MPI_Bcast(error.data(), static_cast<int>(length), MPI_CHAR, failing, comm));
-  throw UserError(error);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void max(double* values, int count) override {
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_MAX, comm_));
+  }
+  void broadcast(std::string& text, int root) override {
+    int64_t length = static_cast<int64_t>(text.size());
+    MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm_));
+    text.resize(static_cast<size_t>(length));
+    MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm_));
+  }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+void collectively(MPI_Comm comm, const std::function<void()>& step) {
+  MpiVote vote(comm);
+  run_collectively(vote, step, Report::lowest_on_every_rank);
 }
 
 // The remote columns of a slice: sorted, distinct.

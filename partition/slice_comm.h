@@ -21,8 +21,10 @@ inline MPI_Datatype mpi_type<int64_t>() { return MPI_INT64_T; }
 template <>
 inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 
-// Runs `step` on every process. When it throws a UserError on any process, every process throws the message
-// of the lowest such rank: all leave together and none waits in a later collective.
+// Runs `step` on every process: run_collectively (core/fail_together.h) over `comm` with
+// Report::lowest_on_every_rank. When it fails on any process (UserError, std::bad_alloc, other
+// std::exception), every process throws a UserError with the message of the lowest such rank: all leave
+// together, none waits in a later collective, and process 0 can print the one line.
 void collectively(MPI_Comm comm, const std::function<void()>& step);
 
 // All-to-all of variable blocks with 64-bit counts: `send` holds the block for rank d at
