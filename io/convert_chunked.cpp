@@ -115,7 +115,9 @@ void EntrySorter::make_room() {
 
 namespace {
 
-int bit_width(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
+int bit_width(uint64_t x) {
+  return x == 0 ? 0 : 64 - __builtin_clzll(x);
+}
 
 // LSD radix sort of keys[0, n) with scratch[0, n), 11 bits a pass over the low `bits` bits (the rest are 0).
 void radix_sort(uint64_t* keys, uint64_t* scratch, size_t n, int bits) {
@@ -124,7 +126,8 @@ void radix_sort(uint64_t* keys, uint64_t* scratch, size_t n, int bits) {
   const int passes = (bits + kDigitBits - 1) / kDigitBits;
   std::vector<size_t> counts(static_cast<size_t>(passes) * kBuckets, 0);
   for (size_t i = 0; i < n; ++i)
-    for (int p = 0; p < passes; ++p) ++counts[p * kBuckets + ((keys[i] >> (p * kDigitBits)) & (kBuckets - 1))];
+    for (int p = 0; p < passes; ++p)
+      ++counts[p * kBuckets + ((keys[i] >> (p * kDigitBits)) & (kBuckets - 1))];
   uint64_t* from = keys;
   uint64_t* to = scratch;
   for (int p = 0; p < passes; ++p) {
@@ -515,8 +518,8 @@ RowStash<T>::RowStash(const std::string& output_path, BufferBudget& budget, int6
       row_elements_(std::max<int64_t>(row_elements, 1)),
       allowed_bytes_(std::max<int64_t>(0, budget.free_bytes() - kMinimumConvertLimitBytes)),
       held_(budget, 0) {
-  const int64_t hint = std::min(saturating_bytes(expected_rows, row_elements_ * static_cast<int64_t>(sizeof(T))),
-                                allowed_bytes_);
+  const int64_t hint = std::min(
+      saturating_bytes(expected_rows, row_elements_ * static_cast<int64_t>(sizeof(T))), allowed_bytes_);
   if (hint > 0) {
     values_.reserve(static_cast<size_t>(hint) / sizeof(T));
     held_.set(static_cast<int64_t>(values_.capacity() * sizeof(T)));
@@ -530,7 +533,8 @@ void RowStash<T>::append(const T* row) {
     spilled_->write(row, static_cast<size_t>(row_elements_) * sizeof(T));
     return;
   }
-  const int64_t needed = static_cast<int64_t>(values_.size() + row_elements_) * static_cast<int64_t>(sizeof(T));
+  const int64_t needed =
+      static_cast<int64_t>(values_.size() + row_elements_) * static_cast<int64_t>(sizeof(T));
   if (needed > static_cast<int64_t>(values_.capacity() * sizeof(T))) {
     // Grows by half (a reallocation holds both buffers for a moment), within the room it was given.
     const int64_t grown = std::max<int64_t>(

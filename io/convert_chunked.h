@@ -1,6 +1,6 @@
 #pragma once
-// The one conversion pipeline of the OGB csv, OGB npz and SNAP readers (`halogen convert`, `download`): the graph
-// file is written while the input is read, with every data buffer counted against a memory limit
+// The one conversion pipeline of the OGB csv, OGB npz and SNAP readers (`halogen convert`, `download`): the
+// graph file is written while the input is read, with every data buffer counted against a memory limit
 // (`--memory-limit MIB`; without one, 3/4 of the memory available when the conversion starts). These are the
 // pieces the three share.
 //
@@ -8,8 +8,8 @@
 // deduplicated and spilled as a run file beside the output; the runs are merged (k-way, in several passes
 // when there are more runs than the merge buffers allow), duplicates dropped once more, and the merged stream
 // becomes /csr/indptr and /csr/indices in chunked writes. When every entry fits in the buffer (the usual case
-// of a graph smaller than the limit) nothing is spilled: the buffer is sorted in place (radix sort) and written
-// from memory. The result equals graph::build_csr's (sorted, duplicate-free rows, no self-loops, both
+// of a graph smaller than the limit) nothing is spilled: the buffer is sorted in place (radix sort) and
+// written from memory. The result equals graph::build_csr's (sorted, duplicate-free rows, no self-loops, both
 // directions when symmetrised). Per-node arrays (features, labels) are written in row blocks through
 // h5::DatasetWriter, in the order write_graph writes them, so the file is byte-identical to
 // write_graph(output, graph) of the same graph (io_convert_test checks it).
@@ -222,9 +222,9 @@ class RowStash {
   std::unique_ptr<ScratchFile> spilled_;
 };
 
-// The limit of a conversion: `requested` bytes (--memory-limit; UserError below kMinimumConvertLimitBytes), or
-// for 0 three quarters of available_memory_bytes() (at least kMinimumConvertLimitBytes; when nothing can be
-// read, no limit: the largest int64 / 4).
+// The limit of a conversion: `requested` bytes (--memory-limit; UserError below kMinimumConvertLimitBytes),
+// or for 0 three quarters of available_memory_bytes() (at least kMinimumConvertLimitBytes; when nothing can
+// be read, no limit: the largest int64 / 4).
 int64_t convert_limit_bytes(int64_t requested);
 
 // UserError unless options' limit is at least kMinimumConvertLimitBytes ("--memory-limit: ...").

@@ -220,8 +220,8 @@ struct SplitError {
 
 }  // namespace
 
-void write_splits(const std::string& dir, const std::string& scheme, int64_t num_nodes,
-                          h5::File& file, BufferBudget& budget, ConvertSummary* summary) {
+void write_splits(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
+                  BufferBudget& budget, ConvertSummary* summary) {
   static const char* const names[3] = {"train", "valid", "test"};
   const std::string chosen_dir = choose_split_dir(dir, scheme);
   int64_t counts[3] = {0, 0, 0};
@@ -347,15 +347,9 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
       labels = std::make_unique<RowStash<int32_t>>(output, budget, 1, "node labels", num_nodes);
       summary.num_classes = read_labels(label_path, num_nodes, *labels);
     }
-    if (feature_path.empty() && label_path.empty()) {
-      const int64_t endpoints = saturating_bytes(num_edges, 2);
-      HALOGEN_USER_CHECK(num_nodes - std::min(num_nodes, endpoints) <= kMaxIsolatedVertices,
-                         "%s: num-node-list declares %lld vertices, but its %lld edges touch at most %lld of "
-                         "them; more than %lld isolated vertices are taken for a corrupt size",
-                         ogb::require_raw(dir, "num-node-list").c_str(), static_cast<long long>(num_nodes),
-                         static_cast<long long>(num_edges), static_cast<long long>(endpoints),
-                         static_cast<long long>(kMaxIsolatedVertices));
-    }
+    if (feature_path.empty() && label_path.empty())
+      check_isolated_vertices(ogb::require_raw(dir, "num-node-list") + ": ", "num-node-list", num_nodes,
+                              num_edges);
     summary.runs = sorter.runs_spilled();
     summary.num_edges = write_sorted_csr(sorter, file, output, num_nodes, budget);
     if (features && summary.num_features > 0) {

@@ -87,15 +87,8 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
   const std::string& dir = options.input;
   const int64_t limit_bytes = convert_limit_bytes(options.memory_limit_bytes);
   ogb::NpzInputs in = ogb::open_npz_inputs(dir);
-  if (!in.feature_reader && !in.label_reader) {
-    const int64_t endpoints = saturating_bytes(in.num_edges, 2);
-    HALOGEN_USER_CHECK(
-        in.num_nodes - std::min(in.num_nodes, endpoints) <= kMaxIsolatedVertices,
-        "%s: num_nodes_list declares %lld vertices, but its %lld edges touch at most %lld of them; "
-        "more than %lld isolated vertices are taken for a corrupt size",
-        in.data_path.c_str(), static_cast<long long>(in.num_nodes), static_cast<long long>(in.num_edges),
-        static_cast<long long>(endpoints), static_cast<long long>(kMaxIsolatedVertices));
-  }
+  if (!in.feature_reader && !in.label_reader)
+    check_isolated_vertices(in.data_path + ": ", "num_nodes_list", in.num_nodes, in.num_edges);
   BufferBudget budget(limit_bytes);
   ConvertSummary summary;
   summary.directed = options.directed;

@@ -57,9 +57,10 @@ class IdTable {
 };
 
 // The sorted distinct ids of the entries (rows; columns too when directed: symmetrised, every column is also
-// a row) and of the self-loops, which the sorter drops: the renumbering table without reading the input again.
-std::vector<int64_t> ids_of_entries(const std::vector<Entry>& entries, bool directed, std::vector<int64_t>& loops,
-                                    BufferBudget& budget) {
+// a row) and of the self-loops, which the sorter drops: the renumbering table without reading the input
+// again.
+std::vector<int64_t> ids_of_entries(const std::vector<Entry>& entries, bool directed,
+                                    std::vector<int64_t>& loops, BufferBudget& budget) {
   std::vector<int64_t> ids;
   for (const Entry& e : entries)
     if (ids.empty() || ids.back() != e.row) ids.push_back(e.row);
@@ -113,13 +114,7 @@ ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::st
     std::unique_ptr<IdTable> table;
     std::unique_ptr<HeldBytes> held_ids;
     if (header_nodes > 0 && max_id < header_nodes) {
-      const int64_t endpoints = saturating_bytes(edges, 2);
-      HALOGEN_USER_CHECK(header_nodes - std::min(header_nodes, endpoints) <= kMaxIsolatedVertices,
-                         "%s: the header declares %lld nodes, but its %lld edges touch at most %lld of them; "
-                         "more than %lld isolated vertices are taken for a corrupt size",
-                         options.input.c_str(), static_cast<long long>(header_nodes),
-                         static_cast<long long>(edges), static_cast<long long>(endpoints),
-                         static_cast<long long>(kMaxIsolatedVertices));
+      check_isolated_vertices(options.input + ": ", "the header (# Nodes:)", header_nodes, edges);
       summary.num_nodes = header_nodes;
     } else {
       if (header_nodes > 0)
@@ -129,13 +124,16 @@ ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::st
             options.input.c_str(), (long long)header_nodes, (long long)max_id));
       // Directed, the columns' ids are sorted in a copy (8 bytes an entry), when the limit leaves room.
       const bool from_entries =
-          sorter.fitted() && (!options.directed || budget.free_bytes() / 2 >=
-                                                       static_cast<int64_t>(sorter.sorted_entries().size() * 8));
+          sorter.fitted() &&
+          (!options.directed ||
+           budget.free_bytes() / 2 >= static_cast<int64_t>(sorter.sorted_entries().size() * 8));
       if (from_entries) {
         std::vector<int64_t> none;
-        ids = ids_of_entries(sorter.sorted_entries(), options.directed, loops ? loops->finish() : none, budget);
+        ids =
+            ids_of_entries(sorter.sorted_entries(), options.directed, loops ? loops->finish() : none, budget);
         loops.reset();
-        held_ids = std::make_unique<HeldBytes>(budget, static_cast<int64_t>(ids.capacity() * sizeof(int64_t)));
+        held_ids =
+            std::make_unique<HeldBytes>(budget, static_cast<int64_t>(ids.capacity() * sizeof(int64_t)));
       } else {  // the entries are in runs on disk: the input is read once more for its ids
         loops.reset();
         table = std::make_unique<IdTable>(budget);

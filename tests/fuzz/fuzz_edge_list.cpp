@@ -17,7 +17,9 @@ void convert(const halogen::io::ConvertOptions& options) {
 }
 #else
 constexpr const char* kInputName = "input.mtx";
-void convert(const halogen::io::ConvertOptions& options) { (void)halogen::io::convert_matrix_market(options); }
+void convert(const halogen::io::ConvertOptions& options) {
+  (void)halogen::io::convert_matrix_market(options);
+}
 #endif
 }  // namespace
 

@@ -1,8 +1,8 @@
 // libFuzzer target: io::convert_ogb_to_file on a directory built from one input (into a scratch graph file,
-// with the smallest memory limit, so the stashes spill to scratch files too). The input is split at lines "=="
-// into raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv and
-// split/s/{train,valid,test}.csv, in that order; parts beyond the input are absent files. A UserError is the
-// expected answer to bad input; anything else is a finding.
+// with the smallest memory limit, so the stashes spill to scratch files too). The input is split at lines
+// "==" into raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv
+// and split/s/{train,valid,test}.csv, in that order; parts beyond the input are absent files. A UserError is
+// the expected answer to bad input; anything else is a finding.
 #include <cstdint>
 #include <filesystem>
 #include <string_view>

@@ -88,8 +88,8 @@ TEST(EntrySorter, MultiPassMergeEqualsBuildCsr) {
 }
 
 TEST(EntrySorter, InMemorySortEqualsBuildCsrForAnyIdWidth) {
-  // Everything fits: the buffer is radix sorted when row and column fit in one 64-bit key (small ids, ids near
-  // 2^31: a 62-bit key), else comparison sorted (ids near 2^40); the same entries either way.
+  // Everything fits: the buffer is radix sorted when row and column fit in one 64-bit key (small ids, ids
+  // near 2^31: a 62-bit key), else comparison sorted (ids near 2^40); the same entries either way.
   const fs::path dir = fs::temp_directory_path() / ("entry_sorter_wide_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string output = (dir / "g.h5").string();
@@ -102,7 +102,8 @@ TEST(EntrySorter, InMemorySortEqualsBuildCsrForAnyIdWidth) {
     sorter.finish_input();
     ASSERT_TRUE(sorter.fitted());
     std::vector<std::pair<int64_t, int64_t>> got;
-    for (const halogen::io::Entry& e : sorter.sorted_entries()) got.emplace_back(e.row - offset, e.col - offset);
+    for (const halogen::io::Entry& e : sorter.sorted_entries())
+      got.emplace_back(e.row - offset, e.col - offset);
     EXPECT_EQ(got, reference(300, edges, false));
   }
   fs::remove_all(dir);
