@@ -2,6 +2,7 @@
 // -> graph file.
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "apps/cli_checks.h"
@@ -74,6 +75,9 @@ void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options
     HALOGEN_USER_CHECK(memory_limit_mib < (int64_t{1} << 40), "--memory-limit: %lld MiB is out of range",
                        static_cast<long long>(memory_limit_mib));
     options.memory_limit_bytes = memory_limit_mib << 20;
+  }
+  if (chosen == "ogb" || chosen == "npz" || chosen == "snap") {
+    // The one pipeline of these formats (io/convert_chunked.h): the file is written while the input is read.
     const io::ConvertSummary s = chosen == "snap"  ? io::convert_snap_to_file(options, output)
                                  : chosen == "npz" ? io::convert_ogb_npz_to_file(options, output)
                                                    : io::convert_ogb_to_file(options, output);
@@ -84,15 +88,12 @@ void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options
                   s.directed ? "directed" : "both directions", static_cast<long long>(s.num_features),
                   s.num_classes, static_cast<long long>(s.train), static_cast<long long>(s.valid),
                   static_cast<long long>(s.test), watch.seconds(), static_cast<long long>(s.runs)));
-    log::info(io::peak_memory_line(s.buffer_high_water_bytes, options.memory_limit_bytes));
+    const bool unlimited = s.limit_bytes >= std::numeric_limits<int64_t>::max() / 4;
+    log::info(io::peak_memory_line(s.buffer_high_water_bytes, unlimited ? 0 : s.limit_bytes));
     return;
   }
   graph::Graph g;
-  if (chosen == "ogb")
-    g = io::convert_ogb(options);
-  else if (chosen == "npz")
-    g = io::convert_ogb_npz(options);
-  else if (chosen == "planetoid")
+  if (chosen == "planetoid")
     g = io::convert_planetoid(options);
   else if (chosen == "reddit")
     g = io::convert_reddit(options);
@@ -100,8 +101,6 @@ void convert_to_graph_file(const std::string& chosen, io::ConvertOptions options
     g = io::convert_snap_temporal(options, time_step);
   else if (chosen == "pgt-json")
     g = io::convert_pgt_json(options);
-  else if (chosen == "snap")
-    g = io::convert_snap(options);
   else
     g = io::convert_matrix_market(options);
   const double read_s = watch.seconds();
@@ -173,9 +172,9 @@ void add_convert_command(CLI::App& app) {
       ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--memory-limit", memory_limit_mib,
-                  "ogb, npz and snap: convert in chunks with data buffers within this many MiB (at least 4): "
-                  "edges are sorted in runs spilled beside the output and merged, rows are written as read "
-                  "(0: the whole graph in memory)")
+                  "ogb, npz and snap: data buffers within this many MiB (at least 4): edges that do not fit "
+                  "are sorted in runs spilled beside the output and merged, rows are written as read; the "
+                  "file is the same whatever the limit (0: 3/4 of the available memory)")
       ->check(non_negative())
       ->capture_default_str();
   cmd->callback([] {

@@ -42,8 +42,8 @@ void add_download_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--memory-limit", memory_limit_mib,
-                  "OGB datasets: convert in chunks with data buffers within this many MiB (halogen convert "
-                  "--memory-limit)")
+                  "OGB and SNAP datasets: data buffers of the conversion within this many MiB (halogen "
+                  "convert --memory-limit; 0: 3/4 of the available memory)")
       ->check(non_negative())
       ->capture_default_str();
   cmd->callback([] {
@@ -59,7 +59,7 @@ void add_download_command(CLI::App& app) {
           io::ConvertOptions convert;
           convert.input = input;
           convert.name = name;
-          const bool bounded = memory_limit_mib > 0 && (format == "ogb" || format == "npz");
+          const bool bounded = format == "ogb" || format == "npz" || format == "snap";
           convert_to_graph_file(format, convert, output, 0.0, bounded ? memory_limit_mib : 0);
         });
     if (!r.up_to_date)

@@ -32,7 +32,9 @@ void add_download_command(CLI::App& app);
 
 // `halogen convert`'s work after parsing (also run by `halogen download`): reads `options.input` in format
 // `format` (ogb, npz, snap, mtx, pgt-json, snap-temporal, ...) and writes the graph file `output` atomically
-// under its lock, logging what it wrote. memory_limit_mib > 0: the bounded converters (ogb, npz, snap).
+// under its lock, logging what it wrote. ogb, npz and snap go through the one conversion pipeline
+// (io/convert_chunked.h), its buffers within memory_limit_mib (0: 3/4 of the available memory); other formats
+// refuse memory_limit_mib > 0.
 void convert_to_graph_file(const std::string& format, io::ConvertOptions options, const std::string& output,
                            double time_step, int64_t memory_limit_mib);
 

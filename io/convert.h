@@ -1,6 +1,7 @@
 #pragma once
-// Readers of published graph layouts. Each streams its input (bounded memory beyond the graph itself),
-// checks every value with its file and line, and returns a Graph ready for write_graph().
+// Readers of published graph layouts. Each streams its input, checks every value with its file and line, and
+// either writes the graph file itself (OGB csv, OGB npz, SNAP: bounded memory) or returns a Graph ready for
+// write_graph() (the others: bounded memory beyond the graph itself).
 #include <string>
 
 #include "graph/graph.h"
@@ -12,8 +13,8 @@ struct ConvertOptions {
   std::string split;      // OGB: split scheme under split/; empty = the only one present
   bool directed = false;  // false: symmetrise (store every edge both ways)
   std::string name;       // graph name; empty = derived from the input path (Planetoid: also picks NAME)
-  // Bounded-memory conversion (the *_to_file functions): the data buffers stay within this many bytes
-  // (io/convert_chunked.h); at least kMinimumConvertLimitBytes.
+  // OGB csv, OGB npz and SNAP (the *_to_file functions): the data buffers stay within this many bytes
+  // (io/convert_chunked.h); at least kMinimumConvertLimitBytes, or 0: 3/4 of the available memory.
   int64_t memory_limit_bytes = 0;
   // pgt-json: "pgt" applies the transform PyTorch Geometric Temporal's loader of the layout applies to the
   // targets (per-node standardisation, log1p, or none) and records it; "none" stores the values as given
@@ -30,29 +31,30 @@ struct ConvertSummary {
   bool directed = false;
   int64_t train = 0, valid = 0, test = 0;
   int64_t buffer_high_water_bytes = 0;  // the BufferBudget's high-water mark
+  int64_t limit_bytes = 0;              // the limit the buffers kept within
   int64_t runs = 0;                     // sorted edge runs spilled to temporary files (0: all fitted)
 };
 
-// Bounded-memory conversions (`halogen convert --memory-limit`): the same inputs, checks and messages as
-// convert_ogb, convert_ogb_npz and convert_snap, but the graph file `output` is written (atomically) while
-// the input is read: edges by an external sort, per-node arrays in row blocks (io/convert_chunked.h). The
-// file holds the same datasets and attributes as write_graph(output, convert_*(options)).
-ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::string& output);
-ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output);
-ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::string& output);
-
+// The conversions of OGB csv, OGB npz and SNAP inputs: the graph file `output` is written (atomically) while
+// the input is read, through one pipeline (io/convert_chunked.h): edges by an external sort (in memory when
+// they fit), per-node arrays in row blocks, every data buffer within options.memory_limit_bytes (0: 3/4 of
+// the available memory). The file is byte-identical to write_graph(output, graph) of the graph it holds.
+//
 // OGB node-property raw directory: raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz and
-// split/<scheme>/{train,valid,test}.csv.gz. Edges must be 0 <= id < N; labels NaN/empty = -1 (unlabeled).
-graph::Graph convert_ogb(const ConvertOptions& options);
+// split/<scheme>/{train,valid,test}.csv.gz. Edges must be 0 <= id < N; labels NaN/empty = -1 (unlabeled). A
+// directory holding raw/data.npz and no raw/edge.csv(.gz) is the npz variant (convert_ogb_npz_to_file).
+ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::string& output);
 
 // OGB binary variant (ogbn-papers100M): raw/data.npz (edge_index [2,E], node_feat [N,F], num_nodes_list)
-// and raw/node-label.npz (node_label [N] or [N,1]); splits as in convert_ogb.
-graph::Graph convert_ogb_npz(const ConvertOptions& options);
+// and raw/node-label.npz (node_label [N] or [N,1]); splits as in convert_ogb_to_file.
+ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output);
 
 // SNAP edge list: '#' (or '%') comment lines, two whitespace-separated ids per line (a third column, if
-// present, is ignored). Ids are arbitrary non-negative integers, remapped to 0..N-1 in increasing order of
-// the original id (so already-dense 0..N-1 ids map to themselves); originals are kept in orig_id.
-graph::Graph convert_snap(const ConvertOptions& options);
+// present, is ignored). When a "# Nodes: N" header names more vertices than any id, ids are kept and the
+// vertices no edge touches stay, isolated (a header with more than 2E + 2^24 vertices is refused as corrupt);
+// otherwise ids are arbitrary non-negative integers, remapped to 0..N-1 in increasing order of the original
+// id (so already-dense 0..N-1 ids map to themselves), the originals kept in /node/orig_id.
+ConvertSummary convert_snap_to_file(const ConvertOptions& options, const std::string& output);
 
 // Matrix Market coordinate: pattern|real|integer, general|symmetric; 1-based indices; the matrix must be
 // square. Values become edge weights (pattern: none).

@@ -1,3 +1,5 @@
+// The shared machinery of the conversion pipeline (io/convert_chunked.h): the budget, scratch files, the
+// external sort of CSR entries, the streaming CSR and feature writers, the row stash and the limit.
 #include "io/convert_chunked.h"
 
 #include <sys/resource.h>
@@ -7,10 +9,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <queue>
+#include <utility>
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/log.h"
 #include "core/memory.h"
 #include "io/atomic_file.h"
 #include "io/graph_file.h"
@@ -108,9 +113,84 @@ void EntrySorter::make_room() {
   }
 }
 
+namespace {
+
+int bit_width(uint64_t x) {
+  return x == 0 ? 0 : 64 - __builtin_clzll(x);
+}
+
+// LSD radix sort of keys[0, n) with scratch[0, n), 11 bits a pass over the low `bits` bits (the rest are 0).
+void radix_sort(uint64_t* keys, uint64_t* scratch, size_t n, int bits) {
+  constexpr int kDigitBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  const int passes = (bits + kDigitBits - 1) / kDigitBits;
+  std::vector<size_t> counts(static_cast<size_t>(passes) * kBuckets, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (int p = 0; p < passes; ++p)
+      ++counts[p * kBuckets + ((keys[i] >> (p * kDigitBits)) & (kBuckets - 1))];
+  uint64_t* from = keys;
+  uint64_t* to = scratch;
+  for (int p = 0; p < passes; ++p) {
+    size_t* count = &counts[p * kBuckets];
+    if (count[(from[0] >> (p * kDigitBits)) & (kBuckets - 1)] == n) continue;  // one digit value: order kept
+    size_t offset = 0;
+    for (size_t b = 0; b < kBuckets; ++b) offset += std::exchange(count[b], offset);
+    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> (p * kDigitBits)) & (kBuckets - 1)]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != keys) std::copy(from, from + n, keys);
+}
+
+}  // namespace
+
+// Entries whose row and column fit in one 64-bit key together (any graph below 2^32 vertices, SNAP ids below
+// 2^32) are packed as keys into the first half of the buffer's own memory and radix sorted with its second
+// half as scratch: a few linear passes instead of a comparison sort, and no memory beyond the buffer. Keys
+// order as (row, col) does, so the result is the same either way.
 void EntrySorter::sort_buffer() {
-  std::sort(buffer_.begin(), buffer_.end());
-  buffer_.erase(std::unique(buffer_.begin(), buffer_.end()), buffer_.end());
+  if (sorted_) return;
+  sorted_ = true;
+  const size_t n = buffer_.size();
+  int64_t min_id = 0, max_row = 0, max_col = 0;
+  for (const Entry& e : buffer_) {
+    min_id = std::min(min_id, std::min(e.row, e.col));
+    max_row = std::max(max_row, e.row);
+    max_col = std::max(max_col, e.col);
+  }
+  const int col_bits = bit_width(static_cast<uint64_t>(max_col));
+  const int key_bits = col_bits + bit_width(static_cast<uint64_t>(max_row));
+  if (n < 1024 || min_id < 0 || key_bits > 64 || col_bits >= 64) {
+    std::sort(buffer_.begin(), buffer_.end());
+    buffer_.erase(std::unique(buffer_.begin(), buffer_.end()), buffer_.end());
+    return;
+  }
+  static_assert(sizeof(Entry) == 2 * sizeof(uint64_t), "an entry holds two keys' room");
+  // keys[i] overwrites bytes of entry i / 2 <= i, already read (int64_t may be accessed as uint64_t).
+  auto* keys = reinterpret_cast<uint64_t*>(buffer_.data());
+  for (size_t i = 0; i < n; ++i) {
+    const Entry e = buffer_[i];
+    keys[i] = (static_cast<uint64_t>(e.row) << col_bits) | static_cast<uint64_t>(e.col);
+  }
+  radix_sort(keys, keys + n, n, key_bits);
+  const size_t distinct = static_cast<size_t>(std::unique(keys, keys + n) - keys);
+  // Unpacked from the back: entry i overwrites keys 2i and 2i + 1, both >= i and so already read.
+  const uint64_t col_mask = col_bits == 0 ? 0 : (~uint64_t{0} >> (64 - col_bits));
+  for (size_t i = distinct; i-- > 0;) {
+    const uint64_t key = keys[i];
+    buffer_[i] = {static_cast<int64_t>(key >> col_bits), static_cast<int64_t>(key & col_mask)};
+  }
+  buffer_.resize(distinct);
+}
+
+void EntrySorter::release() {
+  std::vector<Entry>().swap(buffer_);
+  held_.reset();
+}
+
+const std::vector<Entry>& EntrySorter::sorted_entries() {
+  HALOGEN_ASSERT(runs_.empty(), "sorted_entries() after entries were spilled");
+  sort_buffer();
+  return buffer_;
 }
 
 void EntrySorter::spill() {
@@ -122,6 +202,7 @@ void EntrySorter::spill() {
   run.entries = static_cast<int64_t>(buffer_.size());
   runs_.push_back(std::move(run));
   buffer_.clear();
+  sorted_ = false;
 }
 
 void EntrySorter::merge_runs(std::vector<Run*>& inputs, int64_t buffer_entries,
@@ -359,6 +440,158 @@ void FeatureStreamWriter::finish() {
   s.writer->finish();
   s.writer.reset();
   s.held_writer.reset();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// write_sorted_csr
+
+int64_t write_sorted_csr(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
+                         BufferBudget& budget, const std::vector<int64_t>& ids) {
+  auto rank = [&](int64_t id) {
+    return ids.empty() ? id : std::lower_bound(ids.begin(), ids.end(), id) - ids.begin();
+  };
+  int64_t count = 0;
+  if (sorter.fitted()) {
+    // From memory: /csr/indptr from the rows, then /csr/indices from the columns (the datasets in
+    // write_graph's order; no scratch file).
+    const std::vector<Entry>& entries = sorter.sorted_entries();
+    count = static_cast<int64_t>(entries.size());
+    {
+      h5::DatasetWriter<int64_t> indptr(file, "/csr/indptr", {num_nodes + 1});
+      const HeldBytes held(budget, indptr.buffer_bytes());
+      int64_t at = 0, id_at = 0;
+      for (int64_t row = 0; row <= num_nodes; ++row) {
+        indptr.append(&at, 1);
+        if (row == num_nodes) break;
+        // Rows ascend, so their ranks follow one cursor through ids.
+        while (at < count) {
+          int64_t r = entries[at].row;
+          if (!ids.empty()) {
+            while (ids[id_at] < r) ++id_at;
+            r = id_at;
+          }
+          HALOGEN_ASSERT(r >= row && r < num_nodes, "CSR entries out of order");
+          if (r != row) break;
+          ++at;
+        }
+      }
+      indptr.finish();
+    }
+    h5::DatasetWriter<int64_t> indices(file, "/csr/indices", {count});
+    const HeldBytes held(budget, indices.buffer_bytes());
+    constexpr int64_t kBlock = 1 << 16;
+    std::vector<int64_t> block(static_cast<size_t>(std::min(count, kBlock)));
+    const HeldBytes held_block(budget, static_cast<int64_t>(block.size() * sizeof(int64_t)));
+    for (int64_t done = 0; done < count;) {
+      const int64_t take = std::min(kBlock, count - done);
+#pragma omp parallel for schedule(static) if (!ids.empty())
+      for (int64_t i = 0; i < take; ++i) block[static_cast<size_t>(i)] = rank(entries[done + i].col);
+      indices.append(block.data(), take);
+      done += take;
+    }
+    indices.finish();
+    sorter.release();
+  } else {
+    CsrStreamWriter csr(file, output, num_nodes, budget);
+    log::Progress progress("convert: merge edges (stored entries)", 0);
+    int64_t entries = 0;
+    sorter.merge([&](int64_t row, int64_t col) {
+      csr.add(rank(row), rank(col));
+      if ((++entries & 0xFFFF) == 0) progress.update(entries);
+    });
+    progress.finish();
+    count = csr.finish();
+  }
+  file.set_attr("num_edges", count);
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// RowStash
+
+template <typename T>
+RowStash<T>::RowStash(const std::string& output_path, BufferBudget& budget, int64_t row_elements,
+                      const char* what, int64_t expected_rows)
+    : output_path_(output_path),
+      what_(what),
+      budget_(budget),
+      row_elements_(std::max<int64_t>(row_elements, 1)),
+      allowed_bytes_(std::max<int64_t>(0, budget.free_bytes() - kMinimumConvertLimitBytes)),
+      held_(budget, 0) {
+  const int64_t hint = std::min(
+      saturating_bytes(expected_rows, row_elements_ * static_cast<int64_t>(sizeof(T))), allowed_bytes_);
+  if (hint > 0) {
+    values_.reserve(static_cast<size_t>(hint) / sizeof(T));
+    held_.set(static_cast<int64_t>(values_.capacity() * sizeof(T)));
+  }
+}
+
+template <typename T>
+void RowStash<T>::append(const T* row) {
+  ++rows_;
+  if (spilled_) {
+    spilled_->write(row, static_cast<size_t>(row_elements_) * sizeof(T));
+    return;
+  }
+  const int64_t needed =
+      static_cast<int64_t>(values_.size() + row_elements_) * static_cast<int64_t>(sizeof(T));
+  if (needed > static_cast<int64_t>(values_.capacity() * sizeof(T))) {
+    // Grows by half (a reallocation holds both buffers for a moment), within the room it was given.
+    const int64_t grown = std::max<int64_t>(
+        {needed, static_cast<int64_t>(values_.capacity() * sizeof(T)) * 3 / 2, int64_t{64} << 10});
+    if (grown + static_cast<int64_t>(values_.capacity() * sizeof(T)) <= allowed_bytes_) {
+      held_.set(grown + static_cast<int64_t>(values_.capacity() * sizeof(T)));
+      values_.reserve(static_cast<size_t>(grown) / sizeof(T));
+      held_.set(static_cast<int64_t>(values_.capacity() * sizeof(T)));
+    } else {
+      spilled_ = std::make_unique<ScratchFile>(output_path_, what_);
+      spilled_->write(values_.data(), values_.size() * sizeof(T));
+      std::vector<T>().swap(values_);
+      held_.set(0);
+      spilled_->write(row, static_cast<size_t>(row_elements_) * sizeof(T));
+      return;
+    }
+  }
+  values_.insert(values_.end(), row, row + row_elements_);
+}
+
+template <typename T>
+void RowStash<T>::replay(FunctionRef<void(const T*, int64_t)> rows) {
+  // Blocks of about 1 MiB (what a FeatureStreamWriter holds before its deflate decision).
+  const int64_t block_rows =
+      std::max<int64_t>(1, (int64_t{1} << 20) / (row_elements_ * static_cast<int64_t>(sizeof(T))));
+  if (!spilled_) {
+    for (int64_t done = 0; done < rows_; done += block_rows)
+      rows(values_.data() + done * row_elements_, std::min(block_rows, rows_ - done));
+    std::vector<T>().swap(values_);
+    held_.set(0);
+    return;
+  }
+  spilled_->rewind();
+  std::vector<T> block(static_cast<size_t>(block_rows * row_elements_));
+  const HeldBytes held(budget_, static_cast<int64_t>(block.size() * sizeof(T)));
+  for (int64_t done = 0; done < rows_;) {
+    const int64_t take = std::min(block_rows, rows_ - done);
+    const size_t bytes = static_cast<size_t>(take * row_elements_) * sizeof(T);
+    if (spilled_->read(block.data(), bytes) != bytes)
+      throw UserError(output_path_ + ": the temporary file of the " + what_ + " is shorter than written");
+    rows(block.data(), take);
+    done += take;
+  }
+  spilled_.reset();
+}
+
+template class RowStash<float>;
+template class RowStash<int32_t>;
+
+int64_t convert_limit_bytes(int64_t requested) {
+  if (requested != 0) {
+    check_convert_limit(requested);
+    return requested;
+  }
+  const int64_t available = available_memory_bytes();
+  if (available < 0) return std::numeric_limits<int64_t>::max() / 4;
+  return std::max(kMinimumConvertLimitBytes, available / 4 * 3);
 }
 
 void check_convert_limit(int64_t limit_bytes) {

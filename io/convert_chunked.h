@@ -1,14 +1,18 @@
 #pragma once
-// Bounded-memory conversion (`halogen convert --memory-limit MIB`): the pieces the OGB csv, OGB npz and SNAP
-// converters share when they write the graph file while reading, instead of building the graph in memory.
+// The one conversion pipeline of the OGB csv, OGB npz and SNAP readers (`halogen convert`, `download`): the
+// graph file is written while the input is read, with every data buffer counted against a memory limit
+// (`--memory-limit MIB`; without one, 3/4 of the memory available when the conversion starts). These are the
+// pieces the three share.
 //
 // Edges go through an external sort: entries (row, col) fill a buffer; a full buffer is sorted by (row, col),
 // deduplicated and spilled as a run file beside the output; the runs are merged (k-way, in several passes
 // when there are more runs than the merge buffers allow), duplicates dropped once more, and the merged stream
-// becomes /csr/indptr and /csr/indices in chunked writes. The result equals graph::build_csr's (sorted,
-// duplicate-free rows, no self-loops, both directions when symmetrised), so the file holds the same datasets
-// as the in-memory conversion. Per-node arrays (features, labels) are written in row blocks through
-// h5::DatasetWriter.
+// becomes /csr/indptr and /csr/indices in chunked writes. When every entry fits in the buffer (the usual case
+// of a graph smaller than the limit) nothing is spilled: the buffer is sorted in place (radix sort) and
+// written from memory. The result equals graph::build_csr's (sorted, duplicate-free rows, no self-loops, both
+// directions when symmetrised). Per-node arrays (features, labels) are written in row blocks through
+// h5::DatasetWriter, in the order write_graph writes them, so the file is byte-identical to
+// write_graph(output, graph) of the same graph (io_convert_test checks it).
 //
 // Memory: every data buffer is counted by a BufferBudget, whose high-water mark is reported at the end; the
 // buffers stay within its limit, except the per-vertex tables a converter documents (split membership, 1 byte
@@ -29,7 +33,7 @@ class File;
 
 namespace halogen::io {
 
-// The smallest --memory-limit the chunked conversion accepts: two HDF5 chunks of about 1 MiB (indptr while
+// The smallest --memory-limit a conversion accepts: two HDF5 chunks of about 1 MiB (indptr while
 // the merge writes it, features or labels) and merge buffers of at least 64 KiB per run.
 constexpr int64_t kMinimumConvertLimitBytes = int64_t{4} << 20;
 
@@ -120,6 +124,13 @@ class EntrySorter {
   // Calls emit(row, col) for every distinct entry, in (row, col) order. Call once.
   void merge(FunctionRef<void(int64_t, int64_t)> emit);
   int64_t runs_spilled() const { return static_cast<int64_t>(runs_.size()); }
+  // Every entry is still in the buffer (nothing spilled): sorted_entries() gives them without merge().
+  bool fitted() const { return runs_.empty(); }
+  // The buffer sorted by (row, col), duplicates removed; only while fitted(). The entries stay until merge()
+  // or the destructor.
+  const std::vector<Entry>& sorted_entries();
+  // Frees the buffer (after sorted_entries() was used instead of merge()).
+  void release();
 
  private:
   struct Run {
@@ -133,7 +144,7 @@ class EntrySorter {
   // A full buffer: grows (doubling, up to capacity_) while the old and the new buffer fit in buffer_bytes_
   // together (a reallocation holds both), else is spilled.
   void make_room();
-  void sort_buffer();  // sorts and deduplicates buffer_
+  void sort_buffer();  // sorts and deduplicates buffer_ (sorted_ tells it is done)
   void spill();
   // Merges `inputs` into emit, with `buffer_entries` entries of read buffer per input.
   void merge_runs(std::vector<Run*>& inputs, int64_t buffer_entries,
@@ -144,6 +155,7 @@ class EntrySorter {
   bool symmetrize_;
   int64_t buffer_bytes_, capacity_;
   std::vector<Entry> buffer_;
+  bool sorted_ = false;
   std::unique_ptr<HeldBytes> held_;
   std::vector<Run> runs_;
 };
@@ -179,6 +191,41 @@ class FeatureStreamWriter {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// /csr/indptr, /csr/indices and the root attribute num_edges of an N-vertex graph from the sorter's entries
+// (merged, or straight from the buffer when everything fitted); `ids`, when not empty, renumbers: an entry's
+// row and column are replaced by their ranks in `ids` (sorted, distinct). Returns the stored entries.
+int64_t write_sorted_csr(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
+                         BufferBudget& budget, const std::vector<int64_t>& ids = {});
+
+// Rows of a per-node array read before the graph's edges are written (OGB csv: features and labels come
+// after the edge file, but the graph file holds /csr first): held in memory while the budget leaves room
+// (keeping kMinimumConvertLimitBytes free for the merge and the writers), spilled to a scratch file beside
+// the output past that, then given back in order by replay().
+template <typename T>
+class RowStash {
+ public:
+  // expected_rows: the memory first reserved (within the room), 0 for none.
+  RowStash(const std::string& output_path, BufferBudget& budget, int64_t row_elements, const char* what,
+           int64_t expected_rows = 0);
+  void append(const T* row);  // one row of row_elements values
+  int64_t rows() const { return rows_; }
+  // Calls rows(data, count) for blocks of consecutive rows, all of them in order; releases the memory.
+  void replay(FunctionRef<void(const T*, int64_t)> rows);
+
+ private:
+  std::string output_path_, what_;
+  BufferBudget& budget_;
+  int64_t row_elements_, allowed_bytes_, rows_ = 0;
+  std::vector<T> values_;
+  HeldBytes held_;
+  std::unique_ptr<ScratchFile> spilled_;
+};
+
+// The limit of a conversion: `requested` bytes (--memory-limit; UserError below kMinimumConvertLimitBytes),
+// or for 0 three quarters of available_memory_bytes() (at least kMinimumConvertLimitBytes; when nothing can
+// be read, no limit: the largest int64 / 4).
+int64_t convert_limit_bytes(int64_t requested);
 
 // UserError unless options' limit is at least kMinimumConvertLimitBytes ("--memory-limit: ...").
 void check_convert_limit(int64_t limit_bytes);

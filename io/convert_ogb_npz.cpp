@@ -1,3 +1,6 @@
+// OGB node-property datasets in the binary variant (ogbn-papers100M: raw/data.npz, raw/node-label.npz): the
+// arrays opened and their shapes checked (open_npz_inputs), and convert_ogb_npz_to_file, the conversion
+// pipeline of io/convert_chunked.h: edge_index into the sorted /csr, then features and labels in row blocks.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -6,9 +9,12 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory.h"
-#include "graph/build.h"
+#include "io/atomic_file.h"
 #include "io/convert.h"
+#include "io/convert_chunked.h"
 #include "io/declared_sizes.h"
+#include "io/graph_file.h"
+#include "io/h5.h"
 #include "io/npz.h"
 #include "io/numpy_dtype.h"
 #include "io/ogb_layout.h"
@@ -77,72 +83,112 @@ ogb::NpzInputs ogb::open_npz_inputs(const std::string& dir) {
   return in;
 }
 
-graph::Graph convert_ogb_npz(const ConvertOptions& options) {
+ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std::string& output) {
   const std::string& dir = options.input;
+  const int64_t limit_bytes = convert_limit_bytes(options.memory_limit_bytes);
   ogb::NpzInputs in = ogb::open_npz_inputs(dir);
-  const std::string& data_path = in.data_path;
-  const std::string& label_path = in.label_path;
-  std::unique_ptr<NpyReader>& edge_reader = in.edge_reader;
-  std::unique_ptr<NpyReader>& feature_reader = in.feature_reader;
-  std::unique_ptr<NpyReader>& label_reader = in.label_reader;
-  const int64_t num_edges = in.num_edges;
-  graph::Graph g;
-  g.name = ogb::default_name(dir, options.name);
-  g.directed = options.directed;
-  g.num_nodes = in.num_nodes;
-  if (!feature_reader && !label_reader) {
-    check_declared_graph(data_path + ": ", "num_nodes_list", g.num_nodes, num_edges);
-  } else {
-    const int64_t feature_bytes =
-        feature_reader ? saturating_bytes(g.num_nodes, 4 * feature_reader->header().shape[1]) : 0;
-    check_memory_fits(csr_build_bytes(g.num_nodes, num_edges) + feature_bytes,
-                      strformat("%s: a graph of %lld vertices and %lld edges", data_path.c_str(),
-                                static_cast<long long>(g.num_nodes), static_cast<long long>(num_edges)));
-  }
-  graph::EdgeList edges;
-  edges.src.resize(static_cast<size_t>(num_edges));
-  edges.dst.resize(static_cast<size_t>(num_edges));
-  edge_reader->read(edges.src.data(), num_edges);
-  edge_reader->read(edges.dst.data(), num_edges);
-  edge_reader.reset();
-  for (int64_t e = 0; e < num_edges; ++e) {
-    for (const int64_t id : {edges.src[e], edges.dst[e]}) {
-      HALOGEN_USER_CHECK(id >= 0 && id < g.num_nodes,
-                         "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)", data_path.c_str(),
-                         static_cast<long long>(e), static_cast<long long>(id),
-                         static_cast<long long>(g.num_nodes));
+  if (!in.feature_reader && !in.label_reader)
+    check_isolated_vertices(in.data_path + ": ", "num_nodes_list", in.num_nodes, in.num_edges);
+  BufferBudget budget(limit_bytes);
+  ConvertSummary summary;
+  summary.directed = options.directed;
+  summary.limit_bytes = limit_bytes;
+  summary.num_nodes = in.num_nodes;
+  const int64_t n = in.num_nodes, num_edges = in.num_edges;
+  write_atomically(output, [&](const std::string& temporary) {
+    h5::File file(temporary, h5::Mode::create);
+    write_graph_attributes(file, ogb::default_name(dir, options.name), n, 0, options.directed, 0, 0);
+    {
+      // edge_index [2, E] holds all sources, then all targets: a second reader of the same member, advanced
+      // past the sources, gives the targets alongside (it reads the member to its end, so its CRC-32 is
+      // checked).
+      constexpr int64_t kBlock = 1 << 15;
+      const HeldBytes held(budget, 3 * kBlock * 8);
+      EntrySorter sorter(output, budget, budget.limit_bytes() - (int64_t{2} << 20), !options.directed);
+      std::unique_ptr<NpyReader> targets = in.data->open("edge_index");
+      std::vector<int64_t> src(kBlock), dst(kBlock);
+      for (int64_t done = 0; done < num_edges;) {
+        const int64_t take = std::min(kBlock, num_edges - done);
+        targets->read(dst.data(), take);
+        done += take;
+      }
+      log::Progress progress("convert: edges", num_edges);
+      for (int64_t done = 0; done < num_edges;) {
+        const int64_t take = std::min(kBlock, num_edges - done);
+        in.edge_reader->read(src.data(), take);
+        targets->read(dst.data(), take);
+        for (int64_t i = 0; i < take; ++i) {
+          for (const int64_t id : {src[i], dst[i]}) {
+            HALOGEN_USER_CHECK(id >= 0 && id < n,
+                               "%s: edge_index: edge %lld: node id %lld out of range [0, %lld)",
+                               in.data_path.c_str(), static_cast<long long>(done + i),
+                               static_cast<long long>(id), static_cast<long long>(n));
+          }
+          sorter.add_edge(src[i], dst[i]);
+        }
+        done += take;
+        progress.update(done);
+      }
+      progress.finish();
+      in.edge_reader.reset();
+      sorter.finish_input();
+      summary.runs = sorter.runs_spilled();
+      summary.num_edges = write_sorted_csr(sorter, file, output, n, budget);
     }
-  }
-  graph::BuildOptions build;
-  build.symmetrize = !options.directed;
-  g.adjacency = graph::build_csr(g.num_nodes, std::move(edges), build);
-
-  if (feature_reader) {
-    NpyReader* reader = feature_reader.get();
-    g.num_features = reader->header().shape[1];
-    g.features.resize(static_cast<size_t>(g.num_nodes * g.num_features));
-    reader->read(g.features.data(), static_cast<int64_t>(g.features.size()));
-    feature_reader.reset();
-    for (size_t i = 0; i < g.features.size(); ++i) {
-      HALOGEN_USER_CHECK(std::isfinite(g.features[i]), "%s: node_feat: row %zu, column %zu: not finite",
-                         data_path.c_str(), i / static_cast<size_t>(g.num_features),
-                         i % static_cast<size_t>(g.num_features));
+    if (in.feature_reader) {
+      const int64_t columns = in.feature_reader->header().shape[1];
+      summary.num_features = columns;
+      if (columns > 0) {
+        FeatureStreamWriter writer(file, n, columns, budget);
+        const int64_t block_rows =
+            std::max<int64_t>(1, (int64_t{1} << 18) / columns);  // about 1 MiB of floats
+        std::vector<float> block(static_cast<size_t>(block_rows * columns));
+        const HeldBytes held(budget, static_cast<int64_t>(block.size() * sizeof(float)));
+        for (int64_t row = 0; row < n;) {
+          const int64_t take = std::min(block_rows, n - row);
+          in.feature_reader->read(block.data(), take * columns);
+          for (int64_t i = 0; i < take * columns; ++i) {
+            HALOGEN_USER_CHECK(std::isfinite(block[i]), "%s: node_feat: row %lld, column %lld: not finite",
+                               in.data_path.c_str(), static_cast<long long>(row + i / columns),
+                               static_cast<long long>(i % columns));
+          }
+          writer.append(block.data(), take);
+          row += take;
+        }
+        writer.finish();
+      }
+      in.feature_reader.reset();
     }
-  }
-
-  if (label_reader) {
-    std::vector<double> values(static_cast<size_t>(g.num_nodes));
-    label_reader->read(values.data(), g.num_nodes);
-    label_reader.reset();
-    g.labels.resize(values.size());
-    for (size_t v = 0; v < values.size(); ++v) {
-      g.labels[v] =
-          ogb::label_from_value(values[v], label_path + ": node_label: index " + std::to_string(v) + ": ");
+    if (in.label_reader) {
+      constexpr int64_t kBlock = 1 << 15;
+      std::vector<double> values(kBlock);
+      std::vector<int32_t> labels(kBlock);
+      const HeldBytes held(budget, kBlock * 12);
+      h5::DatasetWriter<int32_t> writer(file, "/node/label", {n});
+      const HeldBytes held_writer(budget, writer.buffer_bytes());
+      int32_t max_label = -1;
+      for (int64_t v = 0; v < n;) {
+        const int64_t take = std::min(kBlock, n - v);
+        in.label_reader->read(values.data(), take);
+        for (int64_t i = 0; i < take; ++i) {
+          labels[i] = ogb::label_from_value(
+              values[i], in.label_path + ": node_label: index " + std::to_string(v + i) + ": ");
+          max_label = std::max(max_label, labels[i]);
+        }
+        writer.append(labels.data(), take);
+        v += take;
+      }
+      writer.finish();
+      in.label_reader.reset();
+      summary.num_classes = max_label + 1;
     }
-    ogb::set_num_classes(&g);
-  }
-  ogb::read_splits(dir, options.split, &g);
-  return g;
+    file.set_attr("num_classes", static_cast<int64_t>(summary.num_classes));
+    file.set_attr("num_features", summary.num_features);
+    ogb::write_splits(dir, options.split, n, file, budget, &summary);
+    file.close();
+  });
+  summary.buffer_high_water_bytes = budget.high_water_bytes();
+  return summary;
 }
 
 }  // namespace halogen::io

@@ -43,7 +43,7 @@ graph::Graph convert_snap_temporal(const ConvertOptions& options, double time_st
   progress.finish();
   HALOGEN_USER_CHECK(!src.empty(), "%s: no edges", options.input.c_str());
 
-  // Ids remapped to 0..N-1 in increasing order of the original id (as convert_snap does).
+  // Ids remapped to 0..N-1 in increasing order of the original id (as convert_snap_to_file does).
   graph::Graph g;
   g.orig_id = src;
   g.orig_id.insert(g.orig_id.end(), dst.begin(), dst.end());

@@ -16,8 +16,8 @@ int64_t csr_build_bytes(int64_t num_nodes, int64_t num_edges) {
   return offsets > INT64_MAX - edges ? INT64_MAX : offsets + edges;
 }
 
-void check_declared_graph(const std::string& where, const std::string& field, int64_t num_nodes,
-                          int64_t num_edges) {
+void check_isolated_vertices(const std::string& where, const std::string& field, int64_t num_nodes,
+                             int64_t num_edges) {
   const int64_t endpoints = saturating_bytes(num_edges, 2);
   HALOGEN_USER_CHECK(num_nodes - std::min(num_nodes, endpoints) <= kMaxIsolatedVertices,
                      "%s%s declares %lld vertices, but its %lld edges touch at most %lld of them; more than "
@@ -25,6 +25,11 @@ void check_declared_graph(const std::string& where, const std::string& field, in
                      where.c_str(), field.c_str(), static_cast<long long>(num_nodes),
                      static_cast<long long>(num_edges), static_cast<long long>(endpoints),
                      static_cast<long long>(kMaxIsolatedVertices));
+}
+
+void check_declared_graph(const std::string& where, const std::string& field, int64_t num_nodes,
+                          int64_t num_edges) {
+  check_isolated_vertices(where, field, num_nodes, num_edges);
   check_memory_fits(csr_build_bytes(num_nodes, num_edges),
                     strformat("%sa graph of %lld vertices and %lld edges", where.c_str(),
                               static_cast<long long>(num_nodes), static_cast<long long>(num_edges)));

@@ -12,8 +12,13 @@ namespace halogen::io {
 constexpr int64_t kMaxIsolatedVertices = int64_t{1} << 24;
 
 // UserError "<where><field> declares N vertices, but its E edges touch at most 2E of them; ..." when
-// num_nodes exceeds 2 * num_edges + kMaxIsolatedVertices; then check_memory_fits for the CSR build of N
-// vertices and E edges. `where` ends with ": " ("FILE: line N: " of a LineReader, or "PATH: ").
+// num_nodes exceeds 2 * num_edges + kMaxIsolatedVertices. `where` ends with ": " ("FILE: line N: " of a
+// LineReader, or "PATH: ").
+void check_isolated_vertices(const std::string& where, const std::string& field, int64_t num_nodes,
+                             int64_t num_edges);
+
+// check_isolated_vertices, then check_memory_fits for the CSR build of N vertices and E edges (the
+// converters that build the graph in memory).
 void check_declared_graph(const std::string& where, const std::string& field, int64_t num_nodes,
                           int64_t num_edges);
 

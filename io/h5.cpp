@@ -442,7 +442,18 @@ Handle open_object(hid_t file, const std::string& object) {
 void write_attr(hid_t file, const std::string& object, const std::string& name, hid_t type, const void* value) {
   Handle obj = open_object(file, object);
   if (!obj.valid()) throw UserError("cannot open " + object + " for attribute " + name);
-  if (H5Aexists(obj.id(), name.c_str()) > 0) H5Adelete(obj.id(), name.c_str());
+  if (H5Aexists(obj.id(), name.c_str()) > 0) {
+    // An attribute of the same type is rewritten in place: the object header ends as if the value had been
+    // the first one written (a streaming writer sets num_edges and friends once they are known, and its file
+    // is byte-identical to one written in one go). Another type: deleted and created again.
+    Handle existing(H5Aopen(obj.id(), name.c_str(), H5P_DEFAULT), H5Aclose);
+    Handle existing_type(existing.valid() ? H5Aget_type(existing.id()) : -1, H5Tclose);
+    if (existing_type.valid() && H5Tequal(existing_type.id(), type) > 0) {
+      if (H5Awrite(existing.id(), type, value) < 0) throw UserError("cannot write attribute " + name);
+      return;
+    }
+    H5Adelete(obj.id(), name.c_str());
+  }
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle attr(H5Acreate2(obj.id(), name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!attr.valid() || H5Awrite(attr.id(), type, value) < 0) throw UserError("cannot write attribute " + name);

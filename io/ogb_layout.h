@@ -18,7 +18,6 @@ class File;
 
 namespace halogen::io {
 class BufferBudget;
-class EntrySorter;
 struct ConvertSummary;
 }  // namespace halogen::io
 
@@ -28,10 +27,6 @@ namespace halogen::io::ogb {
 std::string find_raw(const std::string& dir, const std::string& name);
 // Like find_raw, but a UserError naming the missing file.
 std::string require_raw(const std::string& dir, const std::string& name);
-
-// Reads split/<scheme>/{train,valid,test}.csv(.gz) into g (ids checked in [0, N) and unique per split, with
-// line numbers). scheme "" = the only scheme present; none present = no split (warning).
-void read_splits(const std::string& dir, const std::string& scheme, graph::Graph* g);
 
 // One label value: NaN or empty = -1; otherwise an integral non-negative number (OGB stores some as 12.0).
 int32_t label_from_text(std::string_view token, const LineReader& reader);
@@ -68,19 +63,18 @@ void scan_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, E
                      static_cast<long long>(count), static_cast<long long>(num_edges));
 }
 
-// Bounded-memory conversion (io/convert_chunked.h): the splits, read as read_splits reads them, written to
-// /split/{train,valid,test}; the sorted edge entries merged into /csr (and the num_edges attribute).
-void write_splits_chunked(const std::string& dir, const std::string& scheme, int64_t num_nodes,
-                          h5::File& file, BufferBudget& budget, ConvertSummary* summary);
-void write_csr_chunked(EntrySorter& sorter, h5::File& file, const std::string& output, int64_t num_nodes,
-                       BufferBudget& budget, ConvertSummary* summary);
+// The splits (split/<scheme>/{train,valid,test}.csv(.gz); scheme "" = the only one; no split/ = empty splits,
+// warned), ids checked in [0, N), unique per split and the three disjoint, with file and line (the first
+// error in reading order), written to /split/{train,valid,test}; summary's train/valid/test counts set.
+void write_splits(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
+                  BufferBudget& budget, ConvertSummary* summary);
 
 // The single count of num-node-list / num-edge-list (one line, >= 0); UserError naming file and line.
 int64_t read_single_count(const std::string& path, const char* what);
 // raw/num-edge-list's count, refused when 0 (a graph without edges).
 int64_t read_edge_count(const std::string& dir);
 
-// split/<scheme> as read_splits chooses it (scheme "" = the only one); "" with a warning when there is no
+// split/<scheme> as write_splits chooses it (scheme "" = the only one); "" with a warning when there is no
 // split/ directory. The split file NAME.csv.gz (or NAME.csv) in it; UserError when neither exists.
 std::string choose_split_dir(const std::string& dir, const std::string& scheme);
 std::string find_split_file(const std::filesystem::path& dir, const std::string& name);

@@ -1,5 +1,6 @@
-// The one reader of SNAP edge lists' lines, shared by convert_snap (in memory) and convert_snap_to_file
-// (bounded memory): comment and header lines, "# Nodes: N", 2 or 3 columns, non-negative ids, progress.
+// The one reader of SNAP edge lists' lines, used by convert_snap_to_file (read once, or twice when the ids
+// are renumbered after the edges were spilled): comment and header lines, "# Nodes: N", 2 or 3 columns,
+// non-negative ids, progress.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,8 @@
-// libFuzzer target: io::convert_ogb on a directory built from one input. The input is split at lines "=="
-// into raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv and
-// split/s/{train,valid,test}.csv, in that order; parts beyond the input are absent files. A UserError is the
-// expected answer to bad input; anything else is a finding.
+// libFuzzer target: io::convert_ogb_to_file on a directory built from one input (into a scratch graph file,
+// with the smallest memory limit, so the stashes spill to scratch files too). The input is split at lines
+// "==" into raw/num-node-list.csv, raw/num-edge-list.csv, raw/edge.csv, raw/node-feat.csv, raw/node-label.csv
+// and split/s/{train,valid,test}.csv, in that order; parts beyond the input are absent files. A UserError is
+// the expected answer to bad input; anything else is a finding.
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "fuzz_input.h"
 #include "io/convert.h"
+#include "io/convert_chunked.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   halogen::fuzz::fix_available_memory();
@@ -32,8 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   halogen::io::ConvertOptions options;
   options.input = dir;
+  options.memory_limit_bytes = halogen::io::kMinimumConvertLimitBytes;
   try {
-    (void)halogen::io::convert_ogb(options);
+    (void)halogen::io::convert_ogb_to_file(options, halogen::fuzz::scratch_dir() + "/ogb.h5");
   } catch (const halogen::UserError&) {
   }
   return 0;

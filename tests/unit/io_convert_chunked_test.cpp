@@ -87,6 +87,28 @@ TEST(EntrySorter, MultiPassMergeEqualsBuildCsr) {
   fs::remove_all(dir);
 }
 
+TEST(EntrySorter, InMemorySortEqualsBuildCsrForAnyIdWidth) {
+  // Everything fits: the buffer is radix sorted when row and column fit in one 64-bit key (small ids, ids
+  // near 2^31: a 62-bit key), else comparison sorted (ids near 2^40); the same entries either way.
+  const fs::path dir = fs::temp_directory_path() / ("entry_sorter_wide_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string output = (dir / "g.h5").string();
+  for (const int64_t offset : {int64_t{0}, (int64_t{1} << 31) - 500, int64_t{1} << 40}) {
+    SCOPED_TRACE(offset);
+    halogen::graph::EdgeList edges = random_edges(300, 20000, 11);
+    BufferBudget budget(int64_t{64} << 20);
+    EntrySorter sorter(output, budget, int64_t{32} << 20, false);
+    for (int64_t i = 0; i < edges.size(); ++i) sorter.add_edge(edges.src[i] + offset, edges.dst[i] + offset);
+    sorter.finish_input();
+    ASSERT_TRUE(sorter.fitted());
+    std::vector<std::pair<int64_t, int64_t>> got;
+    for (const halogen::io::Entry& e : sorter.sorted_entries())
+      got.emplace_back(e.row - offset, e.col - offset);
+    EXPECT_EQ(got, reference(300, edges, false));
+  }
+  fs::remove_all(dir);
+}
+
 TEST(BufferBudget, HighWaterMarkAndHeldBytes) {
   BufferBudget budget(100);
   {

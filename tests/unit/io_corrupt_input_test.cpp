@@ -25,7 +25,7 @@ int convert_outcome(const fs::path& dir, const std::string& what) {
   halogen::io::ConvertOptions options;
   options.input = dir.string();
   try {
-    halogen::io::convert_ogb(options);
+    halogen::io::convert_ogb_to_file(options, dir.string() + ".h5");  // beside the input directory
     return 0;
   } catch (const halogen::UserError&) {
     return 1;
