@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "graph/build.h"
 #include "io/convert_chunked.h"
+#include "temp_dir_util.h"
 
 namespace fs = std::filesystem;
 using halogen::io::BufferBudget;
@@ -64,8 +65,7 @@ halogen::graph::EdgeList random_edges(int64_t n, int64_t count, uint64_t seed) {
 }  // namespace
 
 TEST(EntrySorter, MultiPassMergeEqualsBuildCsr) {
-  const fs::path dir = fs::temp_directory_path() / ("entry_sorter_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = halogen::test::test_temp_dir("entry_sorter");
   const std::string output = (dir / "g.h5").string();
   const int64_t n = 300;
   const halogen::graph::EdgeList edges = random_edges(n, 20000, 7);
@@ -90,8 +90,7 @@ TEST(EntrySorter, MultiPassMergeEqualsBuildCsr) {
 TEST(EntrySorter, InMemorySortEqualsBuildCsrForAnyIdWidth) {
   // Everything fits: the buffer is radix sorted when row and column fit in one 64-bit key (small ids, ids
   // near 2^31: a 62-bit key), else comparison sorted (ids near 2^40); the same entries either way.
-  const fs::path dir = fs::temp_directory_path() / ("entry_sorter_wide_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = halogen::test::test_temp_dir("entry_sorter_wide");
   const std::string output = (dir / "g.h5").string();
   for (const int64_t offset : {int64_t{0}, (int64_t{1} << 31) - 500, int64_t{1} << 40}) {
     SCOPED_TRACE(offset);

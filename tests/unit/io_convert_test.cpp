@@ -1,6 +1,5 @@
 // Converters on tiny hand-written inputs, with the exact graph each must produce.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -15,6 +14,7 @@
 #include "io/graph_file.h"
 #include "io/npz.h"
 #include "io/temporal.h"
+#include "temp_dir_util.h"
 
 namespace fs = std::filesystem;
 using halogen::graph::Graph;
@@ -23,7 +23,7 @@ using halogen::io::ConvertOptions;
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_io_convert_" + std::to_string(getpid())) / name;
+  const fs::path dir = halogen::test::test_temp_dir("io_convert") / name;
   fs::create_directories(dir);
   return dir;
 }

@@ -3,7 +3,6 @@
 // UserError -- never a crash, a hang or another exception type. Under -DHALOGEN_ASAN=ON this also checks for
 // out-of-bounds access.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -58,7 +57,7 @@ void mutate_every_byte(const fs::path& dir, const fs::path& victim, int step) {
 TEST(CorruptInput, NpzArchivesTruncatedOrFlippedAreRejectedCleanly) {
   for (const char* variant : {"npz_stored", "npz_deflated"}) {
     const fs::path dir =
-        fs::temp_directory_path() / ("halogen_io_corrupt_" + std::to_string(getpid())) / variant;
+        halogen::test::test_temp_dir("io_corrupt") / variant;
     fs::remove_all(dir);
     fs::create_directories(dir.parent_path());
     fs::copy(fs::path(HALOGEN_SOURCE_DIR) / "tests" / "io" / variant, dir, fs::copy_options::recursive);
@@ -68,7 +67,7 @@ TEST(CorruptInput, NpzArchivesTruncatedOrFlippedAreRejectedCleanly) {
 }
 
 TEST(CorruptInput, GzipEdgeListTruncatedOrFlippedIsRejectedCleanly) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_io_corrupt_" + std::to_string(getpid())) / "ogb";
+  const fs::path dir = halogen::test::test_temp_dir("io_corrupt") / "ogb";
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   fs::copy(fs::path(HALOGEN_SOURCE_DIR) / "tests" / "io" / "npz_deflated", dir, fs::copy_options::recursive);

@@ -6,7 +6,6 @@
 // deflated member's decoded bytes unchanged (e.g. in a Huffman code of an unused symbol) corrupts nothing and
 // reads normally.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdint>
@@ -95,8 +94,7 @@ std::string read_member(const fs::path& archive, const std::string& name) {
 }  // namespace
 
 TEST(NpzCrc, EverySingleByteFlipInEveryMemberIsRefusedNamingArchiveAndMember) {
-  const fs::path dir = fs::temp_directory_path() / ("halogen_npz_crc_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = halogen::test::test_temp_dir("npz_crc");
   int64_t stored_crc = 0, deflated_crc = 0, deflated_zlib = 0, harmless = 0, flips = 0;
   for (const char* variant : {"npz_stored", "npz_deflated"}) {
     for (const char* file : {"data.npz", "node-label.npz"}) {
