@@ -228,24 +228,15 @@ TEST(ModelGradient, GatThreeLayersSparseInput) {
 // GCNII: 3 convolutions (theta_1..3 = log(lambda / l + 1) all distinct), every term visible: alpha 0.2 (the
 // initial residual and the propagation both carry gradient), dropout on every one of its L + 2 masks; and
 // without dropout or with less of it, alpha 0 (no initial residual) and alpha 1 (no propagation: s = h_0).
-TEST(ModelGradient, GcniiThreeLayers) {
-  Case c{nn::ConvKind::gcn, 3, 4, 0.5f};
+Case gcnii(int layers, int64_t hidden, float dropout, float alpha, float lambda) {
+  Case c{nn::ConvKind::gcn, layers, hidden, dropout};
   c.model = "gcnii";
-  c.values = {{"alpha", 0.2f}, {"lambda", 1.0f}, {"conv-weight-decay", 0.01f}};
-  check_gradients(c);
+  c.values = {{"alpha", alpha}, {"lambda", lambda}, {"conv-weight-decay", 0.01f}};
+  return c;
 }
-TEST(ModelGradient, GcniiNoDropoutAlphaZero) {
-  Case c{nn::ConvKind::gcn, 2, 5, 0.0f};
-  c.model = "gcnii";
-  c.values = {{"alpha", 0.0f}, {"lambda", 0.5f}, {"conv-weight-decay", 0.01f}};
-  check_gradients(c);
-}
-TEST(ModelGradient, GcniiAlphaOneOneLayer) {
-  Case c{nn::ConvKind::gcn, 1, 4, 0.3f};
-  c.model = "gcnii";
-  c.values = {{"alpha", 1.0f}, {"lambda", 2.0f}, {"conv-weight-decay", 0.01f}};
-  check_gradients(c);
-}
+TEST(ModelGradient, GcniiThreeLayers) { check_gradients(gcnii(3, 4, 0.5f, 0.2f, 1.0f)); }
+TEST(ModelGradient, GcniiNoDropoutAlphaZero) { check_gradients(gcnii(2, 5, 0.0f, 0.0f, 0.5f)); }
+TEST(ModelGradient, GcniiAlphaOneOneLayer) { check_gradients(gcnii(1, 4, 0.3f, 1.0f, 2.0f)); }
 
 }  // namespace
 }  // namespace halogen
