@@ -37,8 +37,11 @@
 // convolutions; --weight-decay, its wd2, on the two dense layers). Parameter layers: 0 = the input layer,
 // l = convolution l, L + 1 = the output layer; layer_output(l) is h_0, h_1 .. h_L and the logits.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
