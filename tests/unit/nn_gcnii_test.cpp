@@ -1,7 +1,8 @@
 // GCNII (nn/models/gcnii.cpp) through the model registry: the memory plan of 64 layers is the allocation,
 // exactly, and nothing is allocated in the training loop; the weight decay split between the dense layers
-// (--weight-decay) and the convolutions (--conv-weight-decay); its options' defaults and validators. Gradients:
-// nn_model_gradient_test (ModelGradient.Gcnii*); P ranks = 1 rank: mpi_train_partition_invariance_test.
+// (--weight-decay) and the convolutions (--conv-weight-decay); its options' defaults and validators.
+// Gradients: nn_model_gradient_test (ModelGradient.Gcnii*); P ranks = 1 rank:
+// mpi_train_partition_invariance_test.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -15,8 +16,8 @@
 namespace halogen {
 namespace {
 
-// 64 convolutions (the paper's Cora depth): the plan (ModelSpec::estimate + Adam) against the bytes the trainer
-// holds, and the peak unchanged by 3 epochs of training and evaluation.
+// 64 convolutions (the paper's Cora depth): the plan (ModelSpec::estimate + Adam) against the bytes the
+// trainer holds, and the peak unchanged by 3 epochs of training and evaluation.
 TEST(Gcnii, EstimateIsTheAllocationWith64LayersAndNothingIsAllocatedWhileTraining) {
   const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2, /*isolated=*/5);
   comm::SelfComm comm;
@@ -47,8 +48,10 @@ TEST(Gcnii, WeightDecayDenseLayersAndConvolutions) {
   const std::vector<float> split = spec.weight_decay(config, 5, 5e-4f, false);
   EXPECT_EQ(split, (std::vector<float>{5e-4f, 0.01f, 0.01f, 0.01f, 5e-4f}));
   spec.options[2].set(config, nn::OptionValue{0.02f});  // --conv-weight-decay 0.02
-  EXPECT_EQ(spec.weight_decay(config, 5, 1e-3f, false), (std::vector<float>{1e-3f, 0.02f, 0.02f, 0.02f, 1e-3f}));
-  EXPECT_EQ(spec.weight_decay(config, 5, 1e-3f, true), std::vector<float>(5, 1e-3f));  // --weight-decay-all-layers
+  EXPECT_EQ(spec.weight_decay(config, 5, 1e-3f, false),
+            (std::vector<float>{1e-3f, 0.02f, 0.02f, 0.02f, 1e-3f}));
+  EXPECT_EQ(spec.weight_decay(config, 5, 1e-3f, true),
+            std::vector<float>(5, 1e-3f));  // --weight-decay-all-layers
 }
 
 TEST(Gcnii, OptionsDefaultsAndRanges) {
