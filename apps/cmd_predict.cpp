@@ -108,7 +108,7 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--embeddings", flags->embeddings,
                   "Write the output of this layer (0-based; hidden layers after relu) as /embeddings instead")
-      ->check(CLI::Range(0, 63));
+      ->check(non_negative());  // the model says how many layers it has (train/predict.cpp)
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
       ->check(non_negative());

@@ -158,7 +158,7 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
   }
   copy_features(shard);
   if (release_shard != nullptr) release(release_shard->features);
-  copy_labels_and_splits(shard);
+  node_labels_ = NodeLabels(shard, device_);
   allocate_activations();
 }
 
@@ -333,27 +333,6 @@ void Model::build_sparse_first_layer(const std::vector<int32_t>& positions, int6
   layers_[0]->set_sparse_input(x, x_t);
 }
 
-void Model::copy_labels_and_splits(const graph::Shard& shard) {
-  const int64_t n = num_owned_;
-  row_gid_ = Buffer<int64_t>(n, device_);
-  row_gid_.copy_from_host(shard.owned_gid.data(), n);
-  std::vector<int32_t> labels = shard.labels;
-  if (labels.empty()) labels.assign(n, -1);
-  labels_ = Buffer<int32_t>(n, device_);
-  labels_.copy_from_host(labels.data(), n);
-  const std::vector<int64_t>* splits[3] = {&shard.train, &shard.valid, &shard.test};
-  for (int s = 0; s < 3; ++s) {
-    std::vector<int64_t> rows;
-    for (int64_t r : *splits[s]) {
-      HALOGEN_ASSERT(r >= 0 && r < n);
-      if (labels[r] >= 0) rows.push_back(r);
-    }
-    split_sizes_[s] = static_cast<int64_t>(rows.size());
-    split_rows_[s] = Buffer<int64_t>(split_sizes_[s], device_);
-    split_rows_[s].copy_from_host(rows.data(), split_sizes_[s]);
-  }
-}
-
 void Model::allocate_activations() {
   const int64_t n = num_owned_, h = num_halo_;
   for (int l = 0; l <= num_layers(); ++l) {
@@ -432,7 +411,7 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
     m.gradients += 2 * n * widths.back() * f;
   }
   m.parameters = 2 * num_parameters * f;                                       // parameters + gradients
-  m.features = n * widths[0] * f + n * 8 + n * 4 + s.num_split_rows * 8;       // features, gids, labels, splits
+  m.features = n * widths[0] * f + NodeLabels::bytes_for(n, s.num_split_rows);  // features, gids, labels, splits
   m.features += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                   // sparse input dropout
   const bool first_transforms = config.kind == ConvKind::appnp || gat_sparse_first_layer(config) ||
                                 (!gat && (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0]);
@@ -550,12 +529,12 @@ void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
   const kernels::EpilogueParams params{true, p, config_.seed, rng_stream};
   if (config_.kind == ConvKind::gat) {  // bias, then ELU and dropout (Velickovic et al.; PyG's example)
     kernels::add_bias(z, layers_[l]->bias(), stream);
-    kernels::elu_dropout(z, Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()}, params,
+    kernels::elu_dropout(z, node_labels_.gids(), params,
                          training ? masks_[l + 1].matrix() : Matrix<float>{}, stream);
     return;
   }
   // No mask: the backward reads the output (kernels::relu_dropout_backward).
-  kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{row_gid_.data(), num_owned_, row_gid_.device()},
+  kernels::bias_relu_dropout(z, layers_[l]->bias(), node_labels_.gids(),
                              params, Matrix<float>{}, stream);
 }
 
@@ -566,7 +545,7 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const kernels::Stream stream = stream_.get();
   // No mask is recorded: layer 0 never asks for the gradient of its input.
   if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {
-    kernels::dropout(features_.matrix(), Span<const int64_t>{row_gid_.data(), n, row_gid_.device()}, params, x0,
+    kernels::dropout(features_.matrix(), node_labels_.gids(), params, x0,
                      Matrix<float>{}, stream);
     return;
   }
@@ -604,10 +583,8 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
   {
     // Reads the loss on the host: the one synchronisation of the training step's forward.
     PhaseScope timer(*clock_, Phase::elementwise, stream);
-    loss_sum = kernels::softmax_cross_entropy(
-        logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
-        Span<const int64_t>{split_rows_[0].data(), split_sizes_[0], split_rows_[0].device()}, loss_scale,
-        logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : gradient(last), stream);
+    loss_sum = node_labels_.loss(logits(), 0, loss_scale,
+                                 logits_buffer_ >= 0 ? propagation_grads_[0].matrix() : gradient(last), stream);
   }
   const LayerContext ctx = context();
   output_valid_ = false;  // X_L's slot in the workspace is the backward's from here on
@@ -636,23 +613,11 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
 
 std::array<int64_t, 3> Model::evaluate_local() {
   infer();
-  std::array<int64_t, 3> correct{};
-  const int64_t n = num_owned_;
-  for (int s = 0; s < 3; ++s) {
-    correct[s] = kernels::count_correct(logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
-                                        Span<const int64_t>{split_rows_[s].data(), split_sizes_[s], split_rows_[s].device()},
-                                        stream_.get());
-  }
-  return correct;
+  return node_labels_.count_correct(logits(), stream_.get());
 }
 
 double Model::evaluated_loss_local(int split) {
-  HALOGEN_ASSERT(split >= 0 && split < 3, "split %d", split);
-  const int64_t n = num_owned_;
-  return kernels::softmax_cross_entropy(
-      logits(), Span<const int32_t>{labels_.data(), n, labels_.device()},
-      Span<const int64_t>{split_rows_[split].data(), split_sizes_[split], split_rows_[split].device()}, 0.0f,
-      gradient(num_layers() - 1), stream_.get());
+  return node_labels_.loss(logits(), split, 0.0f, gradient(num_layers() - 1), stream_.get());
 }
 
 int Model::first_nonfinite_layer_local(int64_t epoch) {

@@ -59,6 +59,7 @@
 #include "nn/gradient_reducer.h"
 #include "nn/distributed_adjacency.h"
 #include "nn/graph_conv.h"
+#include "nn/node_labels.h"
 #include "nn/node_model.h"
 #include "nn/parameters.h"
 #include "nn/profile.h"
@@ -171,7 +172,7 @@ class Model final : public NodeModel {
   // reads.
   double evaluated_loss_local(int split) override;
   // This rank's number of (labelled) train, valid, test vertices.
-  std::array<int64_t, 3> split_sizes_local() const override { return split_sizes_; }
+  std::array<int64_t, 3> split_sizes_local() const override { return node_labels_.split_sizes; }
 
   // The first layer (0-based) whose output on this rank holds a NaN/Inf in training step `epoch`'s forward,
   // else -1. Runs that forward again (dropout keyed by the epoch: the same outputs; collective), before the
@@ -245,7 +246,6 @@ class Model final : public NodeModel {
   graph::EdgeWeighting exchange_weighted_degrees(const graph::Shard& shard);
   void copy_features(const graph::Shard& shard);  // dense features, and the sparse input path when it applies
   void build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0);
-  void copy_labels_and_splits(const graph::Shard& shard);
   void allocate_activations();  // activations, masks, gradients, the evaluation's input aggregate
   // APPNP's K propagation steps on H = the last activation (forward) and their reverse (backward: G_K in
   // propagation_grads_[0] -> dLoss/dH in grads_.back()).
@@ -293,10 +293,7 @@ class Model final : public NodeModel {
   Buffer<int64_t> input_indptr_, input_t_indptr_;          // (n+1), (F_0+1)
   Buffer<int32_t> input_columns_, input_t_rows_, input_t_order_;  // (nnz) each
   Tensor input_t_values_;                                  // (nnz, 1)
-  Buffer<int64_t> row_gid_;         // (n_own)
-  Buffer<int32_t> labels_;          // (n_own)
-  std::array<Buffer<int64_t>, 3> split_rows_;  // train, valid, test local rows (labelled only)
-  std::array<int64_t, 3> split_sizes_{};
+  NodeLabels node_labels_;          // global ids, labels, split rows (nn/node_labels.h)
   // The layers' forward/backward scratch (GraphConv::ScratchPlan), shared by all of them, the hidden layers'
   // gradients, and X_0 when input_in_workspace_ (it is read by layer 0's forward alone): workspace_plan.
   Tensor workspace_;

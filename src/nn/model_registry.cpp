@@ -13,7 +13,8 @@ namespace halogen::nn {
 
 const std::vector<ModelSpec>& model_specs() {
   // One line per model: adding a model is its file under nn/models/ and its line here.
-  static const std::vector<ModelSpec> specs = {gcn_model(), sage_model(), gin_model(), appnp_model(), gat_model()};
+  static const std::vector<ModelSpec> specs = {gcn_model(), sage_model(), gin_model(), appnp_model(), gat_model(),
+                                              gcnii_model()};
   return specs;
 }
 

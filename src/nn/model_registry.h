@@ -119,5 +119,6 @@ ModelSpec sage_model();
 ModelSpec gin_model();
 ModelSpec appnp_model();
 ModelSpec gat_model();
+ModelSpec gcnii_model();
 
 }  // namespace halogen::nn

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `halogen info DIR` predicts the per-rank buffer memory that `halogen train` then reports as its peak, within
 # 5%, for a dense-feature GCN, SAGE, GIN (fixed and learned eps), APPNP (K = 10) and GAT (8 heads x 8, 1 output
-# head: its per-edge attention buffers; with --gat-dropout original, the default, and pyg) model on 2 ranks.
+# head: its per-edge attention buffers; with --gat-dropout original, the default, and pyg) and GCNII (64 layers of
+# width 64: one activation buffer with a single halo region) model on 2 ranks.
 # Its breakdown by what holds the memory adds up to the total, and the metrics header records the same plan.
 set -euo pipefail
 bin="$1"
@@ -60,6 +61,7 @@ check gin 32 2 --gin-eps-learn
 check appnp 64 2
 check gat 8 2
 check gat 8 2 --gat-dropout pyg
+check gcnii 64 64
 # The GPU's plan (info --device cuda): its matrices store one value per entry (cuSPARSE), which the CPU computes
 # from the degrees, so for GCN it is larger by about 4 bytes per stored entry.
 cpu_plan=$("$bin" info "$work/g.p2" --model gcn --hidden 16 | sed -n 's/.*max per rank \([0-9.]*\) MiB.*/\1/p')

@@ -1,13 +1,15 @@
 // The engine's central property: P ranks reproduce the one-rank run. Every rank builds the same small graph in
 // memory, takes its shard under an irregular assignment (the last rank owns no training vertex), and trains
 // with MpiComm; every rank also trains the whole graph alone (SelfComm). Losses and accuracies must agree
-// epoch by epoch, with dropout on, for GCN, SAGE, GIN, APPNP and GAT, with overlap on and off. Also checks the halo exchange's
+// epoch by epoch, with dropout on, for GCN, SAGE, GIN, APPNP, GAT and GCNII, with overlap on and off. Also checks the halo exchange's
 // data movement exactly (nccl-tests style: row r of the owner holds f(global id, column)).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
 
 #include "comm/halo_exchange.h"
 #include "comm/mpi_comm.h"
@@ -78,6 +80,10 @@ struct Variant {
   float attention_dropout = 0.5f;
   bool gat_per_head_dropout = true;  // --gat-dropout original (false: pyg)
   float lr = 0.02f;
+  std::string model = "";                              // a registered model by name (nn/model_registry.h):
+  std::map<std::string, nn::OptionValue> values = {};  // values are its options; "": the layer stack of `kind`
+  int layers = 3;
+  int64_t epochs = 20;
 };
 
 train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard, nn::ConvKind kind,
@@ -92,12 +98,14 @@ train::TrainResult train_on(comm::Communicator& comm, const graph::Shard& shard,
   config.model.gat_output_heads = variant.gat_output_heads;
   config.model.attention_dropout = variant.attention_dropout;
   config.model.gat_per_head_dropout = variant.gat_per_head_dropout;
-  config.model.layers = 3;  // 12 -> 16 (aggregate first), 16 -> 16 (aggregate first), 16 -> 4 (transform first)
+  config.model.name = variant.model;
+  config.model.values = variant.values;
+  config.model.layers = variant.layers;  // 3: 12 -> 16 (aggregate first), 16 -> 16 (aggregate first), 16 -> 4
   config.model.hidden = 16;
   config.model.dropout = 0.5f;
   config.model.seed = 3;
   config.model.overlap = overlap;
-  config.epochs = 20;
+  config.epochs = variant.epochs;
   config.lr = variant.lr;
   config.print_epochs = false;
   train::Trainer trainer(comm, shard, config);
@@ -131,6 +139,10 @@ void expect_invariant(nn::ConvKind kind, bool overlap, const Variant& variant = 
   }
   EXPECT_LT(single.epochs.back().loss, single.epochs.front().loss) << "training must make progress";
   EXPECT_EQ(distributed.best_epoch, single.best_epoch);
+  // A registered model's memory plan with halo rows (nn/models/gcnii.cpp: one halo region for all layers).
+  if (!variant.model.empty()) {
+    EXPECT_EQ(distributed.estimated_bytes, distributed.allocated_bytes);
+  }
 }
 
 TEST(PartitionInvariance, GcnWithOverlapMatchesOneRank) { expect_invariant(nn::ConvKind::gcn, true); }
@@ -192,6 +204,23 @@ TEST(PartitionInvariance, GatWithoutOverlapMatchesOneRank) {
   variant.attention_dropout = 0.0f;
   variant.lr = 0.01f;
   expect_invariant(nn::ConvKind::gat, false, variant);
+}
+
+// GCNII (nn/models/gcnii.cpp): 8 convolutions of width 16, one forward and one reverse exchange each, the
+// initial residual, every layer's dropout keyed by global ids; 50 epochs evaluated every epoch. The layers'
+// inputs share one buffer whose halo rows land over the next layers' rows: a wrong offset shows here.
+Variant gcnii(int layers, int64_t epochs, float alpha, float lambda) {
+  Variant variant;
+  variant.model = "gcnii";
+  variant.values = {{"alpha", alpha}, {"lambda", lambda}, {"conv-weight-decay", 0.01f}};
+  variant.layers = layers;
+  variant.epochs = epochs;
+  variant.lr = 0.01f;
+  return variant;
+}
+TEST(PartitionInvariance, GcniiMatchesOneRank) { expect_invariant(nn::ConvKind::gcn, true, gcnii(8, 50, 0.1f, 0.5f)); }
+TEST(PartitionInvariance, GcniiWithoutOverlapMatchesOneRank) {
+  expect_invariant(nn::ConvKind::gcn, false, gcnii(4, 20, 0.3f, 1.0f));
 }
 
 }  // namespace

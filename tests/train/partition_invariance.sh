@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Partition invariance through the real CLI: the same SBM graph partitioned with METIS for 1, 2 and 4 ranks
 # gives the same losses and accuracies for 20 epochs with dropout 0.5, for GCN, SAGE, GIN (learned eps), APPNP
-# (K = 10) and GAT (2 heads, 2 output heads, attention dropout 0.5), overlap on and off; and GCN with --edge-weight on a weighted graph (Matrix Market values).
+# (K = 10), GAT (2 heads, 2 output heads, attention dropout 0.5) and GCNII (alpha 0.2, lambda 1, a registered
+# model whose options live in ModelConfig::values), overlap on and off; and GCN with --edge-weight on a weighted
+# graph (Matrix Market values).
 # Tolerance 1e-5 relative: P ranks add the same terms in another order (A_own + A_halo split of each row,
 # per-rank partial gradients then an allreduce), which moves float results by ~1e-7 relative per step; over
 # 20 Adam steps the observed drift stays below ~1e-6, while any real error (a halo row from the wrong vertex,
@@ -23,11 +25,12 @@ run() {  # model np overlap-flag
   # a parameter whose true gradient is near zero (GAT's attention terms cancel inside the row softmax except
   # across the leaky-relu kink) move by ~lr with the sign of its roundoff, and the trajectories separate.
   [[ $1 == gat ]] && extra="--lr 0.005 --heads 2 --output-heads 2 --attention-dropout 0.5"
+  [[ $1 == gcnii ]] && extra="--lr 0.02 --alpha 0.2 --lambda 1 --conv-weight-decay 0.005"
   timeout 120 "${MPIRUN[@]}" -np "$2" "$HALOGEN_BIN" train "$WORK/p$2" --model "$1" --layers 3 --hidden 32 \
     --epochs 20 --dropout 0.5 --seed 9 --quiet --metrics "$out" $extra $3 >/dev/null
   echo "$out"
 }
-for model in gcn sage gin appnp gat; do
+for model in gcn sage gin appnp gat gcnii; do
   reference=$(run $model 1 "")
   for np in 2 4; do
     compare "$reference" "$(run $model $np "")" --rel 1e-5 --final --min-epochs 20 || fail "$model np=$np overlap"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/rng.h"
@@ -178,6 +179,7 @@ struct ReferenceModel {
 
   // Returns the mean cross-entropy over labelled training vertices for the given flat parameters.
   double loss(const std::vector<double>& params, int64_t epoch, bool training) const {
+    if (config.name == "gcnii") return gcnii_loss(params, epoch, training);
     const int64_t n = g.num_nodes;
     const Dense a = adjacency();
     // GAT with per-head dropout drops inside its layers (gat_layer) instead.
@@ -235,6 +237,11 @@ struct ReferenceModel {
           for (size_t c = 0; c < x[i].size(); ++c) x[i][c] = (1.0 - alpha) * x[i][c] + alpha * h[i][c];
       }
     }
+    return mean_train_loss(x);
+  }
+
+  // The mean cross-entropy of `logits` (n, C) over the labelled training vertices.
+  double mean_train_loss(const Dense& x) const {
     double total = 0;
     int64_t count = 0;
     for (int64_t v : g.train) {
@@ -247,6 +254,42 @@ struct ReferenceModel {
       ++count;
     }
     return total / static_cast<double>(count);
+  }
+
+  // GCNII (nn/models/gcnii.cpp; Chen et al.): h0 = relu(dropout(X) W_in + b_in); for l = 1 .. L,
+  // s = (1 - alpha) Â dropout(h) + alpha h0 and h = relu(theta_l s W_l + (1 - theta_l) s), theta_l =
+  // log(lambda / l + 1); logits = dropout(h) W_out + b_out. Dropout l keyed as the layer stack's (epoch, l).
+  // alpha and lambda: config.values.
+  double gcnii_loss(const std::vector<double>& params, int64_t epoch, bool training) const {
+    const int64_t n = g.num_nodes, f = g.num_features, hidden = config.hidden;
+    const double alpha = std::get<float>(config.values.at("alpha"));
+    const double lambda = std::get<float>(config.values.at("lambda"));
+    const double p = training ? config.dropout : 0.0;
+    auto dropout = [&](Dense& x, int layer) {
+      drop(x, rng::stream_id(rng::kDropout, static_cast<uint32_t>(epoch), static_cast<uint32_t>(layer)), p);
+    };
+    auto relu = [](double value) { return std::max(value, 0.0); };
+    Dense x(n, std::vector<double>(f));
+    for (int64_t v = 0; v < n; ++v)
+      for (int64_t c = 0; c < f; ++c) x[v][c] = g.features[v * f + c];
+    dropout(x, 0);
+    Dense h0 = linear(x, tensor(params, "input.weight"), tensor(params, "input.bias"), hidden);
+    for (auto& row : h0)
+      for (double& value : row) value = relu(value);
+    const Dense a = adjacency();  // config.kind is gcn: Â with self-loops
+    Dense h = h0;
+    for (int l = 1; l <= config.layers; ++l) {
+      dropout(h, l);
+      Dense s = product(a, h);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < hidden; ++c) s[i][c] = (1.0 - alpha) * s[i][c] + alpha * h0[i][c];
+      const double theta = std::log(lambda / l + 1.0);
+      const Dense t = linear(s, tensor(params, "conv" + std::to_string(l) + ".weight"), nullptr, hidden);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < hidden; ++c) h[i][c] = relu(theta * t[i][c] + (1.0 - theta) * s[i][c]);
+    }
+    dropout(h, config.layers + 1);
+    return mean_train_loss(linear(h, tensor(params, "output.weight"), tensor(params, "output.bias"), g.num_classes));
   }
 };
 

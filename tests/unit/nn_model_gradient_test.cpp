@@ -3,13 +3,18 @@
 // difference. Covers GCN and GraphSAGE, both orderings of a layer (transform-first when out < in, aggregate-
 // first otherwise), relu + dropout masks, an isolated vertex and an unlabelled training vertex; GIN (fixed
 // and learned eps, both orderings of its first product), APPNP (the K propagation steps and their reverse),
-// and weighted edges in every normalisation.
+// and weighted edges in every normalisation; GCNII (nn/models/gcnii.cpp: initial residual, identity mapping,
+// the shared activation buffer of its layers), built through the model registry.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "comm/self_comm.h"
 #include "nn/model.h"
+#include "nn/model_registry.h"
 #include "train/reference_model.h"
 #include "train/synthetic_graph.h"
 
@@ -29,6 +34,8 @@ struct Case {
   int gat_heads = 1, gat_output_heads = 1;
   float attention_dropout = 0.0f;
   bool gat_per_head_dropout = true;  // --gat-dropout original (false: pyg)
+  const char* model = "";                  // a registered model by name (nn/model_registry.h); "": kind's
+  std::map<std::string, nn::OptionValue> values = {};  // its options
 };
 
 void check_gradients(const Case& c) {
@@ -54,8 +61,11 @@ void check_gradients(const Case& c) {
   config.gat_output_heads = c.gat_output_heads;
   config.attention_dropout = c.attention_dropout;
   config.gat_per_head_dropout = c.gat_per_head_dropout;
-  nn::Model model(config, comm, shard, Device::cpu);
-  ASSERT_EQ(model.sparse_input_nonzeros() > 0, c.sparse_features);
+  config.name = c.model;
+  config.values = c.values;
+  const std::unique_ptr<nn::NodeModel> built = nn::model_spec(config).build(config, comm, shard, nullptr, Device::cpu);
+  nn::NodeModel& model = *built;
+  ASSERT_EQ(model.sparse_input_nonzeros() > 0, c.sparse_features && config.name.empty());
   const int64_t train_count = model.split_sizes_local()[0];
   ASSERT_EQ(train_count, static_cast<int64_t>(g.train.size()) - 1);  // vertex 3 (train, unlabelled) is dropped
   // Nonzero biases: with zero biases a row whose input is all zeros (sparse features, isolated vertex) has a
@@ -214,6 +224,19 @@ TEST(ModelGradient, GatThreeLayersSparseInput) {
   c.attention_dropout = 0.3f;
   check_gradients(c);
 }
+
+// GCNII: 3 convolutions (theta_1..3 = log(lambda / l + 1) all distinct), every term visible: alpha 0.2 (the
+// initial residual and the propagation both carry gradient), dropout on every one of its L + 2 masks; and
+// without dropout or with less of it, alpha 0 (no initial residual) and alpha 1 (no propagation: s = h_0).
+Case gcnii(int layers, int64_t hidden, float dropout, float alpha, float lambda) {
+  Case c{nn::ConvKind::gcn, layers, hidden, dropout};
+  c.model = "gcnii";
+  c.values = {{"alpha", alpha}, {"lambda", lambda}, {"conv-weight-decay", 0.01f}};
+  return c;
+}
+TEST(ModelGradient, GcniiThreeLayers) { check_gradients(gcnii(3, 4, 0.5f, 0.2f, 1.0f)); }
+TEST(ModelGradient, GcniiNoDropoutAlphaZero) { check_gradients(gcnii(2, 5, 0.0f, 0.0f, 0.5f)); }
+TEST(ModelGradient, GcniiAlphaOneOneLayer) { check_gradients(gcnii(1, 4, 0.3f, 1.0f, 2.0f)); }
 
 }  // namespace
 }  // namespace halogen
