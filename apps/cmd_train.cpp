@@ -81,7 +81,8 @@ struct TrainFlags : ModelFlags {
   std::string trace;
   bool hidden_given = false, epochs_given = false, weight_decay_given = false, eval_every_given = false,
        layers_given = false, negatives_given = false, window_given = false, clip_given = false, lr_given = false,
-       patience_given = false;
+       patience_given = false, best_by_given = false;
+  std::string best_by = "acc";  // --best-by acc | loss
   std::vector<std::string> unused_options;  // given, but not used by --model (a warning)
 };
 
@@ -129,6 +130,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"seed", flags.seed},
                       {"eval-every", run.eval_every},
                       {"patience", run.patience},
+                      {"best-by", run.best_by_loss ? "loss" : "acc"},
                       {"threads", omp_get_max_threads()},
                       {"metrics", flags.metrics},
                       {"checkpoint", flags.checkpoint},
@@ -381,6 +383,7 @@ void run_train(const TrainFlags& flags) {
     if (!flags.lr_given && spec.defaults.lr) config.lr = *spec.defaults.lr;
     if (!flags.epochs_given && spec.defaults.epochs) config.epochs = *spec.defaults.epochs;
     if (!flags.patience_given && spec.defaults.patience) config.patience = *spec.defaults.patience;
+    config.best_by_loss = (!flags.best_by_given && spec.defaults.best_by ? *spec.defaults.best_by : flags.best_by) == "loss";
     config.weight_decay = !flags.weight_decay_given && spec.defaults.weight_decay ? *spec.defaults.weight_decay
                                                                                  : flags.weight_decay;
     config.weight_decay_all_layers = flags.weight_decay_all_layers;
@@ -428,8 +431,11 @@ void run_train(const TrainFlags& flags) {
     train::Trainer trainer(comm, std::move(input.shard), config);  // emptied as the model copies it
     input.shard = graph::Shard{};  // the model holds its own copies
     const train::TrainResult result = trainer.run();
-    log::info(strformat("done: best valid %.4f at epoch %lld, test %.4f there | mean epoch %.2f ms%s",
-                        result.best_valid_acc, (long long)result.best_epoch, result.test_acc_at_best,
+    // (By --best-by loss: the epoch of the lowest validation loss, which the line names too.)
+    const std::string by_loss =
+        config.best_by_loss ? strformat(" (lowest valid loss %.4f)", result.best_valid_loss) : std::string();
+    log::info(strformat("done: best valid %.4f at epoch %lld%s, test %.4f there | mean epoch %.2f ms%s",
+                        result.best_valid_acc, (long long)result.best_epoch, by_loss.c_str(), result.test_acc_at_best,
                         result.mean_epoch_ms, result.stopped_early ? " | stopped early" : ""));
   });
 }
@@ -466,7 +472,12 @@ void add_train_command(CLI::App& app) {
                   "Evaluate train/valid/test accuracy every N epochs (temporal models: 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
-  cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better valid accuracy (0: off)")
+  cmd->add_option("--best-by", flags->best_by,
+                  "The best epoch (its test accuracy is reported, --save-best keeps it, --patience counts from it): "
+                  "acc (highest validation accuracy) or loss (lowest validation loss; gcnii's default, as its "
+                  "reference)")
+      ->check(CLI::IsMember({"acc", "loss"}))->capture_default_str();
+  cmd->add_option("--patience", flags->patience, "Stop after N evaluations without a better best epoch (--best-by; 0: off)")
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node; "
@@ -553,6 +564,7 @@ void add_train_command(CLI::App& app) {
     flags->clip_given = cmd->count("--clip-grad-norm") > 0;
     flags->lr_given = cmd->count("--lr") > 0;
     flags->patience_given = cmd->count("--patience") > 0;
+    flags->best_by_given = cmd->count("--best-by") > 0;
     // Options of other models, given (on the command line or in --config) but unused by this one.
     const std::string& m = flags->model;
     const bool temporal = is_temporal(m);

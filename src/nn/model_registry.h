@@ -49,6 +49,7 @@ struct ModelOption {
 struct TrainingDefaults {
   std::optional<float> lr, weight_decay;
   std::optional<int64_t> epochs, patience;
+  std::optional<std::string> best_by;  // "acc" | "loss" (train --best-by)
 };
 
 struct ModelSpec {

@@ -161,6 +161,7 @@ void write_checkpoint(const std::string& path, const CheckpointState& s) {
     file.set_attr("config", h.config.empty() ? std::string("{}") : h.config);
     file.set_attr("best_epoch", h.best_epoch);
     file.set_attr("best_valid_acc", h.best_valid_acc);
+    file.set_attr("best_valid_loss", h.best_valid_loss);
     file.set_attr("test_acc_at_best", h.test_acc_at_best);
     file.set_attr("train_acc_at_best", h.train_acc_at_best);
     file.set_attr("evals_since_best", h.evals_since_best);
@@ -207,6 +208,7 @@ CheckpointHeader read_checkpoint_header(const std::string& path) {
   h.epoch = file.attr_int("epoch");
   h.best_epoch = file.attr_int("best_epoch");
   h.best_valid_acc = file.attr_double("best_valid_acc");
+  if (file.has_attr("best_valid_loss")) h.best_valid_loss = file.attr_double("best_valid_loss");
   h.test_acc_at_best = file.attr_double("test_acc_at_best");
   h.train_acc_at_best = file.attr_double("train_acc_at_best");
   h.evals_since_best = file.attr_int("evals_since_best");

@@ -48,6 +48,7 @@ struct CheckpointHeader {
   int64_t adam_steps = 0;
   int64_t best_epoch = 0;
   double best_valid_acc = -1;
+  double best_valid_loss = 0;  // of the best epoch under --best-by loss (absent in earlier files: 0)
   double test_acc_at_best = 0;
   double train_acc_at_best = 0;
   int64_t evals_since_best = 0;

@@ -152,6 +152,7 @@ void Trainer::save_checkpoint(const std::string& path, int64_t epoch, const Trai
     h.adam_steps = adam_->steps_done();
     h.best_epoch = result.best_epoch;
     h.best_valid_acc = result.best_valid_acc;
+    h.best_valid_loss = result.best_valid_loss;
     h.test_acc_at_best = result.test_acc_at_best;
     h.train_acc_at_best = result.train_acc_at_best;
     h.evals_since_best = progress.evals_since_best;
@@ -204,6 +205,7 @@ int64_t Trainer::restore(TrainResult& result, Progress& progress) {
   adam_->set_steps_done(s.header.adam_steps);
   result.best_epoch = s.header.best_epoch;
   result.best_valid_acc = s.header.best_valid_acc;
+  result.best_valid_loss = s.header.best_valid_loss;
   result.test_acc_at_best = s.header.test_acc_at_best;
   result.train_acc_at_best = s.header.train_acc_at_best;
   progress.evals_since_best = s.header.evals_since_best;
@@ -345,11 +347,18 @@ void Trainer::evaluate(EpochRecord& record) {
   record.eval_ms = eval_ms;
 }
 
-// Best-valid tracking (workloads that report valid_acc); returns whether early stopping says stop.
+// Best-valid tracking (workloads that report valid_acc; by valid_loss, those that report it too); returns whether
+// early stopping says stop.
 bool Trainer::track_best(const EpochRecord& record, TrainResult& result, Progress& progress) {
   if (record.metrics.count("valid_acc") == 0) return false;
-  if (record.valid_acc > result.best_valid_acc) {
+  const auto loss = record.metrics.find("valid_loss");
+  const bool by_loss = config_.best_by_loss && loss != record.metrics.end();
+  // (best_valid_loss 0: none yet, or a checkpoint written before --best-by)
+  const bool better = by_loss ? (result.best_valid_loss <= 0 || loss->second < result.best_valid_loss)
+                              : record.valid_acc > result.best_valid_acc;
+  if (better) {
     result.best_valid_acc = record.valid_acc;
+    result.best_valid_loss = by_loss ? loss->second : 0.0;
     result.best_epoch = record.epoch;
     result.test_acc_at_best = record.test_acc;
     result.train_acc_at_best = record.train_acc;

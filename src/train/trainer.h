@@ -50,7 +50,10 @@ struct RunConfig {
   bool weight_decay_all_layers = false;  // ...or on every layer
   float clip_grad_norm = 0.0f;           // > 0: gradients scaled to at most this global L2 norm (nn::AdamConfig)
   int64_t eval_every = 1;
-  int64_t patience = 0;              // stop after this many evaluations without a better valid_acc; 0 = off
+  int64_t patience = 0;              // stop after this many evaluations without a better one; 0 = off
+  // What "better" means, for the best epoch (test_acc_at_best, --save-best) and --patience: a higher valid_acc
+  // (false) or a lower valid_loss (true; GCNII's reference selects and stops by it).
+  bool best_by_loss = false;
   std::string metrics_path;          // JSON lines (rank 0); empty = none
   std::string checkpoint_dir;        // empty = no checkpoints
   int64_t checkpoint_every = 0;      // epochs between checkpoints; 0 = only at the end
@@ -114,6 +117,7 @@ struct TrainResult {
   std::vector<EpochRecord> epochs;  // the epochs this run executed
   int64_t best_epoch = 0;
   double best_valid_acc = 0, test_acc_at_best = 0, train_acc_at_best = 0;
+  double best_valid_loss = 0;       // valid_loss of the best epoch (0 before one)
   Metrics final_metrics;            // of the last evaluation
   Metrics baselines;                // figures that do not depend on the model (temporal regression)
   double mean_epoch_ms = 0;

@@ -61,6 +61,50 @@ TEST(Trainer, EarlyStoppingAfterPatienceEvaluationsWithoutImprovement) {
   EXPECT_EQ(result.last_epoch, 4);  // evaluations 2, 3, 4 without improvement
 }
 
+// --best-by loss: the best epoch is the one of the lowest valid_loss (strictly lower: the first of equals), its
+// figures are that epoch's, and --patience counts evaluations since it; --best-by acc (the default) keeps the
+// highest valid_acc.
+TEST(Trainer, BestByLossKeepsTheEpochOfTheLowestValidationLoss) {
+  const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
+  int64_t best_epochs[2] = {0, 0};
+  for (const bool by_loss : {false, true}) {
+    SCOPED_TRACE(by_loss ? "loss" : "acc");
+    comm::SelfComm comm;
+    train::TrainConfig config = small_config();
+    config.epochs = 40;
+    config.lr = 0.05f;
+    config.best_by_loss = by_loss;
+    train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+    const train::TrainResult result = trainer.run();
+    ASSERT_EQ(result.epochs.size(), 40u);
+    const train::EpochRecord* best = nullptr;
+    for (const train::EpochRecord& r : result.epochs) {
+      ASSERT_TRUE(r.metrics.count("valid_loss"));
+      if (best == nullptr || (by_loss ? r.metrics.at("valid_loss") < best->metrics.at("valid_loss")
+                                      : r.valid_acc > best->valid_acc))
+        best = &r;
+    }
+    EXPECT_EQ(result.best_epoch, best->epoch);
+    EXPECT_EQ(result.best_valid_acc, best->valid_acc);
+    EXPECT_EQ(result.test_acc_at_best, best->test_acc);
+    EXPECT_EQ(result.best_valid_loss, by_loss ? best->metrics.at("valid_loss") : 0.0);
+    best_epochs[by_loss ? 1 : 0] = result.best_epoch;
+  }
+  EXPECT_NE(best_epochs[0], best_epochs[1]) << "the two rules pick the same epoch here: the test would not tell them apart";
+  // Patience by loss: with nothing learned (lr 0) the first evaluation's loss stays the lowest.
+  comm::SelfComm comm;
+  train::TrainConfig config = small_config();
+  config.lr = 0.0f;
+  config.model.dropout = 0.0f;
+  config.patience = 3;
+  config.best_by_loss = true;
+  train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
+  const train::TrainResult result = trainer.run();
+  EXPECT_TRUE(result.stopped_early);
+  EXPECT_EQ(result.best_epoch, 1);
+  EXPECT_EQ(result.last_epoch, 4);
+}
+
 TEST(Trainer, NonFiniteLossStopsNamingEpochAndLayer) {
   const graph::Graph g = testing::synthetic_graph(80, 3, 6, 3, 2);
   comm::SelfComm comm;

@@ -434,6 +434,7 @@ ModelSpec gcnii_model() {
   spec.defaults.weight_decay = 5e-4f;
   spec.defaults.epochs = 1500;
   spec.defaults.patience = 100;
+  spec.defaults.best_by = "loss";  // the reference keeps and stops by the lowest validation loss
   spec.weight_decay = [](const ModelConfig& c, int parameter_layers, float weight_decay, bool all_layers) {
     // Layers 0 and L + 1 are dense, 1 .. L convolutions; --weight-decay-all-layers: --weight-decay on all.
     std::vector<float> decay(parameter_layers, all_layers ? weight_decay : conv_weight_decay_of(c));
