@@ -222,6 +222,8 @@ struct SplitError {
 
 void write_splits(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
                   BufferBudget& budget, ConvertSummary* summary) {
+  file.set_attr("num_classes", static_cast<int64_t>(summary->num_classes));
+  file.set_attr("num_features", summary->num_features);
   static const char* const names[3] = {"train", "valid", "test"};
   const std::string chosen_dir = choose_split_dir(dir, scheme);
   int64_t counts[3] = {0, 0, 0};
@@ -365,8 +367,6 @@ ConvertSummary convert_ogb_to_file(const ConvertOptions& options, const std::str
       writer.finish();
       labels.reset();
     }
-    file.set_attr("num_classes", static_cast<int64_t>(summary.num_classes));
-    file.set_attr("num_features", summary.num_features);
     ogb::write_splits(dir, options.split, num_nodes, file, budget, &summary);
     file.close();
   });

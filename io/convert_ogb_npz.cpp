@@ -182,8 +182,6 @@ ConvertSummary convert_ogb_npz_to_file(const ConvertOptions& options, const std:
       in.label_reader.reset();
       summary.num_classes = max_label + 1;
     }
-    file.set_attr("num_classes", static_cast<int64_t>(summary.num_classes));
-    file.set_attr("num_features", summary.num_features);
     ogb::write_splits(dir, options.split, n, file, budget, &summary);
     file.close();
   });

@@ -63,9 +63,10 @@ void scan_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, E
                      static_cast<long long>(count), static_cast<long long>(num_edges));
 }
 
-// The splits (split/<scheme>/{train,valid,test}.csv(.gz); scheme "" = the only one; no split/ = empty splits,
-// warned), ids checked in [0, N), unique per split and the three disjoint, with file and line (the first
-// error in reading order), written to /split/{train,valid,test}; summary's train/valid/test counts set.
+// The file's num_classes and num_features attributes from `summary`, then the splits (split/<scheme>/{train,valid,
+// test}.csv(.gz); scheme "" = the only one; no split/ = empty splits, warned), ids checked in [0, N), unique per
+// split and the three disjoint, with file and line (the first error in reading order), written to
+// /split/{train,valid,test}; summary's train/valid/test counts set.
 void write_splits(const std::string& dir, const std::string& scheme, int64_t num_nodes, h5::File& file,
                   BufferBudget& budget, ConvertSummary* summary);
 

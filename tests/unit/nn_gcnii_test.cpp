@@ -23,12 +23,8 @@ TEST(Gcnii, EstimateIsTheAllocationWith64LayersAndNothingIsAllocatedWhileTrainin
   comm::SelfComm comm;
   train::TrainConfig config;
   config.model = nn::default_model_config("gcnii");
-  config.model.layers = 64;
-  config.model.hidden = 16;
-  config.model.dropout = 0.6f;
-  config.model.seed = 1;
-  config.epochs = 3;
-  config.print_epochs = false;
+  config.model.layers = 64, config.model.hidden = 16, config.model.dropout = 0.6f, config.model.seed = 1;
+  config.epochs = 3, config.print_epochs = false;
   const int64_t before = detail::bytes_in_use(Device::cpu);
   train::Trainer trainer(comm, testing::whole_graph_shard(g), config);
   const int64_t in_use = detail::bytes_in_use(Device::cpu);
