@@ -22,15 +22,6 @@ CLI::Validator registry_check(const nn::ModelOption& option) {
                                                    : expects.substr(expects.find('[')));
 }
 
-// The registered models that declare option `name`.
-std::vector<const nn::ModelSpec*> models_with(const std::string& name) {
-  std::vector<const nn::ModelSpec*> specs;
-  for (const nn::ModelSpec& spec : nn::model_specs())
-    for (const nn::ModelOption& option : spec.options)
-      if (option.name == name) specs.push_back(&spec);
-  return specs;
-}
-
 }  // namespace
 
 bool is_temporal_model(const std::string& model) { return nn::is_temporal_model_name(model); }
@@ -121,13 +112,14 @@ std::vector<std::string> unused_model_options(const ModelFlags& flags) {
   auto note = [&](const std::string& name) {
     unused.push_back("--" + name + " has no effect with --model " + flags.model + " (ignored)");
   };
+  // Every registered option once (add_model_options declares a shared name once), unless flags.model has it.
   std::vector<std::string> seen;
   for (const nn::ModelSpec& other : nn::model_specs())
     for (const nn::ModelOption& option : other.options) {
       if (std::find(seen.begin(), seen.end(), option.name) != seen.end()) continue;
       seen.push_back(option.name);
-      bool used = false;
-      for (const nn::ModelSpec* owner : models_with(option.name)) used = used || owner == spec;
+      const bool used = spec != nullptr && std::any_of(spec->options.begin(), spec->options.end(),
+                                                       [&](const nn::ModelOption& o) { return o.name == option.name; });
       if (!used && option_given(flags, option.name)) note(option.name);
     }
   if (temporal && option_given(flags, "edge-weight")) note("edge-weight");

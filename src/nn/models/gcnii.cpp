@@ -397,21 +397,16 @@ MemoryBreakdown estimate(const ModelConfig& c, const RankShape& s) {
   return m;
 }
 
-ModelOption real_option(const char* name, const char* key, std::string help, double min, double max,
-                        float fallback) {
-  ModelOption option;
-  option.name = name;
-  option.key = key;
-  option.help = std::move(help);
-  option.type = ModelOption::Type::real;
-  option.min = min;
-  option.max = max;
+// A real option of this model, kept in ModelConfig::values under its name (nn::real_option, [min, max]).
+ModelOption value_option(const char* name, const char* key, std::string help, double min, double max,
+                         float fallback) {
   const std::string value_name = name;
-  option.get = [value_name, fallback](const ModelConfig& c) -> OptionValue {
-    return real_value(c, value_name.c_str(), fallback);
-  };
-  option.set = [value_name](ModelConfig& c, const OptionValue& v) { c.values[value_name] = v; };
-  return option;
+  return real_option(
+      name, key, std::move(help), min, max, /*max_open=*/false,
+      [value_name, fallback](const ModelConfig& c) -> OptionValue {
+        return real_value(c, value_name.c_str(), fallback);
+      },
+      [value_name](ModelConfig& c, const OptionValue& v) { c.values[value_name] = v; });
 }
 
 }  // namespace
@@ -421,11 +416,11 @@ ModelSpec gcnii_model() {
   spec.name = "gcnii";
   spec.description = "Chen et al., initial residual and identity mapping";
   spec.options = {
-      real_option("alpha", "alpha", "GCNII: initial residual alpha, s = (1 - alpha) Â h + alpha h_0", 0.0,
+      value_option("alpha", "alpha", "GCNII: initial residual alpha, s = (1 - alpha) Â h + alpha h_0", 0.0,
                   1.0, kDefaultAlpha),
-      real_option("lambda", "lambda", "GCNII: identity mapping strength, theta_l = log(lambda / l + 1)", 0.0,
+      value_option("lambda", "lambda", "GCNII: identity mapping strength, theta_l = log(lambda / l + 1)", 0.0,
                   1e6, kDefaultLambda),
-      real_option(
+      value_option(
           "conv-weight-decay", "conv_weight_decay",
           "GCNII: L2 weight decay of the convolutions' weights (--weight-decay: the two dense layers)", 0.0,
           1e6, kDefaultConvWeightDecay),
