@@ -59,7 +59,9 @@ for graph in "$@"; do
         failures=$((failures + 1))
         continue
       fi
-      read -r mse _ mean < <(sed -E 's/.*test_mse ([^ ]+) baseline_last_mse ([^ ]+) baseline_mean_mse ([^ ]+).*/\1 \2 \3/' <<<"$done_line")
+      # each figure by its name (the done: line also carries *_original fields between them)
+      mse=$(sed -E 's/.* test_mse ([^ ]+).*/\1/' <<<" $done_line")
+      mean=$(sed -E 's/.* baseline_mean_mse ([^ ]+).*/\1/' <<<" $done_line")
       # shellcheck disable=SC2086
       ref=$("$python" "$root/scripts/bench/torch_temporal.py" "$graph" --model "$model" --seed "$seed" --threads 1 \
             ${EXTRA_ARGS:-} ${REFERENCE_ARGS:-} 2>&1 | tail -n 1)
