@@ -12,8 +12,8 @@
 //                 graph_checksum, num_nodes, and layer (embeddings only)
 //
 // Gather: every rank sends its owned rows (n_own x width floats) to rank 0, which places part q's i-th row at
-// part q's i-th vertex in ascending global id (shards list their owned vertices in that order; the partition's
-// assignment.h5 says which part owns which vertex). Rank 0 holds N x width floats twice while writing.
+// the i-th vertex of part q's /owned/gid (read from its shard: in any vertex order, rcm or gid), checked against
+// the partition's assignment.h5. Rank 0 holds N x width floats twice while writing.
 // Temporal models (evolvegcn-o, tgcn, gconvgru) are refused: their inference (a state carried over snapshots)
 // is not implemented yet.
 #include <cstdint>
