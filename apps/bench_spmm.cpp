@@ -6,8 +6,8 @@
 // its owned rows by owned + halo columns, in the shard's vertex order (`partition --vertex-order`), with its
 // weights or generated values; X then has owned + halo rows.
 // Bytes per call (accumulate off):
-//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern; 8 rows for --scaled, a row and a column
-//   factor instead of stored values, graph/local_graph.h's gcn form) + X gathered + Y written 4 rows
+//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern; 8 rows for --scaled, a row and a
+//   column factor instead of stored values, graph/local_graph.h's gcn form) + X gathered + Y written 4 rows
 //   width, X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound,
 //   and the real traffic when X is much larger than the last-level cache and columns are random), and = 4
 //   (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
@@ -20,11 +20,11 @@
 // --check-rows sampled rows that differ from a double-precision reference by more than the float summation
 // bound; the command exits 1 if any is wrong.
 //
-// --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with CUDA
-// events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read + written,
-// median of 10: kernels::device::measure_copy_bandwidth_gbs) measured once before the widths, in the columns
-// copy and %copy. A last line "# spmm_copy_bw_share S" gives the best GB/s of the sweep / copy GB/s (0-1;
-// scripts/gpu-check.sh reads it).
+// --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with
+// CUDA events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read +
+// written, median of 10: kernels::device::measure_copy_bandwidth_gbs) measured once before the widths, in the
+// columns copy and %copy. A last line "# spmm_copy_bw_share S" gives the best GB/s of the sweep / copy GB/s
+// (0-1; scripts/gpu-check.sh reads it).
 #include <omp.h>
 #include <time.h>
 
@@ -34,18 +34,18 @@
 #include <string>
 #include <vector>
 
-#include "apps/cli_checks.h"
 #include "apps/bench.h"
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "io/part_file.h"
-#include "partition/vertex_order.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/device.h"
 #include "kernels/ops.h"
+#include "partition/vertex_order.h"
 
 namespace halogen::app {
 namespace {
@@ -176,9 +176,11 @@ HostCsr shard_csr(const std::string& dir, int part, uint64_t seed) {
   std::copy(s.indices.begin(), s.indices.end(), a.indices.data());
   a.values = Buffer<float>(s.nnz());
   for (int64_t k = 0; k < s.nnz(); ++k)
-    a.values[k] = s.weight.empty() ? 0.5f + 0.5f * unit_float(seed + 1, static_cast<uint64_t>(k)) : s.weight[k];
-  std::printf("# shard %s part %d: %lld owned, %lld halo rows; owned-owned bandwidth %lld\n", dir.c_str(), part,
-              (long long)s.num_owned(), (long long)s.num_halo(), (long long)partition::owned_bandwidth(s));
+    a.values[k] =
+        s.weight.empty() ? 0.5f + 0.5f * unit_float(seed + 1, static_cast<uint64_t>(k)) : s.weight[k];
+  std::printf("# shard %s part %d: %lld owned, %lld halo rows; owned-owned bandwidth %lld\n", dir.c_str(),
+              part, (long long)s.num_owned(), (long long)s.num_halo(),
+              (long long)partition::owned_bandwidth(s));
   return a;
 }
 
@@ -240,8 +242,10 @@ struct Factors {
 };
 Factors make_factors(int64_t rows, int64_t cols, uint64_t seed) {
   Factors f{Buffer<float>(rows), Buffer<float>(cols)};
-  for (int64_t r = 0; r < rows; ++r) f.row[r] = 0.75f + 0.25f * unit_float(seed + 2, static_cast<uint64_t>(r));
-  for (int64_t c = 0; c < cols; ++c) f.col[c] = 0.75f + 0.25f * unit_float(seed + 3, static_cast<uint64_t>(c));
+  for (int64_t r = 0; r < rows; ++r)
+    f.row[r] = 0.75f + 0.25f * unit_float(seed + 2, static_cast<uint64_t>(r));
+  for (int64_t c = 0; c < cols; ++c)
+    f.col[c] = 0.75f + 0.25f * unit_float(seed + 3, static_cast<uint64_t>(c));
   return f;
 }
 
@@ -304,8 +308,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 
   Stopwatch setup;
   const HostCsr a = !options.partition.empty() ? shard_csr(options.partition, options.part, options.seed)
-                    : options.graph == "rmat"   ? rmat_csr(options.rows, options.avg_degree, options.seed)
-                                                : uniform_csr(options.rows, options.avg_degree, options.seed);
+                    : options.graph == "rmat"  ? rmat_csr(options.rows, options.avg_degree, options.seed)
+                                               : uniform_csr(options.rows, options.avg_degree, options.seed);
   const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
   int64_t max_degree = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
@@ -328,9 +332,12 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     device_indptr = a.indptr.clone(Device::cuda);
     device_indices = a.indices.clone(Device::cuda);
     device_values = a.values.clone(Device::cuda);
-    view = kernels::CsrView{a.rows,           a.cols,
-                            nnz,              device_indptr.data(),
-                            device_indices.data(), options.pattern ? nullptr : device_values.data(),
+    view = kernels::CsrView{a.rows,
+                            a.cols,
+                            nnz,
+                            device_indptr.data(),
+                            device_indices.data(),
+                            options.pattern ? nullptr : device_values.data(),
                             Device::cuda};
     copy_gbs = kernels::device::measure_copy_bandwidth_gbs();
   }
@@ -339,7 +346,9 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
       "# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
       (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.cols,
       options.partition.empty() ? options.graph.c_str() : "shard", (long long)nnz, (long long)max_degree,
-      options.pattern ? ", pattern" : options.scaled ? ", row and column factors" : "");
+      options.pattern  ? ", pattern"
+      : options.scaled ? ", row and column factors"
+                       : "");
   if (gpu) {
     std::printf("# float32 on %s, cuSPARSE SpMM, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
                 kernels::device::device_description().c_str(), options.warmup, options.iterations, setup.seconds());
@@ -360,7 +369,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
                 "measured once; %%copy = GB/s / copy\n");
   } else {
     std::printf(
-        "# GB/s from the best call; copy: c = a, 2 x %lld MiB doubles; triad: a = b + s c, 3 x %lld MiB doubles; "
+        "# GB/s from the best call; copy: c = a, 2 x %lld MiB doubles; triad: a = b + s c, 3 x %lld MiB "
+        "doubles; "
         "each best of 10, just before each width; %%copy = GB/s / copy, %%triad = GB/s / triad\n",
         (long long)options.triad_mib, (long long)options.triad_mib);
   }
@@ -417,16 +427,17 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     if (gbs > best_gbs) best_gbs = gbs, best_share = gbs / reference, best_copy = reference;
     if (gpu)
       std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
-                  (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference, 100.0 * gbs / reference,
-                  (long long)wrong);
+                  (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference,
+                  100.0 * gbs / reference, (long long)wrong);
     else
-      std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %8.1f %6.0f%% %7lld\n", (long long)width,
-                  (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference, 100.0 * gbs / reference,
-                  triad, 100.0 * gbs / triad, (long long)wrong);
+      std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %8.1f %6.0f%% %7lld\n",
+                  (long long)width, (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference,
+                  100.0 * gbs / reference, triad, 100.0 * gbs / triad, (long long)wrong);
     std::fflush(stdout);
   }
   std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
-  std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_share, best_gbs, best_copy);
+  std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_share, best_gbs,
+              best_copy);
   if (total_wrong != 0) exit_code() = 1;
 }
 
@@ -470,10 +481,13 @@ void add_bench_spmm(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--graph", options->graph, "Sparsity pattern: uniform (random columns) or rmat (power law)")
       ->capture_default_str();
-  cmd->add_option("--partition", options->partition,
-                  "A partition directory: benchmark the local CSR of its shard --part (owned rows by owned + halo "
-                  "columns, in the shard's vertex order) instead of a generated matrix");
-  cmd->add_option("--part", options->part, "The shard of --partition")->check(non_negative())->capture_default_str();
+  cmd->add_option(
+      "--partition", options->partition,
+      "A partition directory: benchmark the local CSR of its shard --part (owned rows by owned + halo "
+      "columns, in the shard's vertex order) instead of a generated matrix");
+  cmd->add_option("--part", options->part, "The shard of --partition")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_flag("--pattern", options->pattern, "All-ones matrix (no values array)");
   cmd->add_flag("--scaled", options->scaled,
                 "Implicit values: a row and a column factor per vertex (gcn's form), no values array (CPU)");
@@ -489,8 +503,10 @@ void add_bench_spmm(CLI::App& bench) {
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference (0: no check)")
       ->check(non_negative())->capture_default_str();
-  cmd->add_option("--triad-mib", options->triad_mib, "MiB per STREAM copy and triad array (several times the LLC)")
-      ->check(positive())->capture_default_str();
+  cmd->add_option("--triad-mib", options->triad_mib,
+                  "MiB per STREAM copy and triad array (several times the LLC)")
+      ->check(positive())
+      ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")
       ->check(seed_value())
       ->capture_default_str();

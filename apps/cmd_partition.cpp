@@ -20,8 +20,8 @@ namespace halogen::app {
 namespace {
 
 struct PartitionFlags {
-  std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "all", part_weights,
-              vertex_order = "rcm";
+  std::string graph_path, output_dir, method = "metis", objective = "cut", balance = "all", part_weights;
+  std::string vertex_order = "rcm";
   int32_t parts = 0, refine_iterations = 10;
   double imbalance = 1.03;
   uint64_t seed = 1;
@@ -36,7 +36,8 @@ std::string creation_command(const PartitionFlags& f) {
       "halogen partition %s --parts %d -o %s --method %s --objective %s --imbalance %g "
       "--seed %llu --balance %s --refine-iterations %d --vertex-order %s",
       f.graph_path.c_str(), f.parts, f.output_dir.c_str(), f.method.c_str(), f.objective.c_str(), f.imbalance,
-      static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations, f.vertex_order.c_str());
+      static_cast<unsigned long long>(f.seed), f.balance.c_str(), f.refine_iterations,
+      f.vertex_order.c_str());
   if (!f.part_weights.empty()) command += " --part-weights " + f.part_weights;
   if (f.force) command += " --force";
   if (f.memory_limit_mib > 0) command += strformat(" --memory-limit %lld", (long long)f.memory_limit_mib);
@@ -162,9 +163,9 @@ void add_partition_command(CLI::App& app) {
                   "METIS refinement iterations per level (METIS_OPTION_NITER); fewer is faster, e.g. 3")
       ->capture_default_str();
   cmd->add_option("--vertex-order", flags->vertex_order,
-                  "Order of each shard's owned vertices: rcm (reverse Cuthill-McKee on the part's subgraph: "
-                  "neighbours get nearby rows, so SpMM gathers stay in cache) or gid (ascending global id, the "
-                  "graph file's order). Static graphs; dynamic ones keep gid")
+                  "Order of each shard's owned vertices: rcm (reverse Cuthill-McKee on the part's "
+                  "subgraph: neighbours get nearby rows, so SpMM gathers stay in cache) or gid "
+                  "(ascending global id, the graph file's order). Static graphs; dynamic ones keep gid")
       ->check(CLI::IsMember({"rcm", "gid"}))
       ->capture_default_str();
   cmd->add_option("--part-weights", flags->part_weights,

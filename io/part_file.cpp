@@ -81,7 +81,8 @@ void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, i
 // Distinct values in [lo, hi), in any order (/owned/gid: ascending in gid order, not in rcm order).
 void check_distinct_in(const std::vector<int64_t>& ids, int64_t lo, int64_t hi, const std::string& file,
                        const std::string& dataset) {
-  if (std::is_sorted(ids.begin(), ids.end())) return check_ascending_in(ids, 0, static_cast<int64_t>(ids.size()), lo, hi, file, dataset);
+  if (std::is_sorted(ids.begin(), ids.end()))
+    return check_ascending_in(ids, 0, static_cast<int64_t>(ids.size()), lo, hi, file, dataset);
   std::vector<int64_t> sorted = ids;
   std::sort(sorted.begin(), sorted.end());
   if (!(sorted.front() >= lo && sorted.back() < hi))
@@ -89,7 +90,8 @@ void check_distinct_in(const std::vector<int64_t>& ids, int64_t lo, int64_t hi, 
             "value " + std::to_string(sorted.front() < lo ? sorted.front() : sorted.back()) + " outside [" +
                 std::to_string(lo) + "," + std::to_string(hi) + ")");
   const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  if (twice != sorted.end()) require(false, file, dataset, "value " + std::to_string(*twice) + " listed twice");
+  if (twice != sorted.end())
+    require(false, file, dataset, "value " + std::to_string(*twice) + " listed twice");
 }
 
 // Root attribute format_version (an earlier file's version) of a shard or assignment file: kPartitionVersion;
@@ -521,8 +523,9 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
   for (int64_t q = 0; q < parts; ++q)
     for (int64_t i = s.plan.send_offsets[q] + 1; i < s.plan.send_offsets[q + 1]; ++i)
       if (!(s.owned_gid[s.plan.send_idx[i]] > s.owned_gid[s.plan.send_idx[i - 1]]))
-        require(false, path, "/send/idx", "rows for part " + std::to_string(q) + " not in ascending global id at index " +
-                                              std::to_string(i));
+        require(false, path, "/send/idx",
+                "rows for part " + std::to_string(q) + " not in ascending global id at index " +
+                    std::to_string(i));
 
   s.indptr = file.read<int64_t>("/csr/indptr");
   s.indices = file.read<int32_t>("/csr/indices");

@@ -27,7 +27,8 @@ std::vector<int64_t> expected_split(const std::vector<int64_t>& split, const std
   std::vector<int64_t> local;
   for (int64_t v : split) {
     if (assignment[v] != part) continue;
-    local.push_back(std::lower_bound(by_gid.begin(), by_gid.end(), std::pair<int64_t, int64_t>(v, -1))->second);
+    local.push_back(
+        std::lower_bound(by_gid.begin(), by_gid.end(), std::pair<int64_t, int64_t>(v, -1))->second);
   }
   std::sort(local.begin(), local.end());
   return local;

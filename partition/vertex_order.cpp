@@ -15,7 +15,9 @@ VertexOrder parse_vertex_order(const std::string& text) {
   throw UserError("--vertex-order: \"" + text + "\" is not one of rcm, gid");
 }
 
-const char* vertex_order_name(VertexOrder order) { return order == VertexOrder::rcm ? "rcm" : "gid"; }
+const char* vertex_order_name(VertexOrder order) {
+  return order == VertexOrder::rcm ? "rcm" : "gid";
+}
 
 namespace {
 
@@ -26,7 +28,8 @@ struct SymmetricGraph {
   int64_t degree(int32_t v) const { return indptr[v + 1] - indptr[v]; }
 };
 
-SymmetricGraph symmetrise(int64_t n, const std::vector<int64_t>& indptr, const std::vector<int32_t>& indices) {
+SymmetricGraph symmetrise(int64_t n, const std::vector<int64_t>& indptr,
+                          const std::vector<int32_t>& indices) {
   SymmetricGraph g;
   std::vector<int64_t> count(static_cast<size_t>(n) + 1, 0);
   for (int64_t i = 0; i < n; ++i)
@@ -104,7 +107,8 @@ int32_t least_degree(const SymmetricGraph& g, const int32_t* begin, const int32_
 
 }  // namespace
 
-std::vector<int32_t> rcm_order(int64_t n, const std::vector<int64_t>& indptr, const std::vector<int32_t>& indices) {
+std::vector<int32_t> rcm_order(int64_t n, const std::vector<int64_t>& indptr,
+                               const std::vector<int32_t>& indices) {
   const SymmetricGraph g = symmetrise(n, indptr, indices);
   LevelSearch search(g, n);
   std::vector<uint8_t> placed(static_cast<size_t>(n), 0);
@@ -124,7 +128,8 @@ std::vector<int32_t> rcm_order(int64_t n, const std::vector<int64_t>& indptr, co
     for (int tries = 0; tries < 16; ++tries) {
       const int64_t ecc = search.eccentricity();
       const int64_t last = search.level_start[search.level_start.size() - 2];
-      const int32_t candidate = least_degree(g, search.order.data() + last, search.order.data() + search.order.size());
+      const int32_t candidate =
+          least_degree(g, search.order.data() + last, search.order.data() + search.order.size());
       search.run(candidate);
       if (search.eccentricity() <= ecc) break;
       root = candidate;

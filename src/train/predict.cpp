@@ -68,8 +68,9 @@ std::vector<std::vector<float>> gather_to_rank0(comm::Communicator& comm, std::v
 // Rows in global vertex order: part q's i-th row belongs to vertex owned_gid[q][i] (the shard's /owned/gid,
 // which ascends only in gid vertex order: partition/vertex_order.h), which assignment.h5 must give to part q.
 std::vector<float> global_order(const std::vector<std::vector<float>>& parts,
-                                const std::vector<std::vector<int64_t>>& owned_gid, const std::vector<int32_t>& part_of,
-                                const std::vector<int64_t>& rows, int64_t width, const std::string& assignment) {
+                                const std::vector<std::vector<int64_t>>& owned_gid,
+                                const std::vector<int32_t>& part_of, const std::vector<int64_t>& rows,
+                                int64_t width, const std::string& assignment) {
   const int64_t n = static_cast<int64_t>(part_of.size());
   std::vector<float> ordered(static_cast<size_t>(n * width));
   std::vector<uint8_t> placed(static_cast<size_t>(n), 0);
@@ -80,9 +81,10 @@ std::vector<float> global_order(const std::vector<std::vector<float>>& parts,
                        owned_gid[q].size(), (long long)rows[q]);
     for (int64_t i = 0; i < rows[q]; ++i) {
       const int64_t v = owned_gid[q][i];
-      HALOGEN_USER_CHECK(v >= 0 && v < n && part_of[v] == static_cast<int32_t>(q) && !placed[v],
-                         "%s: part %zu's shard owns vertex %lld, which the assignment does not give it (once)",
-                         assignment.c_str(), q, (long long)v);
+      HALOGEN_USER_CHECK(
+          v >= 0 && v < n && part_of[v] == static_cast<int32_t>(q) && !placed[v],
+          "%s: part %zu's shard owns vertex %lld, which the assignment does not give it (once)",
+          assignment.c_str(), q, (long long)v);
       placed[v] = 1;
       std::copy_n(parts[q].data() + i * width, width, ordered.data() + v * width);
     }

@@ -36,10 +36,10 @@ inline partition::SourceFile fake_source() {
 }
 
 // `halogen partition` of `g` into `dir` with the method, part count, seed and balance given.
-inline partition::PartitionResult write_partition_dir(const graph::Graph& g, const std::string& dir,
-                                                      partition::Method method, int32_t parts, uint64_t seed,
-                                                      partition::Balance balance = partition::Balance::all,
-                                                      partition::VertexOrder order = partition::VertexOrder::rcm) {
+inline partition::PartitionResult write_partition_dir(
+    const graph::Graph& g, const std::string& dir, partition::Method method, int32_t parts, uint64_t seed,
+    partition::Balance balance = partition::Balance::all,
+    partition::VertexOrder order = partition::VertexOrder::rcm) {
   partition::PartitionRequest request;
   request.output_dir = dir;
   request.options.method = method;

@@ -90,8 +90,8 @@ TEST(RcmOrder, ShuffledGridGetsNaturalBandwidth) {
   const int64_t before = owned_bandwidth(s);
   apply_vertex_order(s, VertexOrder::rcm);
   const int64_t after = owned_bandwidth(s);
-  // Row-major order has bandwidth `side`; RCM from a corner numbers anti-diagonals, bandwidth at most 2 side - 1
-  // (the longest anti-diagonal plus its neighbour's), against ~n for the shuffled ids.
+  // Row-major order has bandwidth `side`; RCM from a corner numbers anti-diagonals, bandwidth at most 2 side
+  // - 1 (the longest anti-diagonal plus its neighbour's), against ~n for the shuffled ids.
   EXPECT_GT(before, n / 2);
   EXPECT_LE(after, 2 * side - 1);
 }
@@ -118,11 +118,14 @@ TEST(ReorderOwned, EveryVertexKeepsItsRowDataAndSplit) {
     edges.push_back({5, 150});
     return edges;
   }());
-  const HaloPlan plan = build_halo_plan(g.adjacency, [&] {
-    std::vector<int32_t> part(n);
-    for (int64_t v = 0; v < n; ++v) part[v] = static_cast<int32_t>(v % 2);
-    return part;
-  }(), 2);
+  const HaloPlan plan = build_halo_plan(
+      g.adjacency,
+      [&] {
+        std::vector<int32_t> part(n);
+        for (int64_t v = 0; v < n; ++v) part[v] = static_cast<int32_t>(v % 2);
+        return part;
+      }(),
+      2);
   for (int32_t p = 0; p < 2; ++p) {
     const graph::Shard gid = build_shard(g, plan, p);
     graph::Shard rcm = gid;
@@ -151,7 +154,8 @@ TEST(ReorderOwned, EveryVertexKeepsItsRowDataAndSplit) {
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
       EXPECT_EQ(a, b) << "row of vertex " << rcm.owned_gid[k];
-      EXPECT_TRUE(std::is_sorted(rcm.indices.begin() + rcm.indptr[k], rcm.indices.begin() + rcm.indptr[k + 1]));
+      EXPECT_TRUE(
+          std::is_sorted(rcm.indices.begin() + rcm.indptr[k], rcm.indices.begin() + rcm.indptr[k + 1]));
     }
     for (size_t j = 0; j < gid.plan.send_idx.size(); ++j)  // the same vertex sent in the same slot
       EXPECT_EQ(rcm.owned_gid[rcm.plan.send_idx[j]], gid.owned_gid[gid.plan.send_idx[j]]);
