@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `partition --vertex-order rcm|gid` (issue 32 item 3): the same SBM graph partitioned both ways (1 and 2 parts)
-# passes `info --check`, records its order in meta.json and `info`, and gives the same training losses and the same predictions. rcm only
-# renumbers each part's owned vertices (features, labels, splits, the CSR and /send/idx follow /owned/gid), so
-# every vertex sees the same neighbours with the same weights; only the order of float sums changes.
+# `partition --vertex-order rcm|gid` (issue 32 item 3): the same SBM graph partitioned both ways (1 and 2
+# parts) passes `info --check`, records its order in meta.json and `info`, and gives the same training losses
+# and the same predictions. rcm only renumbers each part's owned vertices (features, labels, splits, the CSR
+# and /send/idx follow /owned/gid), so every vertex sees the same neighbours with the same weights; only the
+# order of float sums changes.
 # Tolerance 1e-5 relative (as train.partition_invariance): reassociated sums move results by ~1e-7 per step,
 # while any misplaced row (a feature, label or split of the wrong vertex, a send row from the wrong owned id)
 # changes the first epoch's loss by far more. Predictions: probabilities within 1e-5, the same argmax except
