@@ -1,23 +1,30 @@
 // `halogen bench spmm`: the CPU CSR SpMM kernel (kernels::spmm on host views) against the machine's memory
-// bandwidth, measured in the same run with the same threads by a STREAM-style triad. nccl-tests style table:
-//   width  nnz  median(ms)  best(ms)  GB/s  GB/s(min)  triad  %triad  #wrong
+// bandwidth, measured in the same run with the same threads by STREAM-style copy and triad. nccl-tests style
+// table:
+//   width  nnz  median(ms)  best(ms)  GB/s  GB/s(min)  copy  %copy  triad  %triad  #wrong
+// The matrix is generated (--rows, --avg-degree, --graph), or (--partition DIR --part p) a shard's local CSR:
+// its owned rows by owned + halo columns, in the shard's vertex order (`partition --vertex-order`), with its
+// weights or generated values; X then has owned + halo rows.
 // Bytes per call (accumulate off):
-//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern; 8 rows for --scaled, a row and a column
-//   factor instead of stored values, graph/local_graph.h's gcn form) + X gathered + Y written 4 rows
+//   indptr 8 (rows + 1) + indices 4 nnz + values 4 nnz (0 for --pattern; 8 rows for --scaled, a row and a
+//   column factor instead of stored values, graph/local_graph.h's gcn form) + X gathered + Y written 4 rows
 //   width, X gathered = 4 nnz width for GB/s: every nonzero reads its row of X from memory (the upper bound,
 //   and the real traffic when X is much larger than the last-level cache and columns are random), and = 4
 //   (distinct columns) width for GB/s(min): each needed row of X read once (the compulsory traffic).
-// Both GB/s use the best of --iters calls, and the triad (a = b + s c on doubles, 3 x --triad-mib MiB) is the
-// best of 10 runs measured just before each width, as STREAM reports it; %triad = GB/s / triad. On a shared
+// Both GB/s use the best of --iters calls, and the copy (c = a, 2 x --triad-mib MiB of doubles) and the triad
+// (a = b + s c on doubles, 3 x --triad-mib MiB) are each the best of 10 runs measured just before each width,
+// as STREAM reports them; %copy = GB/s / copy, %triad = GB/s / triad. A gather is a copy (read a row of X,
+// write a row of Y) so copy is the reference; the last line "# spmm_copy_bw_share S" (0-1) gives the best
+// GB/s of the sweep / its width's copy GB/s. On a shared
 // machine the per-width triad keeps the ratio meaningful when the load changes. #wrong counts elements of
 // --check-rows sampled rows that differ from a double-precision reference by more than the float summation
 // bound; the command exits 1 if any is wrong.
 //
-// --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with CUDA
-// events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read + written,
-// median of 10: kernels::device::measure_copy_bandwidth_gbs) measured once before the widths, in the columns
-// copy and %copy. A last line "# spmm_copy_bw_share S" gives the best GB/s of the sweep / copy GB/s (0-1;
-// scripts/gpu-check.sh reads it).
+// --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with
+// CUDA events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read +
+// written, median of 10: kernels::device::measure_copy_bandwidth_gbs) measured once before the widths, in the
+// columns copy and %copy. A last line "# spmm_copy_bw_share S" gives the best GB/s of the sweep / copy GB/s
+// (0-1; scripts/gpu-check.sh reads it).
 #include <omp.h>
 #include <time.h>
 
@@ -27,16 +34,18 @@
 #include <string>
 #include <vector>
 
-#include "apps/cli_checks.h"
 #include "apps/bench.h"
+#include "apps/cli_checks.h"
 #include "apps/commands.h"
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "io/part_file.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/device.h"
 #include "kernels/ops.h"
+#include "partition/vertex_order.h"
 
 namespace halogen::app {
 namespace {
@@ -58,10 +67,13 @@ struct SpmmBenchOptions {
   int64_t triad_mib = 256;
   uint64_t seed = 1;
   std::string device = "cpu";
+  std::string partition;  // --partition DIR: a shard's local CSR instead of a generated matrix
+  int part = 0;
 };
 
 struct HostCsr {
   int64_t rows = 0;
+  int64_t cols = 0;  // = rows for the generated matrices; owned + halo for a shard
   Buffer<int64_t> indptr;
   Buffer<int32_t> indices;
   Buffer<float> values;
@@ -84,7 +96,7 @@ inline float unit_float(uint64_t seed, uint64_t index) {  // in [-1, 1)
 template <typename Degree, typename Column>
 HostCsr build_csr(int64_t rows, uint64_t seed, Degree degree_of, Column column_of) {
   HostCsr a;
-  a.rows = rows;
+  a.rows = a.cols = rows;
   a.indptr = Buffer<int64_t>(rows + 1);
   a.indptr[0] = 0;
   for (int64_t r = 0; r < rows; ++r) a.indptr[r + 1] = a.indptr[r] + degree_of(r);
@@ -151,6 +163,27 @@ HostCsr rmat_csr(int64_t rows, double avg_degree, uint64_t seed) {
       [&](int64_t r, int64_t k) { return columns[start[r] + k]; });
 }
 
+// A shard's local CSR (owned rows, owned + halo columns, sorted within a row), its weights or values in
+// [0, 1) as generated ones.
+HostCsr shard_csr(const std::string& dir, int part, uint64_t seed) {
+  const graph::Shard s = io::read_shard(dir, part);
+  HostCsr a;
+  a.rows = s.num_owned();
+  a.cols = s.num_owned() + s.num_halo();
+  a.indptr = Buffer<int64_t>(a.rows + 1);
+  std::copy(s.indptr.begin(), s.indptr.end(), a.indptr.data());
+  a.indices = Buffer<int32_t>(s.nnz());
+  std::copy(s.indices.begin(), s.indices.end(), a.indices.data());
+  a.values = Buffer<float>(s.nnz());
+  for (int64_t k = 0; k < s.nnz(); ++k)
+    a.values[k] =
+        s.weight.empty() ? 0.5f + 0.5f * unit_float(seed + 1, static_cast<uint64_t>(k)) : s.weight[k];
+  std::printf("# shard %s part %d: %lld owned, %lld halo rows; owned-owned bandwidth %lld\n", dir.c_str(),
+              part, (long long)s.num_owned(), (long long)s.num_halo(),
+              (long long)partition::owned_bandwidth(s));
+  return a;
+}
+
 // Seconds on the chosen clock: wall time, or (--cpu-clock) this process's CPU time divided by the thread
 // count, which on a machine shared with other jobs leaves out the time our threads wait for a core (memory
 // bandwidth is still shared). Both the kernel and the triad are timed on the same clock.
@@ -183,16 +216,36 @@ double triad_gbs(int64_t mib, bool cpu_clock) {
   return 3.0 * 8.0 * static_cast<double>(n) / best / 1e9;
 }
 
+// STREAM copy c = a on doubles, `mib` MiB per array, first touched by the same threads; best of 10 (GB/s,
+// bytes read + written).
+double copy_gbs_of(int64_t mib, bool cpu_clock) {
+  const int64_t n = mib * (1 << 20) / 8;
+  Buffer<double> a(n), c(n);
+  double* __restrict__ pa = a.data();
+  double* __restrict__ pc = c.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) pa[i] = 1.0, pc[i] = 0.0;
+  double best = 1e30;
+  for (int trial = 0; trial < 10; ++trial) {
+    const double start = clock_seconds(cpu_clock);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) pc[i] = pa[i];
+    best = std::min(best, clock_seconds(cpu_clock) - start);
+  }
+  HALOGEN_ASSERT(pc[n / 2] == 1.0);
+  return 2.0 * 8.0 * static_cast<double>(n) / best / 1e9;
+}
+
 // --scaled: a row and a column factor in [0.5, 1) per vertex (as gcn's 1/sqrt(deg + 1) would be).
 struct Factors {
   Buffer<float> row, col;  // (rows) each, or empty
 };
-Factors make_factors(int64_t rows, uint64_t seed) {
-  Factors f{Buffer<float>(rows), Buffer<float>(rows)};
-  for (int64_t r = 0; r < rows; ++r) {
+Factors make_factors(int64_t rows, int64_t cols, uint64_t seed) {
+  Factors f{Buffer<float>(rows), Buffer<float>(cols)};
+  for (int64_t r = 0; r < rows; ++r)
     f.row[r] = 0.75f + 0.25f * unit_float(seed + 2, static_cast<uint64_t>(r));
-    f.col[r] = 0.75f + 0.25f * unit_float(seed + 3, static_cast<uint64_t>(r));
-  }
+  for (int64_t c = 0; c < cols; ++c)
+    f.col[c] = 0.75f + 0.25f * unit_float(seed + 3, static_cast<uint64_t>(c));
   return f;
 }
 
@@ -225,7 +278,7 @@ int64_t count_wrong(const HostCsr& a, bool pattern, const Factors& factors, cons
 }
 
 int64_t distinct_columns(const HostCsr& a) {
-  std::vector<char> seen(static_cast<size_t>(a.rows), 0);
+  std::vector<char> seen(static_cast<size_t>(a.cols), 0);
   for (int64_t k = 0; k < a.nnz(); ++k) seen[a.indices[k]] = 1;
   int64_t count = 0;
   for (char s : seen) count += s;
@@ -254,13 +307,14 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
 
   Stopwatch setup;
-  const HostCsr a = options.graph == "rmat" ? rmat_csr(options.rows, options.avg_degree, options.seed)
-                                            : uniform_csr(options.rows, options.avg_degree, options.seed);
+  const HostCsr a = !options.partition.empty() ? shard_csr(options.partition, options.part, options.seed)
+                    : options.graph == "rmat"  ? rmat_csr(options.rows, options.avg_degree, options.seed)
+                                               : uniform_csr(options.rows, options.avg_degree, options.seed);
   const int64_t nnz = a.nnz(), distinct = distinct_columns(a);
   int64_t max_degree = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_degree = std::max(max_degree, a.indptr[r + 1] - a.indptr[r]);
-  const Factors factors = options.scaled ? make_factors(a.rows, options.seed) : Factors{};
-  kernels::CsrView host_view{a.rows,          a.rows,           nnz,
+  const Factors factors = options.scaled ? make_factors(a.rows, a.cols, options.seed) : Factors{};
+  kernels::CsrView host_view{a.rows,          a.cols,           nnz,
                              a.indptr.data(), a.indices.data(), options.pattern ? nullptr : a.values.data(),
                              Device::cpu};
   if (options.scaled) {
@@ -278,18 +332,23 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     device_indptr = a.indptr.clone(Device::cuda);
     device_indices = a.indices.clone(Device::cuda);
     device_values = a.values.clone(Device::cuda);
-    view = kernels::CsrView{a.rows,           a.rows,
-                            nnz,              device_indptr.data(),
-                            device_indices.data(), options.pattern ? nullptr : device_values.data(),
+    view = kernels::CsrView{a.rows,
+                            a.cols,
+                            nnz,
+                            device_indptr.data(),
+                            device_indices.data(),
+                            options.pattern ? nullptr : device_values.data(),
                             Device::cuda};
     copy_gbs = kernels::device::measure_copy_bandwidth_gbs();
   }
 
   std::printf(
       "# halogen bench spmm: out (%lld x width) %s= A (%lld x %lld, %s, nnz %lld, max degree %lld%s) X\n",
-      (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.rows,
-      options.graph.c_str(), (long long)nnz, (long long)max_degree,
-      options.pattern ? ", pattern" : options.scaled ? ", row and column factors" : "");
+      (long long)a.rows, options.accumulate ? "+" : "", (long long)a.rows, (long long)a.cols,
+      options.partition.empty() ? options.graph.c_str() : "shard", (long long)nnz, (long long)max_degree,
+      options.pattern  ? ", pattern"
+      : options.scaled ? ", row and column factors"
+                       : "");
   if (gpu) {
     std::printf("# float32 on %s, cuSPARSE SpMM, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
                 kernels::device::device_description().c_str(), options.warmup, options.iterations, setup.seconds());
@@ -303,32 +362,39 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
       options.pattern || options.scaled ? 4 : 8, options.scaled ? " + 8 rows (factors)" : "",
       options.accumulate ? 8 : 4);
   std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n",
-              (long long)distinct, (long long)a.rows);
+              (long long)distinct, (long long)a.cols);
   if (options.cpu_clock && !gpu) std::printf("# times are process CPU time / threads (--cpu-clock), not wall time\n");
   if (gpu) {
     std::printf("# GB/s from the best call; copy: device-to-device cudaMemcpy of 1 GiB (read + write), median of 10, "
                 "measured once; %%copy = GB/s / copy\n");
   } else {
     std::printf(
-        "# GB/s from the best call; triad: a = b + s c, 3 x %lld MiB doubles, best of 10, just before each "
-        "width; %%triad = GB/s / triad\n",
-        (long long)options.triad_mib);
+        "# GB/s from the best call; copy: c = a, 2 x %lld MiB doubles; triad: a = b + s c, 3 x %lld MiB "
+        "doubles; "
+        "each best of 10, just before each width; %%copy = GB/s / copy, %%triad = GB/s / triad\n",
+        (long long)options.triad_mib, (long long)options.triad_mib);
   }
-  std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)", "GB/s",
-              "GB/s(min)", gpu ? "copy" : "triad", gpu ? "%copy" : "%triad", "#wrong");
+  if (gpu)
+    std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)", "GB/s",
+                "GB/s(min)", "copy", "%copy", "#wrong");
+  else
+    std::printf("#%7s %12s %11s %9s %8s %10s %8s %7s %8s %7s %7s\n", "width", "nnz", "median(ms)", "best(ms)",
+                "GB/s", "GB/s(min)", "copy", "%copy", "triad", "%triad", "#wrong");
   int64_t total_wrong = 0;
-  double best_gbs = 0.0;
+  double best_gbs = 0.0, best_share = 0.0, best_copy = 0.0;
   for (int64_t width : options.widths) {
-    Tensor x(a.rows, width, Device::cpu), out(a.rows, width, Device::cpu);
+    Tensor x(a.cols, width, Device::cpu), out(a.rows, width, Device::cpu);
     float* x_data = x.data();
     float* out_data = out.data();
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < a.rows; ++r)
-      for (int64_t c = 0; c < width; ++c) {
+    for (int64_t r = 0; r < a.cols; ++r)
+      for (int64_t c = 0; c < width; ++c)
         x_data[r * width + c] = unit_float(options.seed + 7, static_cast<uint64_t>(r * width + c));
-        out_data[r * width + c] = 0.0f;
-      }
-    const double reference = gpu ? copy_gbs : triad_gbs(options.triad_mib, options.cpu_clock);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < a.rows; ++r)
+      for (int64_t c = 0; c < width; ++c) out_data[r * width + c] = 0.0f;
+    const double reference = gpu ? copy_gbs : copy_gbs_of(options.triad_mib, options.cpu_clock);
+    const double triad = gpu ? 0.0 : triad_gbs(options.triad_mib, options.cpu_clock);
     std::vector<double> times;
     if (gpu) {
       Tensor x_device = x.clone(Device::cuda), out_device = out.clone(Device::cuda);
@@ -358,17 +424,20 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     int64_t wrong = 0;
     if (!options.accumulate) wrong = count_wrong(a, options.pattern, factors, x, out, options.check_rows);
     total_wrong += wrong;
-    best_gbs = std::max(best_gbs, gbs);
-    std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
-                (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference, 100.0 * gbs / reference,
-                (long long)wrong);
+    if (gbs > best_gbs) best_gbs = gbs, best_share = gbs / reference, best_copy = reference;
+    if (gpu)
+      std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %7lld\n", (long long)width,
+                  (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference,
+                  100.0 * gbs / reference, (long long)wrong);
+    else
+      std::printf(" %7lld %12lld %11.3f %9.3f %8.1f %10.1f %8.1f %6.0f%% %8.1f %6.0f%% %7lld\n",
+                  (long long)width, (long long)nnz, median * 1e3, seconds * 1e3, gbs, gbs_min, reference,
+                  100.0 * gbs / reference, triad, 100.0 * gbs / triad, (long long)wrong);
     std::fflush(stdout);
   }
   std::printf("# %s\n", total_wrong == 0 ? "all checked elements correct" : "WRONG RESULTS");
-  if (gpu) {
-    std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_gbs / copy_gbs, best_gbs,
-                copy_gbs);
-  }
+  std::printf("# spmm_copy_bw_share %.3f (best GB/s %.1f / copy GB/s %.1f)\n", best_share, best_gbs,
+              best_copy);
   if (total_wrong != 0) exit_code() = 1;
 }
 
@@ -412,6 +481,13 @@ void add_bench_spmm(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--graph", options->graph, "Sparsity pattern: uniform (random columns) or rmat (power law)")
       ->capture_default_str();
+  cmd->add_option(
+      "--partition", options->partition,
+      "A partition directory: benchmark the local CSR of its shard --part (owned rows by owned + halo "
+      "columns, in the shard's vertex order) instead of a generated matrix");
+  cmd->add_option("--part", options->part, "The shard of --partition")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_flag("--pattern", options->pattern, "All-ones matrix (no values array)");
   cmd->add_flag("--scaled", options->scaled,
                 "Implicit values: a row and a column factor per vertex (gcn's form), no values array (CPU)");
@@ -427,8 +503,10 @@ void add_bench_spmm(CLI::App& bench) {
       ->check(non_negative())->capture_default_str();
   cmd->add_option("--check-rows", options->check_rows, "Rows compared with the reference (0: no check)")
       ->check(non_negative())->capture_default_str();
-  cmd->add_option("--triad-mib", options->triad_mib, "MiB per triad array (several times the LLC)")
-      ->check(positive())->capture_default_str();
+  cmd->add_option("--triad-mib", options->triad_mib,
+                  "MiB per STREAM copy and triad array (several times the LLC)")
+      ->check(positive())
+      ->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the generated matrix and data")
       ->check(seed_value())
       ->capture_default_str();

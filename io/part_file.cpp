@@ -78,6 +78,22 @@ void check_ascending_in(const std::vector<T>& ids, int64_t begin, int64_t end, i
   }
 }
 
+// Distinct values in [lo, hi), in any order (/owned/gid: ascending in gid order, not in rcm order).
+void check_distinct_in(const std::vector<int64_t>& ids, int64_t lo, int64_t hi, const std::string& file,
+                       const std::string& dataset) {
+  if (std::is_sorted(ids.begin(), ids.end()))
+    return check_ascending_in(ids, 0, static_cast<int64_t>(ids.size()), lo, hi, file, dataset);
+  std::vector<int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  if (!(sorted.front() >= lo && sorted.back() < hi))
+    require(false, file, dataset,
+            "value " + std::to_string(sorted.front() < lo ? sorted.front() : sorted.back()) + " outside [" +
+                std::to_string(lo) + "," + std::to_string(hi) + ")");
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end())
+    require(false, file, dataset, "value " + std::to_string(*twice) + " listed twice");
+}
+
 // Root attribute format_version (an earlier file's version) of a shard or assignment file: kPartitionVersion;
 // version 1 (no checksums) asks for a new partition.
 void check_partition_file_version(const h5::File& file, const char* what) {
@@ -357,6 +373,9 @@ PartitionMeta read_partition_meta(const std::string& dir) {
   if (meta.num_nodes < meta.num_parts)
     throw UserError(path + ": num_nodes " + std::to_string(meta.num_nodes) + " < num_parts");
 
+  meta.vertex_order = "gid";  // partitions made before --vertex-order
+  if (root.contains("options") && root["options"].is_object() && root["options"].contains("vertex_order"))
+    meta.vertex_order = json_get<std::string>(root["options"], "vertex_order", path + ": options");
   if (root.contains("link_negatives")) meta.link_negatives = json_get<int64_t>(root, "link_negatives", path);
 
   if (!root.contains("parts") || !root["parts"].is_array()) throw UserError(path + ": key \"parts\" missing");
@@ -475,7 +494,7 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
 
   s.owned_gid = file.read<int64_t>("/owned/gid");
   const int64_t n_own = s.num_owned();
-  check_ascending_in(s.owned_gid, 0, n_own, 0, n, path, "/owned/gid");
+  check_distinct_in(s.owned_gid, 0, n, path, "/owned/gid");
   if (part < static_cast<int>(meta.part_owned.size()))
     require(n_own == meta.part_owned[part], path, "/owned/gid", "length disagrees with meta.json");
 
@@ -499,10 +518,14 @@ graph::Shard read_shard_file(const std::string& path, int part, const PartitionM
       require(false, path, "/send/idx",
             "local id " + std::to_string(s.plan.send_idx[i]) + " at index " + std::to_string(i) +
                 " is not an owned row");
-  // Each destination's rows in its halo order: ascending gid, so ascending owned local id.
+  // Each destination's rows in its halo order: ascending gid (owned local ids ascend too only in gid order:
+  // partition/vertex_order.h).
   for (int64_t q = 0; q < parts; ++q)
-    check_ascending_in(s.plan.send_idx, s.plan.send_offsets[q], s.plan.send_offsets[q + 1], 0, n_own, path,
-                       "/send/idx");
+    for (int64_t i = s.plan.send_offsets[q] + 1; i < s.plan.send_offsets[q + 1]; ++i)
+      if (!(s.owned_gid[s.plan.send_idx[i]] > s.owned_gid[s.plan.send_idx[i - 1]]))
+        require(false, path, "/send/idx",
+                "rows for part " + std::to_string(q) + " not in ascending global id at index " +
+                    std::to_string(i));
 
   s.indptr = file.read<int64_t>("/csr/indptr");
   s.indices = file.read<int32_t>("/csr/indices");

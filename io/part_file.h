@@ -55,6 +55,8 @@ struct PartitionMeta {
   int64_t link_negatives = 0;       // negatives per positive in the shards' link steps; 0: none written
   // graph.preprocess {name, formula} when the graph file records its targets' transform (convert --preprocess)
   std::string preprocess, preprocess_formula;
+  // options.vertex_order: "rcm" or "gid" (partition/vertex_order.h); "gid" for partitions made before it.
+  std::string vertex_order;
 };
 
 // Reads DIR/meta.json; UserError when missing or malformed.

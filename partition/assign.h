@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "partition/vertex_order.h"
 
 namespace halogen::partition {
 
@@ -40,6 +41,9 @@ struct AssignOptions {
   // METIS_OPTION_NITER, METIS's default 10. Fewer is faster: 3 gave the same cut on RMAT scale 20 at P=8
   // for 25% less METIS time, but 8% more cut at P=64 (docs/partition.md).
   int32_t refine_iterations = 10;
+  // Order of each shard's owned vertices (partition/vertex_order.h); not part of the assignment, applied to
+  // every shard after it is built. Dynamic graphs (snapshots) keep gid.
+  VertexOrder vertex_order = VertexOrder::rcm;
 };
 
 // Parse command-line spellings; UserError naming the flag and the accepted values.

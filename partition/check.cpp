@@ -20,10 +20,15 @@ namespace {
 // Expected local split of a part: positions in owned_gid of the split members it owns, ascending.
 std::vector<int64_t> expected_split(const std::vector<int64_t>& split, const std::vector<int32_t>& assignment,
                                     const std::vector<int64_t>& owned_gid, int32_t part) {
+  // (gid, local id) by gid: owned_gid ascends only in gid vertex order.
+  std::vector<std::pair<int64_t, int64_t>> by_gid(owned_gid.size());
+  for (size_t i = 0; i < owned_gid.size(); ++i) by_gid[i] = {owned_gid[i], static_cast<int64_t>(i)};
+  std::sort(by_gid.begin(), by_gid.end());
   std::vector<int64_t> local;
   for (int64_t v : split) {
     if (assignment[v] != part) continue;
-    local.push_back(std::lower_bound(owned_gid.begin(), owned_gid.end(), v) - owned_gid.begin());
+    local.push_back(
+        std::lower_bound(by_gid.begin(), by_gid.end(), std::pair<int64_t, int64_t>(v, -1))->second);
   }
   std::sort(local.begin(), local.end());
   return local;

@@ -79,6 +79,11 @@ void describe_partition_dir(const std::string& dir, bool check) {
                                              : "none (unweighted: train --edge-weight needs a weighted graph)");
     }
   }
+  std::printf(
+      "vertex order %s\n",
+      meta.vertex_order == "rcm"
+          ? "rcm (each shard's owned vertices in reverse Cuthill-McKee order)"
+          : strformat("%s (owned vertices by ascending global id)", meta.vertex_order.c_str()).c_str());
   std::printf("%6s %12s %12s %14s %12s\n", "part", "owned", "halo", "file MiB", "feat MiB");
   int64_t total_halo = 0, max_halo = 0;
   for (int32_t p = 0; p < meta.num_parts; ++p) {

@@ -69,12 +69,14 @@ json meta_json(const graph::Graph& graph, int64_t num_edges, int64_t num_train, 
   meta["format_version"] = io::kPartitionVersion;
   meta["method"] = method_name(o.method);
   meta["num_parts"] = o.num_parts;
-  meta["options"] = {{"objective", objective_name(o.objective)},
-                     {"imbalance", o.imbalance},
-                     {"seed", o.seed},
-                     {"balance", balance_name(o.balance)},
-                     {"refine_iterations", o.refine_iterations},
-                     {"part_weights", o.part_weights}};
+  meta["options"] = {
+      {"objective", objective_name(o.objective)},
+      {"imbalance", o.imbalance},
+      {"seed", o.seed},
+      {"balance", balance_name(o.balance)},
+      {"refine_iterations", o.refine_iterations},
+      {"part_weights", o.part_weights},
+      {"vertex_order", vertex_order_name(graph.snapshots.empty() ? o.vertex_order : VertexOrder::gid)}};
   meta["command"] = request.command;
   if (graph.snapshots.size() >= 2) meta["link_negatives"] = request.link_negatives;
   meta["created_utc"] = utc_now();
@@ -251,6 +253,11 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
   phases.end();
   log::info(strformat("partition: %s into %d parts in %.2f s", method_name(options.method), options.num_parts,
                       phases.phases().back().seconds));
+  if (!graph.snapshots.empty() && options.vertex_order != VertexOrder::gid)
+    log::info(
+        strformat("vertex order: gid (a dynamic graph's snapshot and link shards are built in gid order; "
+                  "--vertex-order %s applies to static graphs)",
+                  vertex_order_name(options.vertex_order)));
 
   phases.begin("halo plan");
   io::write_assignment(io::assignment_path(request.output_dir), part_of, options.num_parts);
@@ -283,6 +290,8 @@ PartitionResult write_partition_directory(const graph::Graph& graph, const Sourc
         if (features && graph.num_features > 0)
           shard.features = read_owned_features(*features, shard.owned_gid, graph.num_features,
                                                request.feature_block_bytes);
+        // Snapshots and link steps are built in gid order (plan.local_of): dynamic graphs keep it.
+        if (graph.snapshots.empty()) apply_vertex_order(shard, options.vertex_order);
         if (!graph.snapshots.empty()) {
           shard.snapshots = build_shard_snapshots(graph, plan, shard);
           snapshot_halo_rows.resize(shard.snapshots.size(), 0);

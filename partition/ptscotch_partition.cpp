@@ -175,6 +175,7 @@ PartitionResult partition_graph_file_ptscotch(const PartitionRequest& request) {
         if (header.num_features > 0)
           shard.features = read_owned_features(*file, shard.owned_gid, header.num_features,
                                                request.feature_block_bytes);
+        apply_vertex_order(shard, request.options.vertex_order);
         stats.owned[p] = shard.num_owned();
         stats.nnz[p] = shard.nnz();
         stats.train[p] = static_cast<int64_t>(shard.train.size());

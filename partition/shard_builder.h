@@ -58,7 +58,8 @@ class RowSource {
   virtual bool dense_ids() const = 0;
 };
 
-// Part's shard from its rows: header, owned_gid, halo and exchange plan, local CSR (columns: [0, n_own) owned
+// Part's shard from its rows, owned vertices in ascending gid (the callers apply --vertex-order afterwards:
+// partition/vertex_order.h): header, owned_gid, halo and exchange plan, local CSR (columns: [0, n_own) owned
 // in owned_gid order, then n_own + position in the halo; sorted within a row; weights carried), global
 // degrees, node data and splits (local ids, ascending). Rows are mapped in parallel (OpenMP); the result does
 // not depend on the thread count. UserError when owned + halo rows exceed a shard's int32 local ids.

@@ -57,7 +57,9 @@ struct Shard {
   std::string graph_name;
   bool directed = false;  // the graph's (meta.json): false means every edge is stored both ways
 
-  std::vector<int64_t> owned_gid;     // (n_own) global ids, ascending
+  // (n_own) global ids: ascending in `gid` vertex order, a reverse Cuthill-McKee order of the part in `rcm`
+  // (partition/vertex_order.h). Never assume it sorted: map by value.
+  std::vector<int64_t> owned_gid;
   std::vector<int64_t> halo_gid;      // (n_halo) global ids, grouped by owner, ascending within a group
   HaloPlan plan;                      // the exchange (/halo/recv_offsets, /send/idx, /send/offsets)
 

@@ -65,21 +65,33 @@ std::vector<std::vector<float>> gather_to_rank0(comm::Communicator& comm, std::v
   return parts;
 }
 
-// Rows in global vertex order: part q's i-th row belongs to the i-th vertex (ascending id) that q owns.
-std::vector<float> global_order(const std::vector<std::vector<float>>& parts, const std::vector<int32_t>& part_of,
-                                const std::vector<int64_t>& rows, int64_t width, const std::string& assignment) {
-  std::vector<int64_t> cursor(parts.size(), 0);
+// Rows in global vertex order: part q's i-th row belongs to vertex owned_gid[q][i] (the shard's /owned/gid,
+// which ascends only in gid vertex order: partition/vertex_order.h), which assignment.h5 must give to part q.
+std::vector<float> global_order(const std::vector<std::vector<float>>& parts,
+                                const std::vector<std::vector<int64_t>>& owned_gid,
+                                const std::vector<int32_t>& part_of, const std::vector<int64_t>& rows,
+                                int64_t width, const std::string& assignment) {
   const int64_t n = static_cast<int64_t>(part_of.size());
   std::vector<float> ordered(static_cast<size_t>(n * width));
-  for (int64_t v = 0; v < n; ++v) {
-    const int32_t q = part_of[v];
-    HALOGEN_USER_CHECK(cursor[q] < rows[q], "%s: part %d owns more vertices than its shard (%lld)",
-                       assignment.c_str(), q, (long long)rows[q]);
-    std::copy_n(parts[q].data() + cursor[q]++ * width, width, ordered.data() + v * width);
+  std::vector<uint8_t> placed(static_cast<size_t>(n), 0);
+  int64_t total = 0;
+  for (size_t q = 0; q < parts.size(); ++q) {
+    HALOGEN_USER_CHECK(static_cast<int64_t>(owned_gid[q].size()) == rows[q],
+                       "part %zu: its shard lists %zu owned vertices, its rank computed %lld rows", q,
+                       owned_gid[q].size(), (long long)rows[q]);
+    for (int64_t i = 0; i < rows[q]; ++i) {
+      const int64_t v = owned_gid[q][i];
+      HALOGEN_USER_CHECK(
+          v >= 0 && v < n && part_of[v] == static_cast<int32_t>(q) && !placed[v],
+          "%s: part %zu's shard owns vertex %lld, which the assignment does not give it (once)",
+          assignment.c_str(), q, (long long)v);
+      placed[v] = 1;
+      std::copy_n(parts[q].data() + i * width, width, ordered.data() + v * width);
+    }
+    total += rows[q];
   }
-  for (size_t q = 0; q < parts.size(); ++q)
-    HALOGEN_USER_CHECK(cursor[q] == rows[q], "%s: part %zu owns %lld vertices, its shard %lld", assignment.c_str(), q,
-                       (long long)cursor[q], (long long)rows[q]);
+  HALOGEN_USER_CHECK(total == n, "%s: the shards own %lld vertices, the graph has %lld", assignment.c_str(),
+                     (long long)total, (long long)n);
   return ordered;
 }
 
@@ -252,7 +264,12 @@ PredictSummary predict(comm::Communicator& comm, const io::PartitionMeta& meta, 
     if (comm.rank() != 0) return;
     const std::string assignment = io::assignment_path(request.partition_dir);
     const std::vector<int32_t> part_of = io::read_assignment(assignment, comm.size(), meta.num_nodes);
-    const std::vector<float> ordered = global_order(parts, part_of, rows, width, assignment);
+    std::vector<std::vector<int64_t>> owned_gid(parts.size());
+    for (int q = 0; q < comm.size(); ++q)
+      owned_gid[q] = q == comm.rank() ? shard.owned_gid
+                                      : h5::File(io::shard_path(request.partition_dir, q), h5::Mode::read)
+                                            .read<int64_t>("/owned/gid");
+    const std::vector<float> ordered = global_order(parts, owned_gid, part_of, rows, width, assignment);
     parts.clear();
     write_predictions(request, header, ordered, meta.num_nodes, width);
   });

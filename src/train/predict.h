@@ -1,21 +1,23 @@
 #pragma once
 // Inference from a checkpoint (`halogen predict`): the static node-classification model (GCN or SAGE) a
 // checkpoint describes, rebuilt on this rank's shard of ANY partition of the same graph, run once through the
-// training code's forward (nn::Model::infer: the same distributed products and halo exchanges, dropout off, as
-// the evaluation during training), gathered to rank 0 and written there as one HDF5 file in global vertex order:
+// training code's forward (nn::Model::infer: the same distributed products and halo exchanges, dropout off,
+// as the evaluation during training), gathered to rank 0 and written there as one HDF5 file in global vertex
+// order:
 //
 //   /probabilities  float32 [N, C]   softmax of the logits            (default)
 //   /predicted      int32   [N]      argmax of the logits (ties: the lowest class, as training's accuracy)
 //   /embeddings     float32 [N, H]   instead of both: the output of layer `embeddings_layer` (0-based; hidden
 //                                    layers: relu(conv + bias), the last layer: its logits)
-//   / attributes: format="halogen.predictions" (earlier: "halogen-predictions"), format_version=1, checkpoint (its path), epoch, model,
+//   / attributes: format="halogen.predictions" (earlier: "halogen-predictions"), format_version=1, checkpoint
+//   (its path), epoch, model,
 //                 graph_checksum, num_nodes, and layer (embeddings only)
 //
 // Gather: every rank sends its owned rows (n_own x width floats) to rank 0, which places part q's i-th row at
-// part q's i-th vertex in ascending global id (shards list their owned vertices in that order; the partition's
-// assignment.h5 says which part owns which vertex). Rank 0 holds N x width floats twice while writing.
-// Temporal models (evolvegcn-o, tgcn, gconvgru) are refused: their inference (a state carried over snapshots)
-// is not implemented yet.
+// the i-th vertex of part q's /owned/gid (read from its shard: in any vertex order, rcm or gid), checked
+// against the partition's assignment.h5. Rank 0 holds N x width floats twice while writing. Temporal models
+// (evolvegcn-o, tgcn, gconvgru) are refused: their inference (a state carried over snapshots) is not
+// implemented yet.
 #include <cstdint>
 #include <string>
 

@@ -2,9 +2,9 @@
 // writes, for each part, exactly the shard that the whole-graph path (build_halo_plan + build_shard, as
 // METIS, random and contiguous use it) makes from the same assignment - every dataset equal and the part
 // files equal byte for byte - on a weighted graph with features, labels, splits, a self-loop and isolated
-// vertices, for P below, equal to and above K. Also the one fail-together helper (core/fail_together.h)
-// through both of its transports: an MPI_Comm (partition's collectively) and a comm::Communicator
-// (train::run_collectively).
+// vertices, for P below, equal to and above K, with the default --vertex-order rcm applied on both paths.
+// Also the one fail-together helper (core/fail_together.h) through both of its transports: an MPI_Comm
+// (partition's collectively) and a comm::Communicator (train::run_collectively).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -110,7 +110,8 @@ TEST(OneShardBuilder, PtScotchShardsEqualWholeGraphShardsOfTheSameAssignment) {
     int64_t halo_rows = 0;
     for (int32_t p = 0; p < parts; ++p) {
       SCOPED_TRACE("part " + std::to_string(p));
-      const graph::Shard whole = partition::build_shard(read, plan, p);
+      graph::Shard whole = partition::build_shard(read, plan, p);
+      partition::apply_vertex_order(whole, request.options.vertex_order);  // both paths: rcm, the default
       halo_rows += whole.num_halo();
       expect_same_shard(io::read_shard(request.output_dir, p), whole);
       const std::string written =

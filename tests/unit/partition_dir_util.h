@@ -36,15 +36,17 @@ inline partition::SourceFile fake_source() {
 }
 
 // `halogen partition` of `g` into `dir` with the method, part count, seed and balance given.
-inline partition::PartitionResult write_partition_dir(const graph::Graph& g, const std::string& dir,
-                                                      partition::Method method, int32_t parts, uint64_t seed,
-                                                      partition::Balance balance = partition::Balance::all) {
+inline partition::PartitionResult write_partition_dir(
+    const graph::Graph& g, const std::string& dir, partition::Method method, int32_t parts, uint64_t seed,
+    partition::Balance balance = partition::Balance::all,
+    partition::VertexOrder order = partition::VertexOrder::rcm) {
   partition::PartitionRequest request;
   request.output_dir = dir;
   request.options.method = method;
   request.options.num_parts = parts;
   request.options.seed = seed;
   request.options.balance = balance;
+  request.options.vertex_order = order;
   request.command = "test";
   partition::PhaseLog phases;
   return partition::write_partition(g, fake_source(), request, phases);
