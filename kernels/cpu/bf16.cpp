@@ -94,43 +94,71 @@ inline void finish_row(const float* sum, int64_t n, float alpha, float beta, flo
 void pack_b(const Operands& o, int64_t k0, int64_t k1, int64_t n_pad, std::vector<uint32_t>& packed) {
   const int64_t pairs = (k1 - k0 + 1) / 2;
   packed.assign(static_cast<size_t>(pairs * n_pad), 0u);
-  for (int64_t kk = k0; kk < k1; ++kk) {
-    uint32_t* row = packed.data() + ((kk - k0) / 2) * n_pad;
-    const int shift = ((kk - k0) & 1) ? 16 : 0;
-    for (int64_t j = 0; j < o.n; ++j) row[j] |= static_cast<uint32_t>(op_b(o, kk, j)) << shift;
-  }
-}
-
-// op(a) rows [i0, i1), columns [k0, k1) into a panel of rows of `pairs` 32-bit words (zero-padded).
-void pack_a(const Operands& o, int64_t i0, int64_t i1, int64_t k0, int64_t k1, int64_t pairs,
-            std::vector<uint32_t>& panel) {
-  panel.assign(static_cast<size_t>((i1 - i0) * pairs), 0u);
-  uint16_t* halves = reinterpret_cast<uint16_t*>(panel.data());
-  if (!o.transpose_a) {
-    for (int64_t i = i0; i < i1; ++i)
-      std::memcpy(halves + (i - i0) * 2 * pairs, o.a.row(i) + k0, static_cast<size_t>(k1 - k0) * sizeof(uint16_t));
-  } else {
-    for (int64_t kk = k0; kk < k1; ++kk) {  // a is (k, m): read along its rows
-      const Bf16* a_row = o.a.row(kk);
-      for (int64_t i = i0; i < i1; ++i) halves[(i - i0) * 2 * pairs + (kk - k0)] = a_row[i].bits;
+  for (int64_t p = 0; p < pairs; ++p) {
+    uint32_t* row = packed.data() + p * n_pad;
+    const int64_t k = k0 + 2 * p;
+    const bool second = k + 1 < k1;
+    if (!o.transpose_b) {  // two rows of b, read along j (vectorises)
+      const uint16_t* even = bits(o.b.row(k));
+      const uint16_t* odd = second ? bits(o.b.row(k + 1)) : even;
+      const uint32_t odd_mask = second ? 0xffffffffu : 0u;
+      for (int64_t j = 0; j < o.n; ++j)
+        row[j] = static_cast<uint32_t>(even[j]) | ((static_cast<uint32_t>(odd[j]) << 16) & odd_mask);
+    } else {
+      for (int64_t j = 0; j < o.n; ++j)
+        row[j] = static_cast<uint32_t>(op_b(o, k, j)) | (second ? static_cast<uint32_t>(op_b(o, k + 1, j)) << 16 : 0u);
     }
   }
 }
 
+// op(a) rows [i0, i1), columns [k0, k1) as 32-bit pairs along k (zero-padded), word (r, p) at
+// panel[r * row_step + p * pair_step]: rows of `pairs` words when a is not transposed (a copy of each row),
+// else pair-major (pairs of rows of a, read along i: vectorises).
+struct Panel {
+  int64_t row_step = 0, pair_step = 0;
+};
+Panel pack_a(const Operands& o, int64_t i0, int64_t i1, int64_t k0, int64_t k1, int64_t pairs,
+             std::vector<uint32_t>& panel) {
+  const int64_t rows = i1 - i0;
+  panel.assign(static_cast<size_t>(rows * pairs), 0u);
+  if (!o.transpose_a) {
+    uint16_t* halves = reinterpret_cast<uint16_t*>(panel.data());
+    for (int64_t i = i0; i < i1; ++i)
+      std::memcpy(halves + (i - i0) * 2 * pairs, o.a.row(i) + k0, static_cast<size_t>(k1 - k0) * sizeof(uint16_t));
+    return Panel{pairs, 1};
+  }
+  for (int64_t p = 0; p < pairs; ++p) {  // a is (k, m)
+    const int64_t k = k0 + 2 * p;
+    const bool second = k + 1 < k1;
+    const uint16_t* even = bits(o.a.row(k)) + i0;
+    const uint16_t* odd = second ? bits(o.a.row(k + 1)) + i0 : even;
+    const uint32_t odd_mask = second ? 0xffffffffu : 0u;
+    uint32_t* out = panel.data() + p * rows;
+    for (int64_t i = 0; i < rows; ++i)
+      out[i] = static_cast<uint32_t>(even[i]) | ((static_cast<uint32_t>(odd[i]) << 16) & odd_mask);
+  }
+  return Panel{1, rows};
+}
+
 // kRows x (kVectors * 16) tile of sums: out[r][j] = sum_p dot(panel[r][p], packed[p][c0 + j]).
 template <int kRows, int kVectors>
-__attribute__((target("avx512f,avx512bf16"))) inline void dot_tile(const uint32_t* panel, int64_t pairs,
-                                                                    const uint32_t* packed, int64_t n_pad,
-                                                                    int64_t c0, int64_t n, float* out,
+__attribute__((target("avx512f,avx512bf16"))) inline void dot_tile(const uint32_t* panel, Panel layout,
+                                                                    int64_t pairs, const uint32_t* packed,
+                                                                    int64_t n_pad, int64_t c0, int64_t n, float* out,
                                                                     int64_t out_stride) {
   __m512 acc[kRows][kVectors];
+#pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p) {
     __m512i b[kVectors];
+#pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) b[v] = _mm512_loadu_si512(packed + p * n_pad + c0 + 16 * v);
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
-      const __m512i a = _mm512_set1_epi32(static_cast<int>(panel[r * pairs + p]));
+      const __m512i a = _mm512_set1_epi32(static_cast<int>(panel[r * layout.row_step + p * layout.pair_step]));
+#pragma GCC unroll 4
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
     }
   }
@@ -142,24 +170,26 @@ __attribute__((target("avx512f,avx512bf16"))) inline void dot_tile(const uint32_
 }
 
 template <int kRows>
-__attribute__((target("avx512f,avx512bf16"))) void dot_rows(const uint32_t* panel, int64_t pairs,
+__attribute__((target("avx512f,avx512bf16"))) void dot_rows(const uint32_t* panel, Panel layout, int64_t pairs,
                                                              const uint32_t* packed, int64_t n_pad, int64_t n,
                                                              float* out, int64_t out_stride) {
   int64_t c0 = 0;
-  for (; c0 + 64 <= n_pad; c0 += 64) dot_tile<kRows, 4>(panel, pairs, packed, n_pad, c0, n, out, out_stride);
+  for (; c0 + 64 <= n_pad; c0 += 64) dot_tile<kRows, 4>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
   if (c0 + 32 <= n_pad) {
-    dot_tile<kRows, 2>(panel, pairs, packed, n_pad, c0, n, out, out_stride);
+    dot_tile<kRows, 2>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
     c0 += 32;
   }
-  if (c0 < n_pad) dot_tile<kRows, 1>(panel, pairs, packed, n_pad, c0, n, out, out_stride);
+  if (c0 < n_pad) dot_tile<kRows, 1>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
 }
 
 // sums (rows, n) of a packed panel of `rows` rows against packed op(b).
-void dot_panel(const uint32_t* panel, int64_t rows, int64_t pairs, const uint32_t* packed, int64_t n_pad,
-               int64_t n, float* sums, int64_t sums_stride) {
+void dot_panel(const uint32_t* panel, Panel layout, int64_t rows, int64_t pairs, const uint32_t* packed,
+               int64_t n_pad, int64_t n, float* sums, int64_t sums_stride) {
   int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) dot_rows<4>(panel + r * pairs, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
-  for (; r < rows; ++r) dot_rows<1>(panel + r * pairs, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
+  for (; r + 4 <= rows; r += 4)
+    dot_rows<4>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
+  for (; r < rows; ++r)
+    dot_rows<1>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
 }
 
 void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, int threads) {
@@ -176,8 +206,9 @@ void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, in
       pack_b(o, k0, k1, n_pad, packed);
       for (int64_t i0 = 0; i0 < o.m; i0 += kPanelRows) {
         const int64_t i1 = std::min(o.m, i0 + kPanelRows);
-        pack_a(o, i0, i1, k0, k1, pairs, panel);
-        dot_panel(panel.data(), i1 - i0, pairs, packed.data(), n_pad, o.n, partial + (block * o.m + i0) * o.n, o.n);
+        const Panel layout = pack_a(o, i0, i1, k0, k1, pairs, panel);
+        dot_panel(panel.data(), layout, i1 - i0, pairs, packed.data(), n_pad, o.n, partial + (block * o.m + i0) * o.n,
+                  o.n);
       }
     }
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -198,9 +229,9 @@ void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, in
     const int64_t i0 = panel_index * kPanelRows, i1 = std::min(o.m, i0 + kPanelRows);
     thread_local std::vector<uint32_t> panel;
     thread_local std::vector<float> sums;
-    pack_a(o, i0, i1, 0, o.k, pairs, panel);
+    const Panel layout = pack_a(o, i0, i1, 0, o.k, pairs, panel);
     sums.resize(static_cast<size_t>((i1 - i0) * o.n));
-    dot_panel(panel.data(), i1 - i0, pairs, packed.data(), n_pad, o.n, sums.data(), o.n);
+    dot_panel(panel.data(), layout, i1 - i0, pairs, packed.data(), n_pad, o.n, sums.data(), o.n);
     for (int64_t i = i0; i < i1; ++i) finish_row(sums.data() + (i - i0) * o.n, o.n, alpha, beta, c.row(i));
   }
 }
