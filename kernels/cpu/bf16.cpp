@@ -2,7 +2,8 @@
 // BF16 operands and FP32 accumulation. (spmm_bf16 is the FP32 SpMM's kernel with a widening load, spmm.cpp.)
 //
 // gemm_bf16 has two implementations, chosen at run time:
-// - AVX512-BF16 (`vdpbf16ps`: 16 lanes, each adds two BF16 x BF16 products into an FP32 accumulator). op(b) is
+// - AVX512-BF16 (`vdpbf16ps`: 16 lanes, each adds two BF16 x BF16 products into an FP32 accumulator). op(b)
+// is
 //   packed once into pairs along k ("VNNI" layout: word (p, j) = op(b)(2p, j), op(b)(2p + 1, j)), each block
 //   of rows of op(a) into a zero-padded panel; a 4-row x 64-column tile of c lives in 16 registers. The
 //   instruction treats BF16 denormals as zero (features and activations are never that small; the tests
@@ -10,10 +11,10 @@
 // - Anywhere else (or forced, for tests: set_gemm_bf16_avx512_allowed(false), or HALOGEN_CPU_BF16=fallback in
 //   the environment): blocks of a and b widened to FP32 and multiplied by the FP32 BLAS (cpu::gemm). Debian's
 //   OpenBLAS has no sbgemm, so there is no BLAS BF16 path to prefer.
-// The AVX512-BF16 kernel splits the work like the FP32 gemm: blocks of rows of c (each element summed over all
-// of k by one thread), or, for a long inner dimension (the weight gradient H^T dZ, k = vertices), fixed blocks
-// of k summed in block order; the split depends on the shape alone, so results are bitwise the same for any
-// thread count.
+// The AVX512-BF16 kernel splits the work like the FP32 gemm: blocks of rows of c (each element summed over
+// all of k by one thread), or, for a long inner dimension (the weight gradient H^T dZ, k = vertices), fixed
+// blocks of k summed in block order; the split depends on the shape alone, so results are bitwise the same
+// for any thread count.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -58,8 +59,12 @@ void widen_row(const uint16_t* x, int64_t n, float* out) {
   }
 }
 
-const uint16_t* bits(const Bf16* p) { return reinterpret_cast<const uint16_t*>(p); }
-uint16_t* bits(Bf16* p) { return reinterpret_cast<uint16_t*>(p); }
+const uint16_t* bits(const Bf16* p) {
+  return reinterpret_cast<const uint16_t*>(p);
+}
+uint16_t* bits(Bf16* p) {
+  return reinterpret_cast<uint16_t*>(p);
+}
 
 // ---- gemm_bf16: shapes ----------------------------------------------------------------------------------
 
@@ -87,10 +92,11 @@ inline void finish_row(const float* sum, int64_t n, float alpha, float beta, flo
   for (int64_t j = 0; j < n; ++j) c_row[j] = beta == 0.0f ? alpha * sum[j] : alpha * sum[j] + beta * c_row[j];
 }
 
-// ---- gemm_bf16: AVX512-BF16 --------------------------------------------------------------------------------
+// ---- gemm_bf16: AVX512-BF16
+// --------------------------------------------------------------------------------
 
-// op(b) rows [k0, k1) as 32-bit pairs: packed[p * n_pad + j] = (op(b)(k0 + 2p + 1, j) << 16) | op(b)(k0 + 2p, j),
-// zero past k1 and past n.   packed: ((k1 - k0 + 1) / 2, n_pad)
+// op(b) rows [k0, k1) as 32-bit pairs: packed[p * n_pad + j] = (op(b)(k0 + 2p + 1, j) << 16) | op(b)(k0 + 2p,
+// j), zero past k1 and past n.   packed: ((k1 - k0 + 1) / 2, n_pad)
 void pack_b(const Operands& o, int64_t k0, int64_t k1, int64_t n_pad, std::vector<uint32_t>& packed) {
   const int64_t pairs = (k1 - k0 + 1) / 2;
   packed.assign(static_cast<size_t>(pairs * n_pad), 0u);
@@ -106,7 +112,8 @@ void pack_b(const Operands& o, int64_t k0, int64_t k1, int64_t n_pad, std::vecto
         row[j] = static_cast<uint32_t>(even[j]) | ((static_cast<uint32_t>(odd[j]) << 16) & odd_mask);
     } else {
       for (int64_t j = 0; j < o.n; ++j)
-        row[j] = static_cast<uint32_t>(op_b(o, k, j)) | (second ? static_cast<uint32_t>(op_b(o, k + 1, j)) << 16 : 0u);
+        row[j] = static_cast<uint32_t>(op_b(o, k, j)) |
+                 (second ? static_cast<uint32_t>(op_b(o, k + 1, j)) << 16 : 0u);
     }
   }
 }
@@ -124,7 +131,8 @@ Panel pack_a(const Operands& o, int64_t i0, int64_t i1, int64_t k0, int64_t k1, 
   if (!o.transpose_a) {
     uint16_t* halves = reinterpret_cast<uint16_t*>(panel.data());
     for (int64_t i = i0; i < i1; ++i)
-      std::memcpy(halves + (i - i0) * 2 * pairs, o.a.row(i) + k0, static_cast<size_t>(k1 - k0) * sizeof(uint16_t));
+      std::memcpy(halves + (i - i0) * 2 * pairs, o.a.row(i) + k0,
+                  static_cast<size_t>(k1 - k0) * sizeof(uint16_t));
     return Panel{pairs, 1};
   }
   for (int64_t p = 0; p < pairs; ++p) {  // a is (k, m)
@@ -143,9 +151,9 @@ Panel pack_a(const Operands& o, int64_t i0, int64_t i1, int64_t k0, int64_t k1, 
 // kRows x (kVectors * 16) tile of sums: out[r][j] = sum_p dot(panel[r][p], packed[p][c0 + j]).
 template <int kRows, int kVectors>
 __attribute__((target("avx512f,avx512bf16"))) inline void dot_tile(const uint32_t* panel, Panel layout,
-                                                                    int64_t pairs, const uint32_t* packed,
-                                                                    int64_t n_pad, int64_t c0, int64_t n, float* out,
-                                                                    int64_t out_stride) {
+                                                                   int64_t pairs, const uint32_t* packed,
+                                                                   int64_t n_pad, int64_t c0, int64_t n,
+                                                                   float* out, int64_t out_stride) {
   __m512 acc[kRows][kVectors];
 #pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r)
@@ -157,24 +165,29 @@ __attribute__((target("avx512f,avx512bf16"))) inline void dot_tile(const uint32_
     for (int v = 0; v < kVectors; ++v) b[v] = _mm512_loadu_si512(packed + p * n_pad + c0 + 16 * v);
 #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
-      const __m512i a = _mm512_set1_epi32(static_cast<int>(panel[r * layout.row_step + p * layout.pair_step]));
+      const __m512i a =
+          _mm512_set1_epi32(static_cast<int>(panel[r * layout.row_step + p * layout.pair_step]));
 #pragma GCC unroll 4
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
     }
   }
   for (int v = 0; v < kVectors; ++v) {
     const int64_t left = n - (c0 + 16 * v);
-    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
-    for (int r = 0; r < kRows; ++r) _mm512_mask_storeu_ps(out + r * out_stride + c0 + 16 * v, mask, acc[r][v]);
+    const __mmask16 mask =
+        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+    for (int r = 0; r < kRows; ++r)
+      _mm512_mask_storeu_ps(out + r * out_stride + c0 + 16 * v, mask, acc[r][v]);
   }
 }
 
 template <int kRows>
-__attribute__((target("avx512f,avx512bf16"))) void dot_rows(const uint32_t* panel, Panel layout, int64_t pairs,
-                                                             const uint32_t* packed, int64_t n_pad, int64_t n,
-                                                             float* out, int64_t out_stride) {
+__attribute__((target("avx512f,avx512bf16"))) void dot_rows(const uint32_t* panel, Panel layout,
+                                                            int64_t pairs, const uint32_t* packed,
+                                                            int64_t n_pad, int64_t n, float* out,
+                                                            int64_t out_stride) {
   int64_t c0 = 0;
-  for (; c0 + 64 <= n_pad; c0 += 64) dot_tile<kRows, 4>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
+  for (; c0 + 64 <= n_pad; c0 += 64)
+    dot_tile<kRows, 4>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
   if (c0 + 32 <= n_pad) {
     dot_tile<kRows, 2>(panel, layout, pairs, packed, n_pad, c0, n, out, out_stride);
     c0 += 32;
@@ -187,9 +200,11 @@ void dot_panel(const uint32_t* panel, Panel layout, int64_t rows, int64_t pairs,
                int64_t n_pad, int64_t n, float* sums, int64_t sums_stride) {
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4)
-    dot_rows<4>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
+    dot_rows<4>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride,
+                sums_stride);
   for (; r < rows; ++r)
-    dot_rows<1>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride, sums_stride);
+    dot_rows<1>(panel + r * layout.row_step, layout, pairs, packed, n_pad, n, sums + r * sums_stride,
+                sums_stride);
 }
 
 void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, int threads) {
@@ -207,8 +222,8 @@ void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, in
       for (int64_t i0 = 0; i0 < o.m; i0 += kPanelRows) {
         const int64_t i1 = std::min(o.m, i0 + kPanelRows);
         const Panel layout = pack_a(o, i0, i1, k0, k1, pairs, panel);
-        dot_panel(panel.data(), layout, i1 - i0, pairs, packed.data(), n_pad, o.n, partial + (block * o.m + i0) * o.n,
-                  o.n);
+        dot_panel(panel.data(), layout, i1 - i0, pairs, packed.data(), n_pad, o.n,
+                  partial + (block * o.m + i0) * o.n, o.n);
       }
     }
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -236,7 +251,8 @@ void gemm_avx512(const Operands& o, Matrix<float> c, float alpha, float beta, in
   }
 }
 
-// ---- gemm_bf16: widen to FP32 and use the BLAS -------------------------------------------------------------
+// ---- gemm_bf16: widen to FP32 and use the BLAS
+// -------------------------------------------------------------
 
 // Rows [r0, r1) and columns [c0, c1) of a BF16 matrix, widened into `out` (r1 - r0, c1 - c0).
 Matrix<const float> widen_block(Matrix<const Bf16> x, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
@@ -267,8 +283,8 @@ void gemm_widened(const Operands& o, Matrix<float> c, float alpha, float beta) {
   const int64_t step = 4 * kInnerBlock;  // rows of c per block
   for (int64_t i0 = 0; i0 < o.m; i0 += step) {
     const int64_t i1 = std::min(o.m, i0 + step);
-    const Matrix<const float> a = o.transpose_a ? widen_block(o.a, 0, o.k, i0, i1, a_block)
-                                                : widen_block(o.a, i0, i1, 0, o.k, a_block);
+    const Matrix<const float> a =
+        o.transpose_a ? widen_block(o.a, 0, o.k, i0, i1, a_block) : widen_block(o.a, i0, i1, 0, o.k, a_block);
     gemm(a, o.transpose_a, b, o.transpose_b, c.slice_rows(i0, i1), alpha, beta);
   }
 }
@@ -305,8 +321,9 @@ void gather_rows_bf16(Matrix<const Bf16> x, Span<const int32_t> idx, Matrix<Bf16
   detail::require_host(x, "gather_rows_bf16 x");
   detail::require_host(idx, "gather_rows_bf16 idx");
   detail::require_host(out, "gather_rows_bf16 out");
-  HALOGEN_ASSERT(out.rows == idx.size && out.cols == x.cols, "gather of %lld rows of width %lld into (%lld, %lld)",
-                 (long long)idx.size, (long long)x.cols, (long long)out.rows, (long long)out.cols);
+  HALOGEN_ASSERT(out.rows == idx.size && out.cols == x.cols,
+                 "gather of %lld rows of width %lld into (%lld, %lld)", (long long)idx.size,
+                 (long long)x.cols, (long long)out.rows, (long long)out.cols);
   detail::parallel_for(idx.size, idx.size * x.cols, [&](int64_t i) {
     HALOGEN_ASSERT(idx[i] >= 0 && idx[i] < x.rows, "row %d of %lld", idx[i], (long long)x.rows);
     std::memcpy(out.row(i), x.row(idx[i]), static_cast<size_t>(x.cols) * sizeof(Bf16));
@@ -317,8 +334,9 @@ void scatter_add_rows_bf16(Matrix<const Bf16> x, Span<const int32_t> idx, Matrix
   detail::require_host(x, "scatter_add_rows_bf16 x");
   detail::require_host(idx, "scatter_add_rows_bf16 idx");
   detail::require_host(out, "scatter_add_rows_bf16 out");
-  HALOGEN_ASSERT(x.rows == idx.size && out.cols == x.cols, "scatter of (%lld, %lld) by %lld indices into width %lld",
-                 (long long)x.rows, (long long)x.cols, (long long)idx.size, (long long)out.cols);
+  HALOGEN_ASSERT(x.rows == idx.size && out.cols == x.cols,
+                 "scatter of (%lld, %lld) by %lld indices into width %lld", (long long)x.rows,
+                 (long long)x.cols, (long long)idx.size, (long long)out.cols);
   // Serial over i: duplicate indices add in index order (scatter_add_rows's contract); rows are short.
   for (int64_t i = 0; i < idx.size; ++i) {
     HALOGEN_ASSERT(idx[i] >= 0 && idx[i] < out.rows, "row %d of %lld", idx[i], (long long)out.rows);
@@ -333,16 +351,21 @@ void scatter_add_rows_bf16(Matrix<const Bf16> x, Span<const int32_t> idx, Matrix
   }
 }
 
-void gemm_bf16(Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16> b, bool transpose_b, Matrix<float> c,
-               float alpha, float beta, Stream) {
+void gemm_bf16(Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16> b, bool transpose_b,
+               Matrix<float> c, float alpha, float beta, Stream) {
   detail::require_host(a, "gemm_bf16 a");
   detail::require_host(b, "gemm_bf16 b");
   detail::require_host(c, "gemm_bf16 c");
-  const Operands o{a, transpose_a, b, transpose_b, transpose_a ? a.cols : a.rows,
-                   transpose_b ? b.rows : b.cols, transpose_a ? a.rows : a.cols};
+  const Operands o{a,
+                   transpose_a,
+                   b,
+                   transpose_b,
+                   transpose_a ? a.cols : a.rows,
+                   transpose_b ? b.rows : b.cols,
+                   transpose_a ? a.rows : a.cols};
   const int64_t k_b = transpose_b ? b.cols : b.rows;
-  HALOGEN_ASSERT(o.k == k_b, "op(a) is (%lld, %lld) but op(b) is (%lld, %lld)", (long long)o.m, (long long)o.k,
-                 (long long)k_b, (long long)o.n);
+  HALOGEN_ASSERT(o.k == k_b, "op(a) is (%lld, %lld) but op(b) is (%lld, %lld)", (long long)o.m,
+                 (long long)o.k, (long long)k_b, (long long)o.n);
   HALOGEN_ASSERT(c.rows == o.m && c.cols == o.n, "op(a) op(b) is (%lld, %lld) but c is (%lld, %lld)",
                  (long long)o.m, (long long)o.n, (long long)c.rows, (long long)c.cols);
   if (o.m == 0 || o.n == 0) return;
@@ -351,7 +374,9 @@ void gemm_bf16(Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16> b, boo
   gemm_avx512(o, c, alpha, beta, flops < kSerialFlops ? 1 : omp_get_max_threads());
 }
 
-bool set_gemm_bf16_avx512_allowed(bool allowed) { return g_avx512_allowed.exchange(allowed); }
+bool set_gemm_bf16_avx512_allowed(bool allowed) {
+  return g_avx512_allowed.exchange(allowed);
+}
 
 const char* gemm_bf16_instruction_set() {
   return avx512_bf16_in_use() ? "avx512bf16" : "fp32 blas (widened)";

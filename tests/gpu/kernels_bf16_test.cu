@@ -1,7 +1,7 @@
-// GPU parity of the BF16 ops (kernels/ops.h "BF16 storage") against halogen::kernels::cpu: conversions and row
-// packing bit for bit (the same integer rounding), spmm_bf16 bit for bit (both sum a row in index order with
-// separate multiply and add, A in FP32), gemm_bf16 (cublasGemmEx, BF16 inputs, FP32 compute) bit for bit on
-// dyadic inputs whose every partial sum is exact (so the order of additions cannot show).
+// GPU parity of the BF16 ops (kernels/ops.h "BF16 storage") against halogen::kernels::cpu: conversions and
+// row packing bit for bit (the same integer rounding), spmm_bf16 bit for bit (both sum a row in index order
+// with separate multiply and add, A in FP32), gemm_bf16 (cublasGemmEx, BF16 inputs, FP32 compute) bit for bit
+// on dyadic inputs whose every partial sum is exact (so the order of additions cannot show).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -54,7 +54,8 @@ TEST(GpuBf16, ConversionsMatchCpuBitForBit) {
   HostMatrix back = dyadic_matrix(300, 37, 39, 2);
   DeviceMatrix back_device(back);
   kernels::cpu::convert_from_bf16(host_view(cpu_out, 300, 37, 38), back.view());
-  kernels::cuda::convert_from_bf16(Matrix<const Bf16>{gpu_out.data(), 300, 37, 38, Device::cuda}, back_device.view());
+  kernels::cuda::convert_from_bf16(Matrix<const Bf16>{gpu_out.data(), 300, 37, 38, Device::cuda},
+                                   back_device.view());
   const std::vector<float> gpu_back = back_device.host();
   EXPECT_EQ(0, std::memcmp(gpu_back.data(), back.data.data(), back.data.size() * sizeof(float)));
 }
@@ -96,10 +97,11 @@ TEST(GpuBf16, GatherAndScatterAddMatchCpu) {
   EXPECT_EQ(bits_of(to_host(packed_device)), bits_of(packed));
   HostMatrix out = dyadic_matrix(50, 9, 9, 4);
   DeviceMatrix out_device(out);
-  kernels::cpu::scatter_add_rows_bf16(host_view(packed, 5, 9, 10), Span<const int32_t>{idx.data(), 5, Device::cpu},
-                                      out.view());
+  kernels::cpu::scatter_add_rows_bf16(host_view(packed, 5, 9, 10),
+                                      Span<const int32_t>{idx.data(), 5, Device::cpu}, out.view());
   kernels::cuda::scatter_add_rows_bf16(Matrix<const Bf16>{packed_device.data(), 5, 9, 10, Device::cuda},
-                                       Span<const int32_t>{idx_device.data(), 5, Device::cuda}, out_device.view());
+                                       Span<const int32_t>{idx_device.data(), 5, Device::cuda},
+                                       out_device.view());
   EXPECT_EQ(out_device.host(), out.data);
 }
 
@@ -112,21 +114,23 @@ TEST(GpuBf16, GemmMatchesCpuBitForBitOnDyadicInputs) {
   for (const Case& c : {Case{37, 19, 33}, Case{700, 16, 129}, Case{40, 17, 20001}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        const int64_t a_rows = ta ? c.k : c.m, a_cols = ta ? c.m : c.k, b_rows = tb ? c.n : c.k, b_cols = tb ? c.k : c.n;
+        const int64_t a_rows = ta ? c.k : c.m, a_cols = ta ? c.m : c.k, b_rows = tb ? c.n : c.k,
+                      b_cols = tb ? c.k : c.n;
         const std::vector<Bf16> a = bf16_of(dyadic_matrix(a_rows, a_cols, a_cols, ++seed));
         const std::vector<Bf16> b = bf16_of(dyadic_matrix(b_rows, b_cols, b_cols, ++seed));
         Buffer<Bf16> a_device = to_device(a), b_device = to_device(b);
         HostMatrix out = dyadic_matrix(c.m, c.n, c.n, ++seed);
         DeviceMatrix out_device(out);
-        kernels::cpu::gemm_bf16(host_view(a, a_rows, a_cols, a_cols), ta, host_view(b, b_rows, b_cols, b_cols), tb,
-                                out.view(), 1.0f, 0.5f);
-        kernels::cuda::gemm_bf16(Matrix<const Bf16>{a_device.data(), a_rows, a_cols, a_cols, Device::cuda}, ta,
-                                 Matrix<const Bf16>{b_device.data(), b_rows, b_cols, b_cols, Device::cuda}, tb,
-                                 out_device.view(), 1.0f, 0.5f);
-        // Dyadic inputs j/8, |j| <= 16 (exact in BF16): every product is a multiple of 2^-6 of magnitude <= 4 and
-        // every partial sum a multiple of 2^-6 below 4 * 20001 < 2^17, all exact in FP32, so every order of
-        // additions gives the same bits.
-        EXPECT_EQ(out_device.host(), out.data) << "m " << c.m << " n " << c.n << " k " << c.k << " ta " << ta
-                                               << " tb " << tb;
+        kernels::cpu::gemm_bf16(host_view(a, a_rows, a_cols, a_cols), ta,
+                                host_view(b, b_rows, b_cols, b_cols), tb, out.view(), 1.0f, 0.5f);
+        kernels::cuda::gemm_bf16(Matrix<const Bf16>{a_device.data(), a_rows, a_cols, a_cols, Device::cuda},
+                                 ta,
+                                 Matrix<const Bf16>{b_device.data(), b_rows, b_cols, b_cols, Device::cuda},
+                                 tb, out_device.view(), 1.0f, 0.5f);
+        // Dyadic inputs j/8, |j| <= 16 (exact in BF16): every product is a multiple of 2^-6 of magnitude <= 4
+        // and every partial sum a multiple of 2^-6 below 4 * 20001 < 2^17, all exact in FP32, so every order
+        // of additions gives the same bits.
+        EXPECT_EQ(out_device.host(), out.data)
+            << "m " << c.m << " n " << c.n << " k " << c.k << " ta " << ta << " tb " << tb;
       }
 }

@@ -1,9 +1,9 @@
 // BF16 halo messages over MPI (run with -np 2 and 4): the BF16 forward exchange delivers exactly the FP32
-// exchange's halo rows rounded to BF16, in half the bytes; the BF16 reverse exchange adds exactly what the FP32
-// one adds when its partial sums are rounded to BF16 first; and DistributedAdjacency's BF16 forward and
-// transpose on P ranks equal its one-rank BF16 products (the FP32 parity test's tolerance). Every rank builds
-// the same graph and takes its shard under an irregular assignment (with 3+ ranks the last one owns only an
-// isolated vertex: no halo).
+// exchange's halo rows rounded to BF16, in half the bytes; the BF16 reverse exchange adds exactly what the
+// FP32 one adds when its partial sums are rounded to BF16 first; and DistributedAdjacency's BF16 forward and
+// transpose on P ranks equal its one-rank BF16 products (the FP32 parity test's tolerance), and its memory
+// estimate counts the BF16 buffer exactly. Every rank builds the same graph and takes its shard under an
+// irregular assignment (with 3+ ranks the last one owns only an isolated vertex: no halo).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,7 +34,8 @@ std::vector<int32_t> assignment(int32_t parts) {
 
 // Not representable in BF16 (so rounding matters), different per vertex and column.
 float input_value(int64_t gid, int64_t c, int salt) {
-  return 0.1f * static_cast<float>((gid * 5 + c * 3 + salt * 7) % 13) - 0.6f + 1e-3f * static_cast<float>(gid % 7);
+  return 0.1f * static_cast<float>((gid * 5 + c * 3 + salt * 7) % 13) - 0.6f +
+         1e-3f * static_cast<float>(gid % 7);
 }
 
 TEST(HaloExchangeBf16, ForwardDeliversTheFp32RowsRoundedInHalfTheBytes) {
@@ -100,13 +101,15 @@ TEST(HaloExchangeBf16, ReverseAddsTheFp32SumsOfRoundedPartials) {
   }
 }
 
-// DistributedAdjacency in BF16: forward_bf16 and the transpose with BF16 messages on P ranks against one rank.
+// DistributedAdjacency in BF16: forward_bf16 and the transpose with BF16 messages on P ranks against one
+// rank.
 std::vector<std::vector<float>> bf16_products(Communicator& comm, const graph::Shard& s, bool overlap) {
   constexpr int64_t f = 5;
   const int64_t n = s.num_owned(), h = s.num_halo(), stride = HaloExchange::bf16_stride(f);
   std::vector<std::vector<float>> results;
   for (graph::Normalization norm : {graph::Normalization::gcn, graph::Normalization::mean}) {
-    nn::DistributedAdjacency a(comm, graph::build_local_graph(s, norm), s.plan, f, Device::cpu, nullptr, true);
+    nn::DistributedAdjacency a(comm, graph::build_local_graph(s, norm), s.plan, f, Device::cpu, nullptr,
+                               true);
     a.set_overlap(overlap);
     Buffer<Bf16> x(n + h, stride, Device::cpu);
     Tensor g(n, f, Device::cpu), out(n, f, Device::cpu);
@@ -147,12 +150,36 @@ TEST(DistributedAdjacencyBf16, RanksReproduceTheOneRankProduct) {
           const float tolerance = k % 2 == 0 ? 1e-5f : 0.03f;
           if (!(std::abs(got - expected) <= tolerance)) {
             if (wrong < 5)
-              ADD_FAILURE() << "rank " << rank << " product " << k << " vertex " << mine.owned_gid[r] << " column "
-                            << c << ": " << got << " vs " << expected << " (overlap " << overlap << ")";
+              ADD_FAILURE() << "rank " << rank << " product " << k << " vertex " << mine.owned_gid[r]
+                            << " column " << c << ": " << got << " vs " << expected << " (overlap " << overlap
+                            << ")";
             ++wrong;
           }
         }
     EXPECT_EQ(wrong, 0);
+  }
+}
+
+// The BF16 partial-sum buffer is in the adjacency's memory estimate (exchange_bytes_for with bf16_messages), on
+// ranks that have halo rows (and, with 3+ ranks, on one that has none).
+TEST(DistributedAdjacencyBf16, BytesForIsTheAllocation) {
+  MpiComm comm;
+  const int P = comm.size(), rank = comm.rank();
+  const graph::Graph g = testing::synthetic_graph(kNodes, 4, 3, 3, 17, kIsolated);
+  const graph::Shard s = testing::make_shard(g, assignment(P), P, rank);
+  constexpr int64_t kWidth = 7;
+  for (bool bf16 : {false, true}) {
+    const graph::LocalGraph lg = graph::build_local_graph(s, graph::Normalization::gcn);
+    const int64_t before = detail::bytes_in_use(Device::cpu);
+    nn::DistributedAdjacency adjacency(comm, lg, s.plan, kWidth, Device::cpu, nullptr, bf16);
+    const int64_t allocated = detail::bytes_in_use(Device::cpu) - before;
+    const nn::ValueLayout layout = nn::value_layout_of(graph::Normalization::gcn, false);
+    EXPECT_EQ(allocated, nn::DistributedAdjacency::matrix_bytes_for(lg.num_owned, lg.num_halo,
+                                                                    lg.a_own.nnz() + lg.a_halo.nnz(), lg.a_halo.nnz(),
+                                                                    lg.a_own_symmetric, layout, Device::cpu) +
+                             nn::DistributedAdjacency::exchange_bytes_for(lg.num_halo, s.plan.num_send(), kWidth,
+                                                                          bf16))
+        << "rank " << rank << " bf16 " << bf16;
   }
 }
 

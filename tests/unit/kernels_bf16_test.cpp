@@ -33,12 +33,16 @@ struct HostBf16 {
   int64_t rows = 0, cols = 0, stride = 0;
   std::vector<Bf16> data;
   HostBf16(int64_t rows_, int64_t cols_, int64_t padding = 0)
-      : rows(rows_), cols(cols_), stride(cols_ + padding),
+      : rows(rows_),
+        cols(cols_),
+        stride(cols_ + padding),
         data(static_cast<size_t>(std::max<int64_t>(rows_ * (cols_ + padding), 1)), Bf16{0x7fc1}) {}
   Bf16& operator()(int64_t r, int64_t c) { return data[r * stride + c]; }
   float value(int64_t r, int64_t c) const { return to_float(data[r * stride + c]); }
   Matrix<Bf16> view() { return Matrix<Bf16>{data.data(), rows, cols, stride, Device::cpu}; }
-  Matrix<const Bf16> cview() const { return Matrix<const Bf16>{data.data(), rows, cols, stride, Device::cpu}; }
+  Matrix<const Bf16> cview() const {
+    return Matrix<const Bf16>{data.data(), rows, cols, stride, Device::cpu};
+  }
   void randomize(std::mt19937_64& gen) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (int64_t r = 0; r < rows; ++r)
@@ -97,7 +101,8 @@ TEST(Bf16Conversion, KernelMatchesScalarRuleOnRandomBitsAndWidensExactly) {
       ASSERT_EQ(widened, static_cast<uint32_t>(y(r, c).bits) << 16);
     }
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = cols; c < y.stride; ++c) ASSERT_EQ(y.data[r * y.stride + c].bits, 0x7fc1) << "padding written";
+    for (int64_t c = cols; c < y.stride; ++c)
+      ASSERT_EQ(y.data[r * y.stride + c].bits, 0x7fc1) << "padding written";
   EXPECT_TRUE(back.padding_intact());
 }
 
@@ -128,14 +133,16 @@ TEST(Bf16Spmm, BitwiseEqualToFp32SpmmOfWidenedRows) {
         got.data = expected.data;
         spmm(view, widened.cview(), expected.view(), accumulate);
         spmm_bf16(view, x.cview(), got.view(), accumulate);
-        ASSERT_EQ(0, std::memcmp(expected.data.data(), got.data.data(), expected.data.size() * sizeof(float)));
+        ASSERT_EQ(0,
+                  std::memcmp(expected.data.data(), got.data.data(), expected.data.size() * sizeof(float)));
       }
     }
     cpu::set_spmm_avx2_allowed(old);
   }
 }
 
-void check_gemm(std::mt19937_64& gen, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha, float beta) {
+void check_gemm(std::mt19937_64& gen, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha,
+                float beta) {
   SCOPED_TRACE(testing::Message() << "m " << m << " n " << n << " k " << k << " ta " << ta << " tb " << tb
                                   << " beta " << beta << " kernel " << cpu::gemm_bf16_instruction_set());
   HostBf16 a(ta ? k : m, ta ? m : k, 1), b(tb ? n : k, tb ? k : n, 2);
@@ -171,14 +178,14 @@ void check_all_gemms(uint64_t seed) {
   std::mt19937_64 gen(seed);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      check_gemm(gen, 37, 19, 33, ta, tb, 1.0f, 0.0f);   // odd everything: tails of rows, columns and pairs
+      check_gemm(gen, 37, 19, 33, ta, tb, 1.0f, 0.0f);    // odd everything: tails of rows, columns and pairs
       check_gemm(gen, 130, 70, 128, ta, tb, 0.5f, 1.0f);  // several panels and column tiles, beta
       check_gemm(gen, 1, 1, 1, ta, tb, 1.0f, 0.0f);
     }
-  check_gemm(gen, 700, 16, 129, false, false, 1.0f, 0.0f);    // H W: many rows over threads
-  check_gemm(gen, 40, 17, 20001, true, false, 1.0f, 0.0f);    // H^T dZ: the k-split, odd last block
-  check_gemm(gen, 40, 17, 20001, true, false, 2.0f, -1.0f);   // k-split with alpha and beta
-  check_gemm(gen, 5, 7, 0, false, false, 1.0f, 0.5f);         // k == 0: c = beta c
+  check_gemm(gen, 700, 16, 129, false, false, 1.0f, 0.0f);   // H W: many rows over threads
+  check_gemm(gen, 40, 17, 20001, true, false, 1.0f, 0.0f);   // H^T dZ: the k-split, odd last block
+  check_gemm(gen, 40, 17, 20001, true, false, 2.0f, -1.0f);  // k-split with alpha and beta
+  check_gemm(gen, 5, 7, 0, false, false, 1.0f, 0.5f);        // k == 0: c = beta c
 }
 
 TEST(Bf16Gemm, Avx512Bf16KernelMatchesDoubleReference) {
