@@ -19,6 +19,9 @@
 // machine the per-width triad keeps the ratio meaningful when the load changes. #wrong counts elements of
 // --check-rows sampled rows that differ from a double-precision reference by more than the float summation
 // bound; the command exits 1 if any is wrong.
+// --precision bf16: X is stored in BF16 (its values rounded to BF16 first, so the same reference check applies)
+// and multiplied by kernels::spmm_bf16, which widens the gathered rows and sums in FP32: X's bytes are 2 per
+// element in both GB/s columns.
 //
 // --device cuda: the same matrix and data on the GPU (cuSPARSE through kernels::spmm), each call timed with
 // CUDA events; the reference is then the device-to-device copy bandwidth (cudaMemcpy of 1 GiB, bytes read +
@@ -37,6 +40,7 @@
 #include "apps/bench.h"
 #include "apps/cli_checks.h"
 #include "apps/commands.h"
+#include "core/bf16.h"
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -69,6 +73,7 @@ struct SpmmBenchOptions {
   std::string device = "cpu";
   std::string partition;  // --partition DIR: a shard's local CSR instead of a generated matrix
   int part = 0;
+  std::string precision = "fp32";  // bf16: X in BF16 (kernels::spmm_bf16), FP32 sums and output
 };
 
 struct HostCsr {
@@ -305,6 +310,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
   if (options.threads > 0) omp_set_num_threads(clamp_thread_count(options.threads, "--threads"));
   const int threads = omp_get_max_threads();
   if (options.baseline_isa) kernels::cpu::set_spmm_avx2_allowed(false);
+  const bool bf16 = options.precision == "bf16";
+  const double element_bytes = bf16 ? 2.0 : 4.0;  // of one gathered element of X
 
   Stopwatch setup;
   const HostCsr a = !options.partition.empty() ? shard_csr(options.partition, options.part, options.seed)
@@ -350,16 +357,17 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
       : options.scaled ? ", row and column factors"
                        : "");
   if (gpu) {
-    std::printf("# float32 on %s, cuSPARSE SpMM, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
-                kernels::device::device_description().c_str(), options.warmup, options.iterations, setup.seconds());
+    std::printf("# %s on %s, %s, %d warmup + %d timed calls per width (CUDA events), setup %.1f s\n",
+                bf16 ? "X bfloat16, sums float32" : "float32", kernels::device::device_description().c_str(),
+                bf16 ? "spmm_bf16 kernel" : "cuSPARSE SpMM", options.warmup, options.iterations, setup.seconds());
   } else {
-    std::printf("# float32, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n",
-                threads, kernels::cpu::spmm_instruction_set(), options.warmup, options.iterations,
-                setup.seconds());
+    std::printf("# %s, %d threads, %s kernel, %d warmup + %d timed calls per width, setup %.1f s\n",
+                bf16 ? "X bfloat16, sums float32" : "float32", threads, kernels::cpu::spmm_instruction_set(),
+                options.warmup, options.iterations, setup.seconds());
   }
   std::printf(
-      "# bytes = 8 (rows+1) + %d nnz%s + 4 nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
-      options.pattern || options.scaled ? 4 : 8, options.scaled ? " + 8 rows (factors)" : "",
+      "# bytes = 8 (rows+1) + %d nnz%s + %d nnz width (X rows gathered per nonzero) + %d rows width (Y)\n",
+      options.pattern || options.scaled ? 4 : 8, options.scaled ? " + 8 rows (factors)" : "", bf16 ? 2 : 4,
       options.accumulate ? 8 : 4);
   std::printf("# GB/s(min): X counted once per distinct column (%lld of %lld rows used)\n",
               (long long)distinct, (long long)a.cols);
@@ -388,20 +396,29 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     float* out_data = out.data();
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < a.cols; ++r)
-      for (int64_t c = 0; c < width; ++c)
-        x_data[r * width + c] = unit_float(options.seed + 7, static_cast<uint64_t>(r * width + c));
+      for (int64_t c = 0; c < width; ++c) {
+        // bf16: values BF16 holds exactly, so the reference check of x applies to the BF16 product unchanged.
+        const float value = unit_float(options.seed + 7, static_cast<uint64_t>(r * width + c));
+        x_data[r * width + c] = bf16 ? round_to_bf16(value) : value;
+      }
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < a.rows; ++r)
       for (int64_t c = 0; c < width; ++c) out_data[r * width + c] = 0.0f;
+    Buffer<Bf16> x_bf16(bf16 ? a.cols : 0, width, Device::cpu);
+    if (bf16) kernels::convert_to_bf16(x.matrix(), x_bf16.matrix());
     const double reference = gpu ? copy_gbs : copy_gbs_of(options.triad_mib, options.cpu_clock);
     const double triad = gpu ? 0.0 : triad_gbs(options.triad_mib, options.cpu_clock);
     std::vector<double> times;
     if (gpu) {
       Tensor x_device = x.clone(Device::cuda), out_device = out.clone(Device::cuda);
+      Buffer<Bf16> x_bf16_device = x_bf16.clone(Device::cuda);
       kernels::device::PhaseTimer timer(1);
       for (int i = 0; i < options.warmup + options.iterations; ++i) {
         timer.begin(nullptr);
-        kernels::spmm(view, x_device.matrix(), out_device.matrix(), options.accumulate);
+        if (bf16)
+          kernels::spmm_bf16(view, x_bf16_device.matrix(), out_device.matrix(), options.accumulate);
+        else
+          kernels::spmm(view, x_device.matrix(), out_device.matrix(), options.accumulate);
         timer.end(nullptr);
         const double ms = timer.take_ms();  // waits for the call
         if (i >= options.warmup) times.push_back(ms * 1e-3);
@@ -410,7 +427,10 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     } else {
       for (int i = 0; i < options.warmup + options.iterations; ++i) {
         const double start = clock_seconds(options.cpu_clock);
-        kernels::spmm(view, x.matrix(), out.matrix(), options.accumulate);
+        if (bf16)
+          kernels::spmm_bf16(view, x_bf16.matrix(), out.matrix(), options.accumulate);
+        else
+          kernels::spmm(view, x.matrix(), out.matrix(), options.accumulate);
         if (i >= options.warmup) times.push_back(clock_seconds(options.cpu_clock) - start);
       }
     }
@@ -419,8 +439,8 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
     const double fixed_bytes = 8.0 * (a.rows + 1) + (options.pattern || options.scaled ? 4.0 : 8.0) * nnz +
                                (options.scaled ? 8.0 * a.rows : 0.0) +
                                (options.accumulate ? 8.0 : 4.0) * a.rows * width;
-    const double gbs = (fixed_bytes + 4.0 * nnz * width) / seconds / 1e9;
-    const double gbs_min = (fixed_bytes + 4.0 * distinct * width) / seconds / 1e9;
+    const double gbs = (fixed_bytes + element_bytes * nnz * width) / seconds / 1e9;
+    const double gbs_min = (fixed_bytes + element_bytes * distinct * width) / seconds / 1e9;
     int64_t wrong = 0;
     if (!options.accumulate) wrong = count_wrong(a, options.pattern, factors, x, out, options.check_rows);
     total_wrong += wrong;
@@ -513,6 +533,9 @@ void add_bench_spmm(CLI::App& bench) {
   cmd->add_option("--device", options->device,
                   "cpu (OpenMP kernel, against a STREAM triad) or cuda (cuSPARSE, against device-to-device copy GB/s)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_option("--precision", options->precision,
+                  "fp32, or bf16: X stored in BF16 and widened in the gather (kernels::spmm_bf16), FP32 sums")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   cmd->callback([options] { run_spmm_bench(*options); });
 }
 

@@ -24,9 +24,12 @@ template <typename Op, typename... Arguments>
 void count_work(Op, const Arguments&...) {}  // ops that count nothing
 
 // Row pointers, column ids and the gathered dense rows of a sparse product over `width` columns.
-void count_sparse(const CsrView& a, int64_t width, double per_nonzero_bytes, double output_bytes) {
+// `element_bytes`: of one gathered element (4 for FP32, 2 for BF16).
+void count_sparse(const CsrView& a, int64_t width, double per_nonzero_bytes, double output_bytes,
+                  double element_bytes = 4.0) {
   const double nnz = static_cast<double>(a.nnz);
-  t_work.bytes += 8.0 * static_cast<double>(a.rows + 1) + (4.0 + per_nonzero_bytes + 4.0 * width) * nnz + output_bytes;
+  t_work.bytes += 8.0 * static_cast<double>(a.rows + 1) + (4.0 + per_nonzero_bytes + element_bytes * width) * nnz +
+                  output_bytes;
   t_work.flops += 2.0 * nnz * static_cast<double>(width);
 }
 
@@ -34,6 +37,11 @@ void count_work(op::spmm, const CsrView& a, Matrix<const float> x, Matrix<float>
   const double factors = 4.0 * static_cast<double>((a.row_scale ? a.rows : 0) + (a.col_scale ? a.cols : 0));
   count_sparse(a, x.cols, a.values ? 4.0 : 0.0,
                (accumulate ? 8.0 : 4.0) * static_cast<double>(out.rows * out.cols) + factors);
+}
+void count_work(op::spmm_bf16, const CsrView& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate) {
+  const double factors = 4.0 * static_cast<double>((a.row_scale ? a.rows : 0) + (a.col_scale ? a.cols : 0));
+  count_sparse(a, x.cols, a.values ? 4.0 : 0.0, (accumulate ? 8.0 : 4.0) * static_cast<double>(out.rows * out.cols) + factors,
+               2.0);
 }
 void count_work(op::weighted_spmm, const CsrView& a, Matrix<const float> weights, Matrix<const float> x,
                 Matrix<float> out) {
@@ -53,6 +61,13 @@ void count_work(op::gemm, Matrix<const float> a, bool transpose_a, Matrix<const 
                k = static_cast<double>(transpose_a ? a.rows : a.cols);
   t_work.flops += 2.0 * m * n * k;
   t_work.bytes += 4.0 * (m * k + k * n + (beta != 0.0f ? 2.0 : 1.0) * m * n);
+}
+void count_work(op::gemm_bf16, Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16>, bool, Matrix<float> c,
+                float, float beta) {
+  const double m = static_cast<double>(c.rows), n = static_cast<double>(c.cols),
+               k = static_cast<double>(transpose_a ? a.rows : a.cols);
+  t_work.flops += 2.0 * m * n * k;
+  t_work.bytes += 2.0 * (m * k + k * n) + 4.0 * (beta != 0.0f ? 2.0 : 1.0) * m * n;
 }
 
 }  // namespace

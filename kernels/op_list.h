@@ -25,6 +25,20 @@
 HALOGEN_OP(void, spmm, a.device, (const CsrView& a, Matrix<const float> x, Matrix<float> out, bool accumulate),
            (a, x, out, accumulate))
 
+// ---- BF16 storage (--precision bf16): conversion, products with BF16 inputs and FP32 accumulation, halo rows ---
+HALOGEN_OP(void, convert_to_bf16, out.device, (Matrix<const float> x, Matrix<Bf16> out), (x, out))
+HALOGEN_OP(void, convert_from_bf16, out.device, (Matrix<const Bf16> x, Matrix<float> out), (x, out))
+HALOGEN_OP(void, spmm_bf16, a.device, (const CsrView& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate),
+           (a, x, out, accumulate))
+HALOGEN_OP(void, gemm_bf16, c.device,
+           (Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16> b, bool transpose_b, Matrix<float> c,
+            float alpha, float beta),
+           (a, transpose_a, b, transpose_b, c, alpha, beta))
+HALOGEN_OP(void, gather_rows_bf16, out.device, (Matrix<const Bf16> x, Span<const int32_t> idx, Matrix<Bf16> out),
+           (x, idx, out))
+HALOGEN_OP(void, scatter_add_rows_bf16, out.device,
+           (Matrix<const Bf16> x, Span<const int32_t> idx, Matrix<float> out), (x, idx, out))
+
 // ---- dense ---------------------------------------------------------------------------------------------------
 HALOGEN_OP(void, gemm, c.device,
            (Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool transpose_b, Matrix<float> c,

@@ -25,6 +25,7 @@
 // list) and kernels::foo follow from step 1.
 #include <cstdint>
 
+#include "core/bf16.h"
 #include "core/buffer.h"
 
 namespace halogen::kernels {
@@ -56,6 +57,22 @@ struct CsrView {
 // create nothing; call release_sparse_cache() before freeing a matrix's arrays.
 // With scales (CPU only): out[r] "=" row_scale[r] * sum_k col_scale[c_k] x[c_k] (the row scale applied once
 // to the row's sum; accumulating, out[r] = out[r] + row_scale[r] * sum). The CUDA backend rejects them.
+
+// ---- BF16 storage ------------------------------------------------------------------------------------------
+// BF16 (core/bf16.h) holds features, saved activations and halo rows under --precision bf16; every product
+// widens its BF16 inputs exactly and accumulates in FP32, into FP32 outputs.
+// convert_to_bf16:   out = bf16(x), round to nearest even, NaN kept (core/bf16.h to_bf16).  x, out: (n, f)
+// convert_from_bf16: out = float(x) (exact).                                                  x, out: (n, f)
+// spmm_bf16: spmm (above, same scales and "="/"+=") with x in BF16: out = A float(x). A's values stay FP32.
+//   a: (rows, cols);  x: (cols, f) BF16;  out: (rows, f) FP32. The CPU result is bitwise equal to spmm of
+//   float(x) (same order of additions).
+// gemm_bf16: c = alpha * op(a) op(b) + beta * c with a and b in BF16 and c in FP32 (gemm's semantics). Each
+//   product of two BF16 values is exact in FP32; the sums are FP32 in an order that depends on the kernel
+//   (CPU: AVX512-BF16 dot products where the CPU has them, else each block widened to FP32 and multiplied by
+//   the FP32 BLAS; set_gemm_bf16_avx512_allowed in kernels/cpu/ops.h). op(a): (m, k);  op(b): (k, n);  c: (m, n)
+// gather_rows_bf16:      out[i, :] = x[idx[i], :]           (BF16 -> BF16)  x: (n, f);  idx: (m);  out: (m, f)
+// scatter_add_rows_bf16: out[idx[i], :] += float(x[i, :])   (BF16 -> FP32)  x: (m, f);  idx: (m);  out: (n, f)
+//   (scatter_add_rows's order and duplicate rules).
 
 // ---- dense ------------------------------------------------------------------------------------------------
 // gemm: c = alpha * op(a) op(b) + beta * c, op = transpose when the flag is set (BLAS semantics, row-major views).

@@ -37,6 +37,13 @@ bool set_spmm_avx2_allowed(bool allowed);
 // "avx2" or "baseline x86-64 (sse2)": the variant spmm uses now.
 const char* spmm_instruction_set();
 
+// gemm_bf16 uses AVX512-BF16 dot products where the CPU has them (and HALOGEN_CPU_BF16=fallback is not set),
+// else widens blocks to FP32 for the FP32 BLAS. For tests and benchmarks: forbid (false) or allow the
+// AVX512-BF16 kernel; returns the old setting. The two differ only in the order of FP32 additions.
+bool set_gemm_bf16_avx512_allowed(bool allowed);
+// "avx512bf16" or "fp32 blas (widened)": the variant gemm_bf16 uses now.
+const char* gemm_bf16_instruction_set();
+
 // Dropout draws the words of rng::dropout_word with AVX-512, else AVX2, else one Philox call at a time. For
 // tests: words[4 k + j] = word j of rng::bits(seed, stream, first_counter + k), k < counters, drawn with
 // `instruction_set` (0 = one call at a time, 1 = AVX2, 2 = AVX-512); false (nothing written) where the CPU

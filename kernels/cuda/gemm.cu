@@ -78,3 +78,44 @@ void gemm(Matrix<const float> a, bool transpose_a, Matrix<const float> b, bool t
 }
 
 }  // namespace halogen::kernels::cuda
+
+namespace halogen::kernels::cuda {
+
+// BF16 operands, FP32 output and FP32 compute (CUBLAS_COMPUTE_32F: tensor cores take BF16 inputs and add in
+// FP32), with the same row-major-as-transposed-column-major mapping as gemm.
+void gemm_bf16(Matrix<const Bf16> a, bool transpose_a, Matrix<const Bf16> b, bool transpose_b, Matrix<float> c,
+               float alpha, float beta, Stream stream) {
+  detail::require_device(a, "gemm_bf16 a");
+  detail::require_device(b, "gemm_bf16 b");
+  detail::require_device(c, "gemm_bf16 c");
+  const int64_t m = transpose_a ? a.cols : a.rows;
+  const int64_t k = transpose_a ? a.rows : a.cols;
+  const int64_t k_b = transpose_b ? b.cols : b.rows;
+  const int64_t n = transpose_b ? b.rows : b.cols;
+  HALOGEN_ASSERT(k == k_b, "op(a) is (%lld, %lld) but op(b) is (%lld, %lld)", (long long)m, (long long)k,
+                 (long long)k_b, (long long)n);
+  HALOGEN_ASSERT(c.rows == m && c.cols == n, "op(a) op(b) is (%lld, %lld) but c is (%lld, %lld)", (long long)m,
+                 (long long)n, (long long)c.rows, (long long)c.cols);
+  if (m == 0 || n == 0) return;
+  const cudaStream_t cuda_stream = to_cuda(stream);
+  if (k == 0) {
+    scale_kernel<<<grid_for(c.size(), kThreads), kThreads, 0, cuda_stream>>>(c.data, c.rows, c.cols,
+                                                                             detail::row_stride(c), beta);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  constexpr int64_t kIntMax = 2147483647;
+  HALOGEN_ASSERT(m <= kIntMax && n <= kIntMax && k <= kIntMax && a.stride <= kIntMax && b.stride <= kIntMax &&
+                     c.stride <= kIntMax,
+                 "gemm sizes exceed the 32-bit cuBLAS interface");
+  const auto leading = [](int64_t stride, int64_t cols) { return static_cast<int>(std::max<int64_t>({stride, cols, 1})); };
+  ThreadContext& context = thread_context();
+  CUBLAS_CHECK(cublasSetStream(context.cublas, cuda_stream));
+  CUBLAS_CHECK(cublasGemmEx(context.cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                            static_cast<int>(k), &alpha, b.data, CUDA_R_16BF, leading(b.stride, b.cols), a.data,
+                            CUDA_R_16BF, leading(a.stride, a.cols), &beta, c.data, CUDA_R_32F,
+                            leading(c.stride, c.cols), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace halogen::kernels::cuda

@@ -30,7 +30,7 @@ void progress_exchange(void* exchange) { static_cast<comm::HaloExchange*>(exchan
 
 DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph::LocalGraph& local,
                                            const graph::HaloPlan& plan, int64_t max_width, Device device,
-                                           kernels::Stream stream)
+                                           kernels::Stream stream, bool bf16_messages)
     : comm_(comm), num_owned_(local.num_owned), num_halo_(local.num_halo), max_width_(max_width), device_(device),
       stream_(stream), own_(local.a_own, device), halo_(local.a_halo, device),
       own_t_(local.a_own_symmetric ? no_matrix() : local.a_own_t, device), halo_t_(local.a_halo_t, device),
@@ -42,6 +42,8 @@ DistributedAdjacency::DistributedAdjacency(comm::Communicator& comm, const graph
                  (long long)plan.num_halo(), (long long)num_halo_);
   exchange_ = std::make_unique<comm::HaloExchange>(comm, plan, num_owned_, max_width);
   partial_ = Tensor(num_halo_, max_width, device);
+  bf16_messages_ = bf16_messages;
+  if (bf16_messages) partial_bf16_ = Buffer<Bf16>(num_halo_, comm::HaloExchange::bf16_stride(max_width), device);
   // Factors that come from the global degrees (gcn: a row and a column factor, the same vertex's equal on every
   // rank): the forward may scale its input. A transpose whose two parts share one column factor (over the owned
   // columns) may too.
@@ -72,8 +74,11 @@ int64_t DistributedAdjacency::matrix_bytes_for(int64_t num_owned, int64_t num_ha
          DeviceCsr::bytes_for(h, n, halo_entries, back, device);
 }
 
-int64_t DistributedAdjacency::exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width) {
-  return num_halo * max_width * static_cast<int64_t>(sizeof(float)) +
+int64_t DistributedAdjacency::exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width,
+                                                 bool bf16_messages) {
+  const int64_t bf16_partial =
+      bf16_messages ? num_halo * comm::HaloExchange::bf16_stride(max_width) * static_cast<int64_t>(sizeof(Bf16)) : 0;
+  return num_halo * max_width * static_cast<int64_t>(sizeof(float)) + bf16_partial +
          comm::HaloExchange::buffer_bytes(num_send, max_width);
 }
 
@@ -102,6 +107,39 @@ void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Ma
     kernels::spmm(a.view(input_scaled), x, out, accumulate, stream_);
   }
   end(Phase::spmm);
+}
+
+void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate,
+                                   bool while_exchanging) {
+  if (out.rows == 0 || out.cols == 0) return;
+  if (accumulate && a.nnz() == 0) return;
+  begin(Phase::spmm);
+  if (while_exchanging && device_ == Device::cpu && moves_rows() && progress_calls_enabled()) {
+    kernels::ProgressHook hook(&progress_exchange, exchange_.get());
+    kernels::spmm_bf16(a.view(false), x, out, accumulate, stream_);
+  } else {
+    kernels::spmm_bf16(a.view(false), x, out, accumulate, stream_);
+  }
+  end(Phase::spmm);
+}
+
+void DistributedAdjacency::forward_bf16(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra) {
+  HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == comm::HaloExchange::bf16_stride(x.cols) &&
+                     x.cols <= max_width_,
+                 "forward_bf16: x is %lld x %lld (stride %lld), expected %lld rows, width <= %lld", (long long)x.rows,
+                 (long long)x.cols, (long long)x.stride, (long long)(num_owned_ + num_halo_), (long long)max_width_);
+  HALOGEN_ASSERT(out.rows == num_owned_ && out.cols == x.cols, "forward_bf16: out is %lld x %lld",
+                 (long long)out.rows, (long long)out.cols);
+  const int64_t n = num_owned_;
+  if (moves_rows()) begin(Phase::halo_total);
+  begin(Phase::halo_exposed);
+  exchange_->start_forward(x, stream_);
+  end(Phase::halo_exposed);
+  if (!overlap_) finish_forward();
+  product(own_, x.slice_rows(0, n), out, false, overlap_);
+  if (extra) extra();
+  if (overlap_) finish_forward();
+  product(halo_, x.slice_rows(n, n + num_halo_), out, true);
 }
 
 void DistributedAdjacency::check_forward(Matrix<const float> x, Matrix<const float> out) const {
@@ -185,7 +223,13 @@ void DistributedAdjacency::transpose_impl(Matrix<const float> g, Matrix<float> o
   product(halo_t_, g, partial, false, false, input_scaled);
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
-  exchange_->start_reverse(partial, stream_);
+  if (bf16_messages_) {  // rounded to BF16 for the wire (packing, timed as exposed exchange time)
+    const Matrix<Bf16> rounded{partial_bf16_.data(), num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
+    kernels::convert_to_bf16(partial, rounded, stream_);
+    exchange_->start_reverse(Matrix<const Bf16>(rounded), stream_);
+  } else {
+    exchange_->start_reverse(partial, stream_);
+  }
   end(Phase::halo_exposed);
   auto receive = [&] {  // the owners' side: sums other ranks computed for our rows, scatter-added into out
     begin(Phase::halo_exposed);

@@ -32,6 +32,12 @@
 //   scatter_halo(partial, out, extra):  the reverse exchange alone: out (n, f) "+=" the partial sums (h, f)
 //       that every rank computed for our rows (partial: this rank's sums for its halo rows, sent to their
 //       owners), extra() running while it is in flight.
+// BF16 (--precision bf16; constructed with bf16_messages):
+//   forward_bf16(x, out, extra): forward with x in BF16 ((n + h, f), stride comm::HaloExchange::bf16_stride(f)):
+//       the exchange moves BF16 rows, the products widen them and accumulate in FP32 (kernels::spmm_bf16);
+//       out is FP32.
+//   transpose (and transpose_overwriting): the partial sums A_halo^T g are rounded to BF16 before they are sent
+//       (half the bytes); the owners widen and add them. g and out stay FP32.
 // extra (optional): work that takes no part in the exchange, run while it is in flight (e.g. GraphSAGE's
 // X W_self); it runs after `out` holds the owned product and may add (+=) into `out`.
 // Overlap off (set_overlap(false), for comparison): the exchange is waited for before the owned product (the
@@ -62,8 +68,10 @@ class DistributedAdjacency {
  public:
   // `local`: S split by columns (its num_halo must equal plan.num_halo()); `max_width`: the widest matrix that
   // will be multiplied (floats per row); every buffer is allocated here, on `device` (== comm.device()).
+  // `bf16_messages`: BF16 halo messages (above); allocates the BF16 partial-sum buffer.
   DistributedAdjacency(comm::Communicator& comm, const graph::LocalGraph& local, const graph::HaloPlan& plan,
-                       int64_t max_width, Device device, kernels::Stream stream = nullptr);
+                       int64_t max_width, Device device, kernels::Stream stream = nullptr,
+                       bool bf16_messages = false);
   DistributedAdjacency(const DistributedAdjacency&) = delete;
   DistributedAdjacency& operator=(const DistributedAdjacency&) = delete;
 
@@ -72,6 +80,8 @@ class DistributedAdjacency {
   void transpose_overwriting(Matrix<float> g, Matrix<float> out, OverlapWork extra = {});
   void forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra = {});
   void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
+  void forward_bf16(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra = {});
+  bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
   void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});
 
@@ -98,7 +108,8 @@ class DistributedAdjacency {
   // values on the CPU, nn/sparse_adjacency.h) and the exchange (its buffers and the partial sums).
   static int64_t matrix_bytes_for(int64_t num_owned, int64_t num_halo, int64_t entries, int64_t halo_entries,
                                   bool own_symmetric, ValueLayout layout, Device device);
-  static int64_t exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width);
+  static int64_t exchange_bytes_for(int64_t num_halo, int64_t num_send, int64_t max_width,
+                                    bool bf16_messages = false);
   // Whether the backward multiplies by A_own itself (it equals its transpose; no copy is stored).
   bool own_symmetric() const { return own_symmetric_; }
 
@@ -108,6 +119,8 @@ class DistributedAdjacency {
   // `input_scaled`: x's rows are already multiplied by a's column factor (view(true)).
   void product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                bool while_exchanging = false, bool input_scaled = false);
+  void product(const DeviceCsr& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate,
+               bool while_exchanging = false);
   void forward_impl(Matrix<float> x, Matrix<float> out, OverlapWork extra, bool input_scaled);
   void transpose_impl(Matrix<const float> g, Matrix<float> out, OverlapWork extra, bool input_scaled);
   bool moves_rows() const;
@@ -131,6 +144,8 @@ class DistributedAdjacency {
   bool scale_forward_input_ = false, scale_transpose_input_ = false;
   std::unique_ptr<comm::HaloExchange> exchange_;
   Tensor partial_;  // (h, max_width): A_halo^T g, sent back to the owners
+  bool bf16_messages_ = false;
+  Buffer<Bf16> partial_bf16_;  // (h, bf16_stride(max_width)) with bf16_messages: partial_ rounded, sent
   bool overlap_ = true;
   PhaseClock* clock_ = nullptr;
 };
