@@ -18,6 +18,8 @@ void add_bench_profile(CLI::App& bench);    // a device profile for `halogen pla
 // Measurements shared with `bench profile`, at the current OpenMP thread count:
 // STREAM triad GB/s (3 arrays of `mib` MiB, best of 10; bench spmm's reference).
 double stream_triad_gbs(int64_t mib);
+// STREAM copy c = a on doubles, 2 x `mib` MiB, bytes read + written, best of 10 (GB/s; bench spmm's `copy`).
+double stream_copy_gbs(int64_t mib);
 // bench spmm's kernel on a uniform random square CSR (`rows`, `avg_degree`): the best of `iterations` calls
 // (after one warm-up) per width, in seconds.
 struct SpmmTiming {

@@ -4,10 +4,10 @@
 //   overlap  ranks  threads  epoch_ms  spmm_ms  gemm_ms  halo_ms  exposed_ms  allreduce_ms  other_ms  exposed%
 // exposed% = exposed / total halo time: the share of communication the local products did not hide.
 // Then, on the CPU, a roofline line per row: the spmm phase's achieved GB/s (bytes by `bench spmm`'s model,
-// kernels::work_count) against a STREAM triad, and the gemm phase's GFLOP/s against a square sgemm, both
-// measured by rank 0 after the runs with the same threads (3 x 128 MiB arrays; 2048^3; --no-roofline skips
-// them). Work and time are each the largest rank's, so with several ranks on one node each rank is held to the
-// whole node's triad and sgemm.
+// kernels::work_count) against a STREAM copy (a gather reads a row and writes one: bench spmm's reference) and
+// a triad, and the gemm phase's GFLOP/s against a square sgemm, all measured by rank 0 after the runs with the
+// same threads (128 MiB arrays; 2048^3; --no-roofline skips them). Work and time are each the largest rank's,
+// so with several ranks on one node each rank is held to the whole node's copy, triad and sgemm.
 #include <omp.h>
 
 #include <cstdio>
@@ -130,14 +130,17 @@ void run_epoch_bench(const EpochBenchOptions& o) {
       std::printf("# roofline: on the CPU only (the GPU's references: bench spmm --device cuda)\n");
       return;
     }
-    const double triad = stream_triad_gbs(128), sgemm = square_sgemm_gflops(2048, 5);  // 3 x 128 MiB: past any LLC
+    // 128 MiB arrays: past any LLC
+    const double copy = stream_copy_gbs(128), triad = stream_triad_gbs(128), sgemm = square_sgemm_gflops(2048, 5);
     for (const auto& [overlap, mean] : rows) {
       const double spmm_gbs = mean.spmm_ms > 0 ? mean.spmm_bytes / (mean.spmm_ms * 1e-3) / 1e9 : 0.0;
       const double gemm_gflops = mean.gemm_ms > 0 ? mean.gemm_flops / (mean.gemm_ms * 1e-3) / 1e9 : 0.0;
-      std::printf("# roofline (overlap %s, per epoch): spmm %.2f GB moved in %.2f ms = %.1f GB/s, %.0f%% of a STREAM triad of "
-                  "%.1f GB/s; gemm %.2f GFLOP in %.2f ms = %.1f GFLOP/s, %.0f%% of a 2048^3 sgemm's %.1f GFLOP/s\n",
-                  overlap ? "on" : "off", mean.spmm_bytes * 1e-9, mean.spmm_ms, spmm_gbs, 100.0 * spmm_gbs / triad,
-                  triad, mean.gemm_flops * 1e-9, mean.gemm_ms, gemm_gflops, 100.0 * gemm_gflops / sgemm, sgemm);
+      std::printf("# roofline (overlap %s, per epoch): spmm %.2f GB moved in %.2f ms = %.1f GB/s, %.0f%% of a STREAM copy of "
+                  "%.1f GB/s (%.0f%% of a triad of %.1f GB/s); gemm %.2f GFLOP in %.2f ms = %.1f GFLOP/s, %.0f%% of a "
+                  "2048^3 sgemm's %.1f GFLOP/s\n",
+                  overlap ? "on" : "off", mean.spmm_bytes * 1e-9, mean.spmm_ms, spmm_gbs, 100.0 * spmm_gbs / copy, copy,
+                  100.0 * spmm_gbs / triad, triad, mean.gemm_flops * 1e-9, mean.gemm_ms, gemm_gflops,
+                  100.0 * gemm_gflops / sgemm, sgemm);
     }
     std::fflush(stdout);
   });
@@ -165,7 +168,7 @@ void add_bench_epoch(CLI::App& bench) {
                   "(host-staged; ranks may share a GPU)")
       ->check(CLI::IsMember({"auto", "nccl", "mpi"}));
   cmd->add_flag("!--no-roofline", o->roofline,
-                "Skip the roofline lines (and the STREAM triad and sgemm they measure, a few seconds)");
+                "Skip the roofline lines (and the STREAM copy, triad and sgemm they measure, a few seconds)");
   cmd->callback([o] {
     require_static_model(*o, "bench epoch");
     for (const std::string& unused : unused_model_options(*o)) log::warn(unused);

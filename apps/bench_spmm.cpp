@@ -464,6 +464,7 @@ void run_spmm_bench(const SpmmBenchOptions& options) {
 }  // namespace
 
 double stream_triad_gbs(int64_t mib) { return triad_gbs(mib, /*cpu_clock=*/false); }
+double stream_copy_gbs(int64_t mib) { return copy_gbs_of(mib, /*cpu_clock=*/false); }
 
 SpmmTiming spmm_timing(int64_t rows, double avg_degree, const std::vector<int64_t>& widths, int iterations,
                        uint64_t seed) {
