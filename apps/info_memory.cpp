@@ -118,7 +118,7 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
                 max_bytes > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(max_bytes) : 0.0,
                 breakdown_meaning(name));
   std::printf("  %-12s %10.1f MiB\n", "total", max_bytes / 1048576.0);
-  if (config.kind == nn::ConvKind::gat) {  // what GAT holds per attention edge
+  if (nn::model_spec(config).name == "gat") {  // what GAT holds per attention edge
     const nn::RankShape shape = read_part_shape(dir, meta, max_part);
     const int64_t edges = nn::AttentionGraph::edges_for(shape.num_owned, shape.nnz);
     std::printf("  GAT per attention edge: %lld bytes (%lld edges incl. self-loops on part %d: a column id and its "
