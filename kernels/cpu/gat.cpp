@@ -118,6 +118,12 @@ struct EdgeMask {
   }
 };
 
+// Prefetch the cache lines of `floats` floats from p (a gathered row: the fused ops first walk a chunk of
+// edges to issue every gather, so the misses overlap, then compute on rows in cache).
+inline void prefetch_row(const float* p, int64_t floats) {
+  for (int64_t offset = 0; offset < floats; offset += 16) __builtin_prefetch(p + offset);
+}
+
 // Per-thread row buffers of the fused ops (grown, never shrunk).
 std::vector<float>& row_buffer(int64_t floats) {
   thread_local std::vector<float> buffer;
@@ -467,6 +473,7 @@ void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int
       const int64_t count = std::min(kPairChunk, a.indptr[i + 1] - begin);
       for (int64_t t = 0; t < count; ++t) {
         const int32_t j = a.indices[begin + t];
+        prefetch_row(x.row(j), cols);
         const float* s = s_src.row(j);
         for (int64_t k = 0; k < heads; ++k) z[t * heads + k] = leaky(d[k] + s[k], slope);
         if (p > 0.0f) {
@@ -499,8 +506,7 @@ void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int
       for (int64_t t = 0; t < count; ++t) {
         const float* __restrict__ xj = x.row(a.indices[begin + t]);
         for (int64_t k = 0; k < heads; ++k) {
-          const float w = z[t * heads + k];
-          if (w == 0.0f) continue;  // dropped
+          const float w = z[t * heads + k];  // 0 when dropped: no branch (random, it would stall the gathers)
           float* __restrict__ ok = o + k * width;
           const float* __restrict__ xk = xj + k * width;
 #pragma omp simd
@@ -567,11 +573,15 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
     const uint64_t dst_id = p > 0.0f ? static_cast<uint64_t>(row_gid[i]) : 0;
     for (int64_t first = 0; first < degree; first += kPairChunk) {
       const int64_t count = std::min(kPairChunk, degree - first);
-      if (p > 0.0f)
-        for (int64_t t = 0; t < count; ++t) {
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t j = a.indices[begin + first + t];
+        prefetch_row(x.row(j), cols);
+        prefetch_row(s_src.row(j), heads);
+        if (p > 0.0f) {
           dst[t] = dst_id;
-          src[t] = static_cast<uint64_t>(col_gid[a.indices[begin + first + t]]);
+          src[t] = static_cast<uint64_t>(col_gid[j]);
         }
+      }
       mask.draw(dst, src, count, factor);
       for (int64_t t = 0; t < count; ++t) {
         const int32_t j = a.indices[begin + first + t];
@@ -582,10 +592,6 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
         for (int64_t k = 0; k < heads; ++k) {
           at[k] = std::exp(leaky(d[k] + s[k], slope) - st[k]) * st[heads + k];
           const float f_k = factor[t * heads + k];
-          if (f_k == 0.0f) {
-            tt[k] = 0.0f;
-            continue;
-          }
           float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
           for (int64_t f = 0; f < width; ++f) sum += gi[k * width + f] * xj[k * width + f];
@@ -622,11 +628,17 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
     const uint64_t src_id = p > 0.0f ? static_cast<uint64_t>(col_gid[r]) : 0;
     for (int64_t begin = a_t.indptr[r]; begin < a_t.indptr[r + 1]; begin += kPairChunk) {
       const int64_t count = std::min(kPairChunk, a_t.indptr[r + 1] - begin);
-      if (p > 0.0f)
-        for (int64_t t = 0; t < count; ++t) {
-          dst[t] = static_cast<uint64_t>(row_gid[a_t.indices[begin + t]]);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t i = a_t.indices[begin + t];
+        prefetch_row(g.row(i), cols);
+        prefetch_row(s_dst.row(i), heads);
+        prefetch_row(stats.row(i), 2 * heads);
+        prefetch_row(row_dot.row(i), heads);
+        if (p > 0.0f) {
+          dst[t] = static_cast<uint64_t>(row_gid[i]);
           src[t] = src_id;
         }
+      }
       mask.draw(dst, src, count, factor);
       for (int64_t t = 0; t < count; ++t) {
         const int32_t i = a_t.indices[begin + t];
@@ -637,19 +649,16 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
         for (int64_t k = 0; k < heads; ++k) {
           const float zk = d[k] + s[k];
           const float alpha = std::exp(leaky(zk, slope) - st[k]) * st[heads + k];
-          const float f_k = factor[t * heads + k];
-          float td = 0.0f;
-          if (f_k != 0.0f) {
-            const float w = p > 0.0f ? alpha * f_k : alpha;
-            float* __restrict__ ok = o + k * width;
-            const float* __restrict__ gk = gi + k * width;
+          const float f_k = factor[t * heads + k];  // 0 when dropped: no branch, as in the forward
+          const float w = p > 0.0f ? alpha * f_k : alpha;
+          float* __restrict__ ok = o + k * width;
+          const float* __restrict__ gk = gi + k * width;
 #pragma omp simd
-            for (int64_t f = 0; f < width; ++f) ok[f] += w * gk[f];
-            float sum = 0.0f;
+          for (int64_t f = 0; f < width; ++f) ok[f] += w * gk[f];
+          float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-            for (int64_t f = 0; f < width; ++f) sum += gk[f] * xr[k * width + f];
-            td = p > 0.0f ? sum * f_k : sum;
-          }
+          for (int64_t f = 0; f < width; ++f) sum += gk[f] * xr[k * width + f];
+          const float td = p > 0.0f ? sum * f_k : sum;
           const float dz = alpha * (td - S[k]);
           gs[k] += zk > 0.0f ? dz : slope * dz;
         }
