@@ -58,9 +58,7 @@ void GatConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph& gr
   const Device device = adjacency.device();
   hs_ = Tensor(rows, c + heads_, device);
   hs_.zero();
-  s_dst_ = Tensor(n, heads_, device);
-  stats_ = Tensor(n, 2 * heads_, device);
-  row_dot_ = Tensor(n, heads_, device);
+  row_state_ = Tensor(n, 4 * heads_, device);
   if (!concat_) heads_out_ = Tensor(n, c, device);
   grad_hs_ = Tensor(rows, c + heads_, device);
   grad_hs_.zero();
@@ -139,14 +137,14 @@ void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext
   adjacency_->gather_halo(hs, [&] {
     if (n == 0) return;
     PhaseScope timer(clock, Phase::elementwise, stream);
-    kernels::head_scores(h_own, store_.param(att_dst_), s_dst_.matrix(), stream);
+    kernels::head_scores(h_own, store_.param(att_dst_), s_dst(), stream);
   });
   if (n == 0) return;
   Matrix<float> out = concat_ ? z_own : heads_out_.matrix();
   {  // scores, softmax, attention dropout and aggregation in one pass per destination row
     PhaseScope timer(clock, Phase::spmm, stream);
-    kernels::gat_attention(graph_->a(), graph_->row_gid(), graph_->col_gid(), attention_, s_dst_.matrix(), s_src,
-                           kNegativeSlope, h_all, out, stats_.matrix(), stream);
+    kernels::gat_attention(graph_->a(), graph_->row_gid(), graph_->col_gid(), attention_, s_dst(), s_src,
+                           kNegativeSlope, h_all, out, stats(), stream);
   }
   if (!concat_) {
     PhaseScope timer(clock, Phase::elementwise, stream);
@@ -190,8 +188,8 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
     // softmax weight and mask recomputed from the forward's row statistics (no per-edge tensor).
     PhaseScope timer(clock, Phase::spmm, stream);
     kernels::gat_attention_backward(a, graph_->a_t(), graph_->row_gid(), graph_->col_gid(), attention_,
-                                    s_dst_.matrix(), s_src, kNegativeSlope, h_all, stats_.matrix(), g,
-                                    row_dot_.matrix(), grad_h_all, grad_s_dst_.matrix(), grad_s_src, stream);
+                                    s_dst(), s_src, kNegativeSlope, h_all, stats(), g,
+                                    row_dot(), grad_h_all, grad_s_dst_.matrix(), grad_s_src, stream);
   } else {
     // No edges: this rank's halo rows (if any) get zero sums (the exchange still pairs up with the owners').
     PhaseScope timer(clock, Phase::elementwise, stream);
