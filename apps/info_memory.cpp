@@ -6,6 +6,7 @@
 #include "core/format.h"
 #include "io/h5.h"
 #include "io/part_file.h"
+#include "nn/attention_graph.h"
 #include "nn/model_registry.h"
 #include "train/memory_estimate.h"
 
@@ -117,6 +118,15 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
                 max_bytes > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(max_bytes) : 0.0,
                 breakdown_meaning(name));
   std::printf("  %-12s %10.1f MiB\n", "total", max_bytes / 1048576.0);
+  if (nn::model_spec(config).name == "gat") {  // what GAT holds per attention edge
+    const nn::RankShape shape = read_part_shape(dir, meta, max_part);
+    const int64_t edges = nn::AttentionGraph::edges_for(shape.num_owned, shape.nnz);
+    std::printf("  GAT per attention edge: %lld bytes (%lld edges incl. self-loops on part %d: a column id and its "
+                "transpose's row id, in structure; the fused attention keeps no per-edge tensor, only 5 floats "
+                "per owned vertex and head)\n",
+                static_cast<long long>(nn::AttentionGraph::bytes_for(0, 0, 1) - nn::AttentionGraph::bytes_for(0, 0, 0)),
+                static_cast<long long>(edges), max_part);
+  }
 }
 
 }  // namespace halogen::app

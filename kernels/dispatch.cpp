@@ -55,6 +55,25 @@ void count_work(op::weighted_spmm_transpose, const CsrView& a_t, Span<const int3
 void count_work(op::edge_dot, const CsrView& a, Matrix<const float> g, Matrix<const float> x, Matrix<float> out) {
   count_sparse(a, x.cols, 4.0 * static_cast<double>(out.cols), 4.0 * static_cast<double>(g.rows * g.cols));
 }
+// The fused GAT ops: a weighted SpMM's traffic with the source scores (K floats) gathered beside each row, and
+// the row statistics written (forward); the backward gathers a row of x per edge by destination (pass 1) and a
+// row of g with the destination's K scores, 2K statistics and K row sums per edge by source (pass 2), 6 flops
+// per nonzero and column (two dots and an axpy).
+void count_work(op::gat_attention, const CsrView& a, Span<const int64_t>, Span<const int64_t>,
+                const EpilogueParams&, Matrix<const float> s_dst, Matrix<const float>, float, Matrix<const float> x,
+                Matrix<float> out, Matrix<float> stats) {
+  count_sparse(a, x.cols, 4.0 * static_cast<double>(s_dst.cols),
+               4.0 * static_cast<double>(out.rows * out.cols + stats.rows * stats.cols + s_dst.rows * s_dst.cols));
+}
+void count_work(op::gat_attention_backward, const CsrView& a, const CsrView& a_t, Span<const int64_t>,
+                Span<const int64_t>, const EpilogueParams&, Matrix<const float> s_dst, Matrix<const float>, float,
+                Matrix<const float> x, Matrix<const float>, Matrix<const float> g, Matrix<float>,
+                Matrix<float> grad_x, Matrix<float>, Matrix<float>) {
+  const double heads = static_cast<double>(s_dst.cols);
+  count_sparse(a, x.cols, 4.0 * heads, 4.0 * static_cast<double>(g.rows * g.cols) + 16.0 * heads * a.rows);
+  count_sparse(a_t, g.cols, 16.0 * heads, 4.0 * static_cast<double>(grad_x.rows * (grad_x.cols + s_dst.cols)));
+  t_work.flops += 2.0 * static_cast<double>(a.nnz) * static_cast<double>(x.cols);  // pass 2's second product
+}
 void count_work(op::gemm, Matrix<const float> a, bool transpose_a, Matrix<const float>, bool, Matrix<float> c,
                 float, float beta) {
   const double m = static_cast<double>(c.rows), n = static_cast<double>(c.cols),

@@ -178,6 +178,18 @@ HALOGEN_OP(void, weighted_spmm_transpose, out.device,
            (a_t, a_t_edge, weights, g, out))
 HALOGEN_OP(void, edge_dot, out.device,
            (const CsrView& a, Matrix<const float> g, Matrix<const float> x, Matrix<float> out), (a, g, x, out))
+HALOGEN_OP(void, gat_attention, out.device,
+           (const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+            const EpilogueParams& params, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+            Matrix<const float> x, Matrix<float> out, Matrix<float> stats),
+           (a, row_gid, col_gid, params, s_dst, s_src, slope, x, out, stats))
+HALOGEN_OP(void, gat_attention_backward, grad_x.device,
+           (const CsrView& a, const CsrView& a_t, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+            const EpilogueParams& params, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+            Matrix<const float> x, Matrix<const float> stats, Matrix<const float> g, Matrix<float> row_dot,
+            Matrix<float> grad_x, Matrix<float> grad_s_dst, Matrix<float> grad_s_src),
+           (a, a_t, row_gid, col_gid, params, s_dst, s_src, slope, x, stats, g, row_dot, grad_x, grad_s_dst,
+            grad_s_src))
 HALOGEN_OP(void, elu_dropout, h.device,
            (Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask),
            (h, row_gid, params, mask))

@@ -246,6 +246,27 @@ struct AdamParams {
 //   weights: (nnz, K);  g: (a_t.cols, K*F);  out: (a_t.rows, K*F)
 // edge_dot (SDDMM, the gradient of weighted_spmm's weights): out[e, k] "=" sum_f g[i, k*F + f] x[j, k*F + f].
 //   g: (rows, K*F);  x: (cols, K*F);  out: (nnz, K)
+// gat_attention (fused GAT attention, forward): per destination row i and head k, in ONE pass over the row's
+//   edges e = (i, j) (chunks of 64 edges: their scores, the chunk's max, then an online softmax that rescales
+//   the row's running sum and accumulator when the max grows):
+//     z_e = leaky_relu(s_dst[i, k] + s_src[j, k], slope),  alpha_e = exp(z_e - m_i) / l_i  (m_i the row's max,
+//     l_i = sum_e exp(z_e - m_i)),  alpha~_e = alpha_e * (keep_e ? 1 / (1 - p) : 0)  (edge_dropout's decision
+//     for (row_gid[i], col_gid[j], k), so the mask is edge_dropout's),
+//     out[i, k*F + f] "=" sum_e alpha~_e x[j, k*F + f],  stats[i, k] "=" m_i,  stats[i, K + k] "=" 1 / l_i
+//   (empty rows: out 0, stats (-inf, 0)). No per-edge tensor: what the backward needs is the O(rows K) stats.
+//   p = params.dropout (0: no dropout).   s_dst: (rows, K);  s_src: (cols, K);  x: (cols, K*F);
+//   out: (rows, K*F);  stats: (rows, 2K)
+// gat_attention_backward: given g = dLoss/dout, recomputes every edge's z, alpha and mask from s_dst, s_src,
+//   stats and the ids (no per-edge tensor), with t_e = g[i, head k] . x[j, head k] and td_e = t_e * factor_e:
+//     row_dot[i, k] "=" S_i = sum_e alpha_e td_e             (pass 1, by destination row of a)
+//     dz_e = alpha_e (td_e - S_i) * (z > 0 ? 1 : slope)       (z = s_dst + s_src before the leaky relu)
+//     grad_s_dst[i, k] "=" sum over row i of dz_e              (pass 1, a second walk over the row's cached edges)
+//     grad_x[r, k*F + f] "=" sum over a_t's row r of alpha~_e g[i, k*F + f];  grad_s_src[r, k] "=" sum of dz_e
+//                                                              (pass 2, by source row of a_t, i = a_t.indices[p])
+//   The same float operations in the same order as gat_edge_scores_backward(edge_softmax_backward(edge_dropout(
+//   edge_dot))) and weighted_spmm_transpose. a_t: A's full transpose (a_t.rows == a.cols).
+//   stats: (rows, 2K) from gat_attention;  g: (rows, K*F);  row_dot, grad_s_dst: (rows, K);
+//   x, grad_x: (cols, K*F);  grad_s_src: (cols, K)
 // elu_dropout: in place, h = dropout(elu(h)) with elu(x) = x > 0 ? x : expm1(x), and dropout as
 //   bias_relu_dropout's (keyed by row_gid[r] * f + c); mask (n, f) "=" the factor (0 or 1/(1-p)) times elu'(x)
 //   (1 or exp(x)), so that apply_mask is the backward; an empty mask is not written. h, mask: (n, f)

@@ -62,6 +62,75 @@ __attribute__((target_clones("avx2", "default"))) void pair_words(uint64_t key, 
   }
 }
 
+// As pair_words, with one destination id per edge (the fused ops: the same dst for a row of A, the same src for
+// a row of A^T).
+__attribute__((target_clones("avx2", "default"))) void pair_words_arrays(uint64_t key,
+                                                                         const uint64_t* __restrict__ dst,
+                                                                         const uint64_t* __restrict__ src,
+                                                                         int64_t count,
+                                                                         uint32_t* __restrict__ words) {
+  const uint32_t key0 = static_cast<uint32_t>(key), key1 = static_cast<uint32_t>(key >> 32);
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t c0 = static_cast<uint32_t>(dst[i]), c1 = static_cast<uint32_t>(dst[i] >> 32),
+             c2 = static_cast<uint32_t>(src[i]), c3 = static_cast<uint32_t>(src[i] >> 32), k0 = key0, k1 = key1;
+#pragma GCC unroll 10
+    for (int round = 0; round < 10; ++round) {
+      const uint64_t product0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+      const uint64_t product1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+      const uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      const uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(product1);
+      c3 = static_cast<uint32_t>(product0);
+      c0 = next0;
+      c2 = next2;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    words[i] = c0;
+    words[kPairChunk + i] = c1;
+    words[2 * kPairChunk + i] = c2;
+    words[3 * kPairChunk + i] = c3;
+  }
+}
+
+// The attention dropout's factors (0 or 1 / (1 - p); 1 without dropout) of `count` <= kPairChunk edges, head
+// k of edge t at factor[t * heads + k]: edge_dropout's decisions for the pairs (dst[t], src[t]).
+struct EdgeMask {
+  const EpilogueParams& params;
+  int64_t heads;
+  float scale;
+  void draw(const uint64_t* dst, const uint64_t* src, int64_t count, float* factor) const {
+    if (params.dropout == 0.0f) {
+      std::fill(factor, factor + count * heads, 1.0f);
+      return;
+    }
+    uint32_t words[4 * kPairChunk];
+    for (int64_t group = 0, groups = (heads + 3) / 4; group < groups; ++group) {
+      const uint64_t key = rng::uniform_u64(params.seed, params.rng_stream, static_cast<uint64_t>(group));
+      const int64_t first = group * 4, last = std::min(heads, first + 4);
+      pair_words_arrays(key, dst, src, count, words);
+      for (int64_t t = 0; t < count; ++t)
+        for (int64_t k = first; k < last; ++k)
+          factor[t * heads + k] = rng::word_uniform(words[(k - first) * kPairChunk + t]) >= params.dropout ? scale
+                                                                                                          : 0.0f;
+    }
+  }
+};
+
+// Prefetch the cache lines of `floats` floats from p (a gathered row: the fused ops first walk a chunk of
+// edges to issue every gather, so the misses overlap, then compute on rows in cache).
+inline void prefetch_row(const float* p, int64_t floats) {
+  for (int64_t offset = 0; offset < floats; offset += 16) __builtin_prefetch(p + offset);
+}
+
+// Per-thread row buffers of the fused ops (grown, never shrunk).
+std::vector<float>& row_buffer(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(static_cast<size_t>(floats));
+  return buffer;
+}
+
 }  // namespace
 
 void head_scores(Matrix<const float> h, Matrix<const float> att, Matrix<float> s, Stream) {
@@ -357,6 +426,242 @@ void edge_dot(const CsrView& a, Matrix<const float> g, Matrix<const float> x, Ma
 #pragma omp simd reduction(+ : sum)
         for (int64_t f = 0; f < width; ++f) sum += gi[k * width + f] * xj[k * width + f];
         out.data[e * heads + k] = sum;
+      }
+    }
+  });
+}
+
+void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+                   const EpilogueParams& params, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+                   Matrix<const float> x, Matrix<float> out, Matrix<float> stats, Stream) {
+  require_csr(a, "gat_attention a");
+  detail::require_host(s_dst, "gat_attention s_dst");
+  detail::require_host(s_src, "gat_attention s_src");
+  detail::require_host(x, "gat_attention x");
+  detail::require_host(out, "gat_attention out");
+  detail::require_host(stats, "gat_attention stats");
+  const int64_t heads = s_dst.cols;
+  HALOGEN_ASSERT(heads >= 1 && s_dst.rows == a.rows && s_src.rows == a.cols && s_src.cols == heads &&
+                     x.rows == a.cols && out.rows == a.rows && out.cols == x.cols && x.cols % heads == 0 &&
+                     stats.rows == a.rows && stats.cols == 2 * heads,
+                 "gat_attention: A (%lld, %lld), %lld heads, x (%lld, %lld), out (%lld, %lld), stats (%lld, %lld)",
+                 (long long)a.rows, (long long)a.cols, (long long)heads, (long long)x.rows, (long long)x.cols,
+                 (long long)out.rows, (long long)out.cols, (long long)stats.rows, (long long)stats.cols);
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", static_cast<double>(p));
+  if (p > 0.0f) {
+    detail::require_host(row_gid, "gat_attention row_gid");
+    detail::require_host(col_gid, "gat_attention col_gid");
+    HALOGEN_ASSERT(row_gid.size == a.rows && col_gid.size == a.cols, "gat_attention: %lld row and %lld column ids "
+                   "for A (%lld, %lld)", (long long)row_gid.size, (long long)col_gid.size, (long long)a.rows,
+                   (long long)a.cols);
+  }
+  const EdgeMask mask{params, heads, p > 0.0f ? 1.0f / (1.0f - p) : 1.0f};
+  const int64_t width = x.cols / heads, cols = x.cols;
+  detail::parallel_for(a.rows, (a.nnz + a.rows) * cols + a.nnz * heads * (p > 0.0f ? 8 : 1), [&](int64_t i) {
+    // Buffer: z (then exp(z - m) * factor) and the mask's factors of one chunk, m and l of the row.
+    float* buffer = row_buffer(2 * kPairChunk * heads + 2 * heads).data();
+    float *z = buffer, *factor = z + kPairChunk * heads, *m = factor + kPairChunk * heads, *l = m + heads;
+    uint64_t dst[kPairChunk], src[kPairChunk];
+    float* __restrict__ o = out.row(i);
+    std::fill(o, o + cols, 0.0f);
+    std::fill(m, m + heads, -INFINITY);
+    std::fill(l, l + heads, 0.0f);
+    const float* d = s_dst.row(i);
+    const uint64_t dst_id = p > 0.0f ? static_cast<uint64_t>(row_gid[i]) : 0;
+    for (int64_t begin = a.indptr[i]; begin < a.indptr[i + 1]; begin += kPairChunk) {
+      const int64_t count = std::min(kPairChunk, a.indptr[i + 1] - begin);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t j = a.indices[begin + t];
+        prefetch_row(x.row(j), cols);
+        const float* s = s_src.row(j);
+        for (int64_t k = 0; k < heads; ++k) z[t * heads + k] = leaky(d[k] + s[k], slope);
+        if (p > 0.0f) {
+          dst[t] = dst_id;
+          src[t] = static_cast<uint64_t>(col_gid[j]);
+        }
+      }
+      // The chunk's max: a new running max rescales the sum and the accumulator (online softmax).
+      for (int64_t k = 0; k < heads; ++k) {
+        float chunk_max = m[k];
+        for (int64_t t = 0; t < count; ++t) chunk_max = std::max(chunk_max, z[t * heads + k]);
+        if (chunk_max > m[k]) {
+          if (l[k] > 0.0f) {
+            const float r = std::exp(m[k] - chunk_max);
+            l[k] *= r;
+            float* __restrict__ ok = o + k * width;
+#pragma omp simd
+            for (int64_t f = 0; f < width; ++f) ok[f] *= r;
+          }
+          m[k] = chunk_max;
+        }
+      }
+      mask.draw(dst, src, count, factor);
+      for (int64_t t = 0; t < count; ++t)
+        for (int64_t k = 0; k < heads; ++k) {
+          const float e = std::exp(z[t * heads + k] - m[k]);
+          l[k] += e;
+          z[t * heads + k] = e * factor[t * heads + k];
+        }
+      for (int64_t t = 0; t < count; ++t) {
+        const float* __restrict__ xj = x.row(a.indices[begin + t]);
+        for (int64_t k = 0; k < heads; ++k) {
+          const float w = z[t * heads + k];  // 0 when dropped: no branch (random, it would stall the gathers)
+          float* __restrict__ ok = o + k * width;
+          const float* __restrict__ xk = xj + k * width;
+#pragma omp simd
+          for (int64_t f = 0; f < width; ++f) ok[f] += w * xk[f];
+        }
+      }
+    }
+    float* st = stats.row(i);
+    for (int64_t k = 0; k < heads; ++k) {
+      const float inverse = l[k] > 0.0f ? 1.0f / l[k] : 0.0f;
+      float* __restrict__ ok = o + k * width;
+#pragma omp simd
+      for (int64_t f = 0; f < width; ++f) ok[f] *= inverse;
+      st[k] = m[k];
+      st[heads + k] = inverse;
+    }
+  });
+}
+
+void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int64_t> row_gid,
+                            Span<const int64_t> col_gid, const EpilogueParams& params, Matrix<const float> s_dst,
+                            Matrix<const float> s_src, float slope, Matrix<const float> x, Matrix<const float> stats,
+                            Matrix<const float> g, Matrix<float> row_dot, Matrix<float> grad_x,
+                            Matrix<float> grad_s_dst, Matrix<float> grad_s_src, Stream) {
+  require_csr(a, "gat_attention_backward a");
+  require_csr(a_t, "gat_attention_backward a_t");
+  detail::require_host(s_dst, "gat_attention_backward s_dst");
+  detail::require_host(s_src, "gat_attention_backward s_src");
+  detail::require_host(x, "gat_attention_backward x");
+  detail::require_host(stats, "gat_attention_backward stats");
+  detail::require_host(g, "gat_attention_backward g");
+  detail::require_host(row_dot, "gat_attention_backward row_dot");
+  detail::require_host(grad_x, "gat_attention_backward grad_x");
+  detail::require_host(grad_s_dst, "gat_attention_backward grad_s_dst");
+  detail::require_host(grad_s_src, "gat_attention_backward grad_s_src");
+  const int64_t heads = s_dst.cols;
+  HALOGEN_ASSERT(heads >= 1 && a_t.rows == a.cols && a_t.cols == a.rows && a_t.nnz == a.nnz &&
+                     s_dst.rows == a.rows && s_src.rows == a.cols && s_src.cols == heads && x.rows == a.cols &&
+                     x.cols % heads == 0 && stats.rows == a.rows && stats.cols == 2 * heads && g.rows == a.rows &&
+                     g.cols == x.cols && row_dot.rows == a.rows && row_dot.cols == heads &&
+                     grad_x.rows == a.cols && grad_x.cols == x.cols && grad_s_dst.rows == a.rows &&
+                     grad_s_dst.cols == heads && grad_s_src.rows == a.cols && grad_s_src.cols == heads,
+                 "gat_attention_backward: shapes do not match A (%lld, %lld) with %lld heads, x (%lld, %lld)",
+                 (long long)a.rows, (long long)a.cols, (long long)heads, (long long)x.rows, (long long)x.cols);
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", static_cast<double>(p));
+  if (p > 0.0f) {
+    detail::require_host(row_gid, "gat_attention_backward row_gid");
+    detail::require_host(col_gid, "gat_attention_backward col_gid");
+    HALOGEN_ASSERT(row_gid.size == a.rows && col_gid.size == a.cols, "gat_attention_backward: ids");
+  }
+  const EdgeMask mask{params, heads, p > 0.0f ? 1.0f / (1.0f - p) : 1.0f};
+  const int64_t width = x.cols / heads, cols = x.cols;
+  const int64_t rng_work = a.nnz * heads * (p > 0.0f ? 8 : 1);
+  // Pass 1, by destination row: alpha and td per edge into a row buffer, S_i, then dz summed over the row.
+  detail::parallel_for(a.rows, a.nnz * cols + rng_work, [&](int64_t i) {
+    const int64_t begin = a.indptr[i], degree = a.indptr[i + 1] - begin;
+    float* buffer = row_buffer(2 * degree * heads + kPairChunk * heads).data();
+    float *alpha = buffer, *td = alpha + degree * heads, *factor = td + degree * heads;
+    uint64_t dst[kPairChunk], src[kPairChunk];
+    const float* d = s_dst.row(i);
+    const float* st = stats.row(i);
+    const float* __restrict__ gi = g.row(i);
+    const uint64_t dst_id = p > 0.0f ? static_cast<uint64_t>(row_gid[i]) : 0;
+    for (int64_t first = 0; first < degree; first += kPairChunk) {
+      const int64_t count = std::min(kPairChunk, degree - first);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t j = a.indices[begin + first + t];
+        prefetch_row(x.row(j), cols);
+        prefetch_row(s_src.row(j), heads);
+        if (p > 0.0f) {
+          dst[t] = dst_id;
+          src[t] = static_cast<uint64_t>(col_gid[j]);
+        }
+      }
+      mask.draw(dst, src, count, factor);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t j = a.indices[begin + first + t];
+        const float* s = s_src.row(j);
+        const float* __restrict__ xj = x.row(j);
+        float* at = alpha + (first + t) * heads;
+        float* tt = td + (first + t) * heads;
+        for (int64_t k = 0; k < heads; ++k) {
+          at[k] = std::exp(leaky(d[k] + s[k], slope) - st[k]) * st[heads + k];
+          const float f_k = factor[t * heads + k];
+          float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t f = 0; f < width; ++f) sum += gi[k * width + f] * xj[k * width + f];
+          tt[k] = p > 0.0f ? sum * f_k : sum;
+        }
+      }
+    }
+    float* S = row_dot.row(i);
+    float* sum = grad_s_dst.row(i);
+    for (int64_t k = 0; k < heads; ++k) {
+      float dot = 0.0f;
+      for (int64_t e = 0; e < degree; ++e) dot += alpha[e * heads + k] * td[e * heads + k];
+      S[k] = dot;
+      sum[k] = 0.0f;
+    }
+    for (int64_t e = 0; e < degree; ++e) {
+      const float* s = s_src.row(a.indices[begin + e]);
+      for (int64_t k = 0; k < heads; ++k) {
+        const float dz = alpha[e * heads + k] * (td[e * heads + k] - S[k]);
+        sum[k] += d[k] + s[k] > 0.0f ? dz : slope * dz;
+      }
+    }
+  });
+  // Pass 2, by source (a_t's rows): dLoss/dx and dLoss/ds_src, from the same recomputed quantities.
+  detail::parallel_for(a_t.rows, (a.nnz + a_t.rows) * cols + a.nnz * cols + rng_work, [&](int64_t r) {
+    float* factor = row_buffer(kPairChunk * heads).data();
+    uint64_t dst[kPairChunk], src[kPairChunk];
+    float* __restrict__ o = grad_x.row(r);
+    std::fill(o, o + cols, 0.0f);
+    float* gs = grad_s_src.row(r);
+    std::fill(gs, gs + heads, 0.0f);
+    const float* s = s_src.row(r);
+    const float* __restrict__ xr = x.row(r);
+    const uint64_t src_id = p > 0.0f ? static_cast<uint64_t>(col_gid[r]) : 0;
+    for (int64_t begin = a_t.indptr[r]; begin < a_t.indptr[r + 1]; begin += kPairChunk) {
+      const int64_t count = std::min(kPairChunk, a_t.indptr[r + 1] - begin);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t i = a_t.indices[begin + t];
+        prefetch_row(g.row(i), cols);
+        prefetch_row(s_dst.row(i), heads);
+        prefetch_row(stats.row(i), 2 * heads);
+        prefetch_row(row_dot.row(i), heads);
+        if (p > 0.0f) {
+          dst[t] = static_cast<uint64_t>(row_gid[i]);
+          src[t] = src_id;
+        }
+      }
+      mask.draw(dst, src, count, factor);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t i = a_t.indices[begin + t];
+        const float* d = s_dst.row(i);
+        const float* st = stats.row(i);
+        const float* S = row_dot.row(i);
+        const float* __restrict__ gi = g.row(i);
+        for (int64_t k = 0; k < heads; ++k) {
+          const float zk = d[k] + s[k];
+          const float alpha = std::exp(leaky(zk, slope) - st[k]) * st[heads + k];
+          const float f_k = factor[t * heads + k];  // 0 when dropped: no branch, as in the forward
+          const float w = p > 0.0f ? alpha * f_k : alpha;
+          float* __restrict__ ok = o + k * width;
+          const float* __restrict__ gk = gi + k * width;
+#pragma omp simd
+          for (int64_t f = 0; f < width; ++f) ok[f] += w * gk[f];
+          float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t f = 0; f < width; ++f) sum += gk[f] * xr[k * width + f];
+          const float td = p > 0.0f ? sum * f_k : sum;
+          const float dz = alpha * (td - S[k]);
+          gs[k] += zk > 0.0f ? dz : slope * dz;
+        }
       }
     }
   });

@@ -188,6 +188,138 @@ __global__ void elu_dropout_kernel(float* h, int64_t rows, int64_t cols, int64_t
   }
 }
 
+// The fused attention (gat_attention, gat_attention_backward). Simple thread mappings, as the unfused kernels
+// above: the forward takes one thread per (row, column), which walks its row with its own online softmax for
+// its head (the head's scores and mask are recomputed by each of its F threads: cheap next to the gathered
+// rows, and no shared state); the backward one thread per (row, head) for pass 1 and one per (source, column)
+// and (source, head) for pass 2. No atomics: deterministic.
+__device__ __forceinline__ float edge_factor(float p, float scale, uint64_t seed, uint64_t rng_stream, int64_t k,
+                                             uint64_t dst, uint64_t src) {
+  if (p == 0.0f) return 1.0f;
+  const uint64_t key = rng::uniform_u64(seed, rng_stream, uint64_t(k / 4));
+  const rng::Philox4 bits = rng::pair_bits(key, dst, src);
+  return rng::word_uniform(bits.v[k % 4]) >= p ? scale : 0.0f;
+}
+
+__global__ void gat_attention_kernel(const int64_t* indptr, const int32_t* indices, int64_t rows,
+                                     const int64_t* row_gid, const int64_t* col_gid, float p, float scale,
+                                     uint64_t seed, uint64_t rng_stream, const float* s_dst, int64_t dst_stride,
+                                     const float* s_src, int64_t src_stride, float slope, const float* x,
+                                     int64_t x_stride, float* out, int64_t out_stride, float* stats,
+                                     int64_t stats_stride, int64_t heads, int64_t width) {
+  const int64_t cols = heads * width;
+  for (int64_t t = grid_first(); t < rows * cols; t += grid_step()) {
+    const int64_t i = t / cols, c = t % cols, k = c / width;
+    const float d = s_dst[i * dst_stride + k];
+    const uint64_t dst = p > 0.0f ? uint64_t(row_gid[i]) : 0;
+    float m = -INFINITY, l = 0.0f, acc = 0.0f;
+    for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
+      const int64_t j = indices[e];
+      const float z = leaky(d + s_src[j * src_stride + k], slope);
+      if (z > m) {
+        const float r = l > 0.0f ? expf(m - z) : 0.0f;
+        l = __fmul_rn(l, r);
+        acc = __fmul_rn(acc, r);
+        m = z;
+      }
+      const float w = expf(z - m);
+      l += w;
+      const float f = edge_factor(p, scale, seed, rng_stream, k, dst, p > 0.0f ? uint64_t(col_gid[j]) : 0);
+      if (f != 0.0f) acc += __fmul_rn(__fmul_rn(w, f), x[j * x_stride + c]);
+    }
+    const float inverse = l > 0.0f ? 1.0f / l : 0.0f;
+    out[i * out_stride + c] = acc * inverse;
+    if (c % width == 0) {
+      stats[i * stats_stride + k] = m;
+      stats[i * stats_stride + heads + k] = inverse;
+    }
+  }
+}
+
+__global__ void gat_attention_rows_kernel(const int64_t* indptr, const int32_t* indices, int64_t rows,
+                                          const int64_t* row_gid, const int64_t* col_gid, float p, float scale,
+                                          uint64_t seed, uint64_t rng_stream, const float* s_dst,
+                                          int64_t dst_stride, const float* s_src, int64_t src_stride, float slope,
+                                          const float* x, int64_t x_stride, const float* stats,
+                                          int64_t stats_stride, const float* g, int64_t g_stride, float* row_dot,
+                                          int64_t row_dot_stride, float* grad_s_dst, int64_t grad_dst_stride,
+                                          int64_t heads, int64_t width) {
+  for (int64_t t = grid_first(); t < rows * heads; t += grid_step()) {
+    const int64_t i = t / heads, k = t % heads;
+    const float d = s_dst[i * dst_stride + k], m = stats[i * stats_stride + k],
+                inverse = stats[i * stats_stride + heads + k];
+    const uint64_t dst = p > 0.0f ? uint64_t(row_gid[i]) : 0;
+    const float* gi = g + i * g_stride + k * width;
+    float dot = 0.0f;
+    for (int pass = 0; pass < 2; ++pass) {  // pass 0: S_i; pass 1: the sum of dz (td recomputed)
+      float sum = 0.0f;
+      for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
+        const int64_t j = indices[e];
+        const float zk = d + s_src[j * src_stride + k];
+        const float alpha = expf(leaky(zk, slope) - m) * inverse;
+        const float f = edge_factor(p, scale, seed, rng_stream, k, dst, p > 0.0f ? uint64_t(col_gid[j]) : 0);
+        float td = 0.0f;
+        if (f != 0.0f) {
+          const float* xj = x + j * x_stride + k * width;
+          for (int64_t c = 0; c < width; ++c) td += gi[c] * xj[c];
+          if (p > 0.0f) td *= f;
+        }
+        if (pass == 0) {
+          sum += __fmul_rn(alpha, td);
+        } else {
+          const float dz = alpha * (td - dot);
+          sum += zk > 0.0f ? dz : slope * dz;
+        }
+      }
+      if (pass == 0) {
+        dot = sum;
+        row_dot[i * row_dot_stride + k] = sum;
+      } else {
+        grad_s_dst[i * grad_dst_stride + k] = sum;
+      }
+    }
+  }
+}
+
+// Pass 2: one thread per (source r, column c) for grad_x, or, with c < 0 (head_sums), per (source r, head k)
+// for grad_s_src.
+__global__ void gat_attention_sources_kernel(const int64_t* t_indptr, const int32_t* t_indices, int64_t t_rows,
+                                             bool head_sums, const int64_t* row_gid, const int64_t* col_gid,
+                                             float p, float scale, uint64_t seed, uint64_t rng_stream,
+                                             const float* s_dst, int64_t dst_stride, const float* s_src,
+                                             int64_t src_stride, float slope, const float* x, int64_t x_stride,
+                                             const float* stats, int64_t stats_stride, const float* g,
+                                             int64_t g_stride, const float* row_dot, int64_t row_dot_stride,
+                                             float* out, int64_t out_stride, int64_t heads, int64_t width) {
+  const int64_t per_row = head_sums ? heads : heads * width;
+  for (int64_t t = grid_first(); t < t_rows * per_row; t += grid_step()) {
+    const int64_t r = t / per_row, c = t % per_row, k = head_sums ? c : c / width;
+    const float s = s_src[r * src_stride + k];
+    const uint64_t src = p > 0.0f ? uint64_t(col_gid[r]) : 0;
+    const float* xr = x + r * x_stride + k * width;
+    float sum = 0.0f;
+    for (int64_t q = t_indptr[r]; q < t_indptr[r + 1]; ++q) {
+      const int64_t i = t_indices[q];
+      const float zk = s_dst[i * dst_stride + k] + s;
+      const float alpha = expf(leaky(zk, slope) - stats[i * stats_stride + k]) * stats[i * stats_stride + heads + k];
+      const float f = edge_factor(p, scale, seed, rng_stream, k, p > 0.0f ? uint64_t(row_gid[i]) : 0, src);
+      if (!head_sums) {
+        if (f != 0.0f) sum += __fmul_rn(p > 0.0f ? alpha * f : alpha, g[i * g_stride + c]);
+        continue;
+      }
+      float td = 0.0f;
+      if (f != 0.0f) {
+        const float* gi = g + i * g_stride + k * width;
+        for (int64_t col = 0; col < width; ++col) td += gi[col] * xr[col];
+        if (p > 0.0f) td *= f;
+      }
+      const float dz = alpha * (td - row_dot[i * row_dot_stride + k]);
+      sum += zk > 0.0f ? dz : slope * dz;
+    }
+    out[r * out_stride + c] = sum;
+  }
+}
+
 unsigned blocks_for(int64_t count) { return count > 0 ? grid_for(count, kThreads) : 1; }
 
 // Edge matrices (nnz, heads) are indexed e * heads + k by the kernels: they must be contiguous (row stride =
@@ -387,6 +519,89 @@ void edge_dot(const CsrView& a, Matrix<const float> g, Matrix<const float> x, Ma
       a.indptr, a.indices, a.rows, g.data, detail::row_stride(g), x.data, detail::row_stride(x), out.data, heads,
       x.cols / heads);
   HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int64_t> col_gid,
+                   const EpilogueParams& params, Matrix<const float> s_dst, Matrix<const float> s_src, float slope,
+                   Matrix<const float> x, Matrix<float> out, Matrix<float> stats, Stream stream) {
+  require_csr(a, "gat_attention a");
+  detail::require_device(s_dst, "gat_attention s_dst");
+  detail::require_device(s_src, "gat_attention s_src");
+  detail::require_device(x, "gat_attention x");
+  detail::require_device(out, "gat_attention out");
+  detail::require_device(stats, "gat_attention stats");
+  const int64_t heads = s_dst.cols;
+  HALOGEN_ASSERT(heads >= 1 && s_dst.rows == a.rows && s_src.rows == a.cols && s_src.cols == heads &&
+                     x.rows == a.cols && out.rows == a.rows && out.cols == x.cols && x.cols % heads == 0 &&
+                     stats.rows == a.rows && stats.cols == 2 * heads,
+                 "gat_attention: shapes");
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", double(p));
+  if (p > 0.0f) {
+    detail::require_device(row_gid, "gat_attention row_gid");
+    detail::require_device(col_gid, "gat_attention col_gid");
+    HALOGEN_ASSERT(row_gid.size == a.rows && col_gid.size == a.cols, "gat_attention: ids");
+  }
+  if (a.rows == 0 || x.cols == 0) return;
+  gat_attention_kernel<<<blocks_for(a.rows * x.cols), kThreads, 0, to_cuda(stream)>>>(
+      a.indptr, a.indices, a.rows, row_gid.data, col_gid.data, p, p > 0.0f ? 1.0f / (1.0f - p) : 1.0f,
+      params.seed, params.rng_stream, s_dst.data, detail::row_stride(s_dst), s_src.data, detail::row_stride(s_src),
+      slope, x.data, detail::row_stride(x), out.data, detail::row_stride(out), stats.data,
+      detail::row_stride(stats), heads, x.cols / heads);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int64_t> row_gid,
+                            Span<const int64_t> col_gid, const EpilogueParams& params, Matrix<const float> s_dst,
+                            Matrix<const float> s_src, float slope, Matrix<const float> x, Matrix<const float> stats,
+                            Matrix<const float> g, Matrix<float> row_dot, Matrix<float> grad_x,
+                            Matrix<float> grad_s_dst, Matrix<float> grad_s_src, Stream stream) {
+  require_csr(a, "gat_attention_backward a");
+  require_csr(a_t, "gat_attention_backward a_t");
+  detail::require_device(s_dst, "gat_attention_backward s_dst");
+  detail::require_device(s_src, "gat_attention_backward s_src");
+  detail::require_device(x, "gat_attention_backward x");
+  detail::require_device(stats, "gat_attention_backward stats");
+  detail::require_device(g, "gat_attention_backward g");
+  detail::require_device(row_dot, "gat_attention_backward row_dot");
+  detail::require_device(grad_x, "gat_attention_backward grad_x");
+  detail::require_device(grad_s_dst, "gat_attention_backward grad_s_dst");
+  detail::require_device(grad_s_src, "gat_attention_backward grad_s_src");
+  const int64_t heads = s_dst.cols;
+  HALOGEN_ASSERT(heads >= 1 && a_t.rows == a.cols && a_t.cols == a.rows && s_dst.rows == a.rows &&
+                     s_src.rows == a.cols && s_src.cols == heads && x.rows == a.cols && x.cols % heads == 0 &&
+                     stats.rows == a.rows && stats.cols == 2 * heads && g.rows == a.rows && g.cols == x.cols &&
+                     row_dot.rows == a.rows && row_dot.cols == heads && grad_x.rows == a.cols &&
+                     grad_x.cols == x.cols && grad_s_dst.rows == a.rows && grad_s_dst.cols == heads &&
+                     grad_s_src.rows == a.cols && grad_s_src.cols == heads,
+                 "gat_attention_backward: shapes");
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "attention dropout %g is not in [0, 1)", double(p));
+  if (p > 0.0f) {
+    detail::require_device(row_gid, "gat_attention_backward row_gid");
+    detail::require_device(col_gid, "gat_attention_backward col_gid");
+    HALOGEN_ASSERT(row_gid.size == a.rows && col_gid.size == a.cols, "gat_attention_backward: ids");
+  }
+  const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
+  const int64_t width = x.cols / heads;
+  if (a.rows > 0) {
+    gat_attention_rows_kernel<<<blocks_for(a.rows * heads), kThreads, 0, to_cuda(stream)>>>(
+        a.indptr, a.indices, a.rows, row_gid.data, col_gid.data, p, scale, params.seed, params.rng_stream,
+        s_dst.data, detail::row_stride(s_dst), s_src.data, detail::row_stride(s_src), slope, x.data,
+        detail::row_stride(x), stats.data, detail::row_stride(stats), g.data, detail::row_stride(g), row_dot.data,
+        detail::row_stride(row_dot), grad_s_dst.data, detail::row_stride(grad_s_dst), heads, width);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+  }
+  if (a_t.rows == 0) return;
+  for (const bool head_sums : {false, true}) {
+    Matrix<float> target = head_sums ? grad_s_src : grad_x;
+    gat_attention_sources_kernel<<<blocks_for(a_t.rows * target.cols), kThreads, 0, to_cuda(stream)>>>(
+        a_t.indptr, a_t.indices, a_t.rows, head_sums, row_gid.data, col_gid.data, p, scale, params.seed,
+        params.rng_stream, s_dst.data, detail::row_stride(s_dst), s_src.data, detail::row_stride(s_src), slope,
+        x.data, detail::row_stride(x), stats.data, detail::row_stride(stats), g.data, detail::row_stride(g),
+        row_dot.data, detail::row_stride(row_dot), target.data, detail::row_stride(target), heads, width);
+    HALOGEN_CUDA_CHECK_LAUNCH();
+  }
 }
 
 void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask,

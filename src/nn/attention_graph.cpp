@@ -34,13 +34,12 @@ AttentionGraph::AttentionGraph(const graph::Shard& shard, Device device)
   std::vector<int64_t> t_indptr(cols + 1, 0);
   for (int32_t j : indices) ++t_indptr[j + 1];
   for (int64_t j = 0; j < cols; ++j) t_indptr[j + 1] += t_indptr[j];
-  std::vector<int32_t> t_indices(nnz), edge(nnz);
+  std::vector<int32_t> t_indices(nnz);
   std::vector<int64_t> next(t_indptr.begin(), t_indptr.end() - 1);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
       const int64_t slot = next[indices[e]]++;
       t_indices[slot] = static_cast<int32_t>(i);
-      edge[slot] = static_cast<int32_t>(e);
     }
   std::vector<int64_t> gid(shard.owned_gid);
   gid.insert(gid.end(), shard.halo_gid.begin(), shard.halo_gid.end());
@@ -55,8 +54,6 @@ AttentionGraph::AttentionGraph(const graph::Shard& shard, Device device)
   indices_.copy_from_host(indices.data(), nnz);
   t_indices_ = Buffer<int32_t>(nnz, device);
   t_indices_.copy_from_host(t_indices.data(), nnz);
-  edge_ = Buffer<int32_t>(nnz, device);
-  edge_.copy_from_host(edge.data(), nnz);
   a_ = kernels::CsrView{n, cols, nnz, indptr_.data(), indices_.data(), nullptr, device};
   a_t_ = kernels::CsrView{cols, n, nnz, t_indptr_.data(), t_indices_.data(), nullptr, device};
 }
@@ -64,7 +61,7 @@ AttentionGraph::AttentionGraph(const graph::Shard& shard, Device device)
 int64_t AttentionGraph::bytes_for(int64_t num_owned, int64_t num_halo, int64_t edges) {
   const int64_t cols = num_owned + num_halo;
   return (num_owned + 1 + cols + 1 + cols) * static_cast<int64_t>(sizeof(int64_t)) +
-         3 * edges * static_cast<int64_t>(sizeof(int32_t));
+         2 * edges * static_cast<int64_t>(sizeof(int32_t));
 }
 
 }  // namespace halogen::nn

@@ -6,8 +6,8 @@
 // numbered by CSR position e in [0, nnz); per-edge, per-head tensors (nnz, K) are indexed by e.
 //
 //   a():      (n, n + h) CSR, values unused (nullptr)
-//   a_t():    (n + h, n) its transpose (rows ascending within a column), with edge(): (nnz) int32, the edge id
-//             of each entry of a_t (so kernels read per-edge tensors from the transpose side).
+//   a_t():    (n + h, n) its transpose (rows ascending within a column). GAT's fused ops keep no per-edge
+//             tensor, so the transpose carries no edge ids: 8 bytes per edge for both (4 B column, 4 B row id).
 //   row_gid(): (n) and col_gid(): (n + h) global vertex ids (attention dropout keys).
 // Built once per model; the host copies are freed when the constructor returns.
 #include <cstdint>
@@ -26,7 +26,6 @@ class AttentionGraph {
 
   const kernels::CsrView& a() const { return a_; }
   const kernels::CsrView& a_t() const { return a_t_; }
-  Span<const int32_t> edge() const { return {edge_.data(), edge_.size(), edge_.device()}; }
   Span<const int64_t> row_gid() const { return {gid_.data(), num_owned_, gid_.device()}; }
   Span<const int64_t> col_gid() const { return {gid_.data(), num_owned_ + num_halo_, gid_.device()}; }
   int64_t num_owned() const { return num_owned_; }
@@ -43,7 +42,7 @@ class AttentionGraph {
  private:
   int64_t num_owned_ = 0, num_halo_ = 0;
   Buffer<int64_t> indptr_, t_indptr_, gid_;    // (n + 1), (n + h + 1), (n + h)
-  Buffer<int32_t> indices_, t_indices_, edge_;  // (nnz) each
+  Buffer<int32_t> indices_, t_indices_;  // (nnz) each
   kernels::CsrView a_, a_t_;
 };
 

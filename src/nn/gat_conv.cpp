@@ -39,7 +39,8 @@ GatConv::GatConv(int layer, int64_t in, int64_t heads, int64_t head_width, bool 
 int64_t GatConv::scratch_bytes(int64_t heads, int64_t head_width, bool concat, int64_t n, int64_t h,
                                int64_t edges, int64_t in, bool per_head_dropout, bool sparse_input) {
   const int64_t c = heads * head_width, row = c + heads;
-  const int64_t floats = 2 * (n + h) * row + 2 * n * heads + 2 * edges * heads + (concat ? 0 : n * c) +
+  (void)edges;  // the fused attention keeps no per-edge tensor (its graph's edge arrays are AttentionGraph's)
+  const int64_t floats = 2 * (n + h) * row + 5 * n * heads + (concat ? 0 : n * c) +
                          (per_head_dropout ? n * (c + (sparse_input ? 0 : in)) : 0);
   return floats * static_cast<int64_t>(sizeof(float));
 }
@@ -50,16 +51,14 @@ void GatConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph& gr
   num_owned_ = adjacency.num_owned();
   num_halo_ = adjacency.num_halo();
   HALOGEN_ASSERT(graph.num_owned() == num_owned_ && graph.num_halo() == num_halo_);
-  const int64_t n = num_owned_, rows = n + num_halo_, c = heads_ * head_width_, edges = graph.num_edges();
+  const int64_t n = num_owned_, rows = n + num_halo_, c = heads_ * head_width_;
   HALOGEN_ASSERT(exchange_width(heads_, head_width_) <= adjacency.max_width(),
                  "GAT layer %d exchanges width %lld, the adjacency takes <= %lld", layer_,
                  (long long)exchange_width(heads_, head_width_), (long long)adjacency.max_width());
   const Device device = adjacency.device();
   hs_ = Tensor(rows, c + heads_, device);
   hs_.zero();
-  s_dst_ = Tensor(n, heads_, device);
-  alpha_ = Tensor(edges, heads_, device);
-  edge_work_ = Tensor(edges, heads_, device);
+  row_state_ = Tensor(n, 4 * heads_, device);
   if (!concat_) heads_out_ = Tensor(n, c, device);
   grad_hs_ = Tensor(rows, c + heads_, device);
   grad_hs_.zero();
@@ -138,24 +137,14 @@ void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext
   adjacency_->gather_halo(hs, [&] {
     if (n == 0) return;
     PhaseScope timer(clock, Phase::elementwise, stream);
-    kernels::head_scores(h_own, store_.param(att_dst_), s_dst_.matrix(), stream);
+    kernels::head_scores(h_own, store_.param(att_dst_), s_dst(), stream);
   });
   if (n == 0) return;
-  const kernels::CsrView& a = graph_->a();
-  Matrix<float> alpha = alpha_.matrix(), weights = alpha;
-  {
-    PhaseScope timer(clock, Phase::elementwise, stream);
-    kernels::gat_edge_scores(a, s_dst_.matrix(), s_src, kNegativeSlope, alpha, stream);
-    kernels::edge_softmax(a, alpha, stream);
-    if (attention_.dropout > 0.0f) {
-      weights = edge_work_.matrix();
-      kernels::edge_dropout(a, graph_->row_gid(), graph_->col_gid(), attention_, alpha, weights, stream);
-    }
-  }
   Matrix<float> out = concat_ ? z_own : heads_out_.matrix();
-  {
+  {  // scores, softmax, attention dropout and aggregation in one pass per destination row
     PhaseScope timer(clock, Phase::spmm, stream);
-    kernels::weighted_spmm(a, weights, h_all, out, stream);
+    kernels::gat_attention(graph_->a(), graph_->row_gid(), graph_->col_gid(), attention_, s_dst(), s_src,
+                           kNegativeSlope, h_all, out, stats(), stream);
   }
   if (!concat_) {
     PhaseScope timer(clock, Phase::elementwise, stream);
@@ -178,8 +167,6 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
   Matrix<float> hs = hs_.matrix(), grad_hs = grad_hs_.matrix();
   Matrix<const float> h_all = columns<float>(hs, 0, c), s_src = columns<float>(hs, c, c + heads_);
   Matrix<float> grad_h_all = columns(grad_hs, 0, c), grad_s_src = columns(grad_hs, c, c + heads_);
-  Matrix<float> alpha = alpha_.matrix(), edge_work = edge_work_.matrix();
-  Matrix<const float> weights = attention_.dropout > 0.0f ? edge_work : alpha;
   const bool drop = feature_dropout_ > 0.0f;
   const Span<const int64_t> gid = graph_->row_gid();
   Matrix<const float> g = grad_z;  // dLoss/d(per-head output) (n, C)
@@ -197,17 +184,12 @@ void GatConv::backward(Matrix<const float> x, Matrix<const float> grad_z, Matrix
     }
   }
   if (n > 0) {
-    {  // dLoss/dH (source side, every row incl. halo) = A~^T g per head; dLoss/dalpha~ = <g_i, H_j> per head
-      PhaseScope timer(clock, Phase::spmm, stream);
-      kernels::weighted_spmm_transpose(graph_->a_t(), graph_->edge(), weights, g, grad_h_all, stream);
-      kernels::edge_dot(a, g, h_all, edge_work, stream);  // alpha~ is no longer needed
-    }
-    PhaseScope timer(clock, Phase::elementwise, stream);
-    if (attention_.dropout > 0.0f)  // the forward's mask, drawn again
-      kernels::edge_dropout(a, graph_->row_gid(), graph_->col_gid(), attention_, edge_work, edge_work, stream);
-    kernels::edge_softmax_backward(a, alpha, edge_work, stream);
-    kernels::gat_edge_scores_backward(a, graph_->a_t(), graph_->edge(), s_dst_.matrix(), s_src, kNegativeSlope,
-                                      edge_work, grad_s_dst_.matrix(), grad_s_src, stream);
+    // dLoss/dH (source side, every row incl. halo), dLoss/ds_src and dLoss/ds_dst, with every edge's score,
+    // softmax weight and mask recomputed from the forward's row statistics (no per-edge tensor).
+    PhaseScope timer(clock, Phase::spmm, stream);
+    kernels::gat_attention_backward(a, graph_->a_t(), graph_->row_gid(), graph_->col_gid(), attention_,
+                                    s_dst(), s_src, kNegativeSlope, h_all, stats(), g,
+                                    row_dot(), grad_h_all, grad_s_dst_.matrix(), grad_s_src, stream);
   } else {
     // No edges: this rank's halo rows (if any) get zero sums (the exchange still pairs up with the owners').
     PhaseScope timer(clock, Phase::elementwise, stream);

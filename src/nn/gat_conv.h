@@ -11,6 +11,15 @@
 //   concat: z = out (n, C);  mean (an output layer): z = (1/K) sum_k out[:, head k] (n, F)
 // The bias ("layer<l>.bias", (C) or (F)) is the model's (its epilogue adds it), as for GraphConv.
 //
+// Fused attention (kernels::gat_attention / gat_attention_backward, contracts in kernels/ops.h): the forward
+// computes e, alpha, alpha~ and out in ONE pass over each destination row (online softmax: a running max and
+// sum per head, rescaling the accumulator when the max grows) and keeps per row and head only the max and
+// 1 / sum (row_state_). The backward recomputes every edge's e, alpha and mask from s_dst, s_src, those and the
+// global ids: pass 1 by destination row, S_i = sum_j alpha~_ij (dOut_i . H_j), then (a second walk over the
+// row) dLoss/ds_dst_i; pass 2 by source over the transpose, dLoss/dH_j = sum_i alpha~_ij dOut_i and
+// dLoss/ds_src_j. Row-parallel, no atomics: deterministic and thread-count independent. No (E, K) tensor:
+// per attention edge only the AttentionGraph's 8 bytes; per layer 5 K floats per owned row (scratch_bytes).
+//
 // Feature dropout (per_head_dropout, --gat-dropout original: the reference implementation of Velickovic et al.,
 // whose attn_head drops its input and its transformed features; the model then drops nothing itself). With
 // p = context.gat_feature_dropout > 0:
@@ -105,14 +114,23 @@ class GatConv {
   uint32_t feature_epoch_ = 0;
   std::string forward_range_, backward_range_;
   // Scratch, allocated once:
-  //   hs_ (n + h, C + K): [H | s_src], halo rows received;  s_dst_ (n, K)
-  //   alpha_ (E, K): softmax;  edge_work_ (E, K): alpha~ in the forward, then dLoss/d(edge) in the backward
+  //   hs_ (n + h, C + K): [H | s_src], halo rows received
+  //   row_state_ (n, 4K): [s_dst | max | 1 / sum | S] per row and head: the softmax's statistics
+  //   (kernels::gat_attention) and the backward's S_i = sum_j alpha~_ij (dOut_i . H_j), side by side so that the
+  //   backward's pass by source gathers one row of 4K floats per edge instead of three arrays' rows
   //   heads_out_ (n, C): mean layers' per-head output (and the per-head gradient in the backward)
   //   grad_hs_ (n + h, C + K): [dLoss/dH | dLoss/ds_src], halo rows sent back;  grad_s_dst_ (n, K)
   //   per_head_dropout: h_ (n, C) H before its dropout (hs_ holds H~);  x_head_ (n, in) one head's dropped input
   //   (and, in the backward, one head's input gradient; not with a sparse input)
-  Tensor hs_, s_dst_, alpha_, edge_work_, heads_out_, grad_hs_, grad_s_dst_, h_, x_head_;
+  Tensor hs_, row_state_, heads_out_, grad_hs_, grad_s_dst_, h_, x_head_;
 
+  Matrix<float> row_state(int64_t begin, int64_t end) {  // columns [begin, end) of row_state_, strided
+    const Matrix<float> m = row_state_.matrix();
+    return Matrix<float>{m.data + begin, m.rows, end - begin, m.stride, m.device};
+  }
+  Matrix<float> s_dst() { return row_state(0, heads_); }
+  Matrix<float> stats() { return row_state(heads_, 3 * heads_); }
+  Matrix<float> row_dot() { return row_state(3 * heads_, 4 * heads_); }
   kernels::EpilogueParams feature_params(int stream_tag) const;  // 0: H~, 1 + k: head k's input
 };
 

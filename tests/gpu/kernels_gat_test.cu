@@ -49,7 +49,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   ASSERT_EQ(got.size(), want.size()) << what;
   int64_t wrong = 0;
   for (size_t i = 0; i < got.size(); ++i)
-    wrong += !(std::abs(got[i] - want[i]) <= tolerance * (1.0 + std::abs(want[i])));
+    wrong += !(got[i] == want[i] || std::abs(got[i] - want[i]) <= tolerance * (1.0 + std::abs(want[i])));  // == : inf
   EXPECT_EQ(wrong, 0) << what;
 }
 
@@ -161,4 +161,51 @@ TEST(GpuGat, DropoutsDrawTheCpuMasks) {
   kernels::cuda::elu_dropout(h_d.view(), {row_d.data(), kRows, Device::cuda}, params, mask_d.view());
   expect_close(h_d.host(), h.data, 1e-6, "elu_dropout");  // expm1f vs std::expm1
   expect_close(mask_d.host(), mask.data, 1e-6, "elu_dropout mask");
+}
+
+// The fused attention: the GPU's online softmax rescales per edge where the CPU's rescales per chunk of 64, and
+// expf differs from std::exp by a few ulp, so a tolerance (far below an indexing or mask error); the masks are
+// the same bits (edge_dropout's keys).
+TEST(GpuGat, FusedAttentionMatchesCpu) {
+  HALOGEN_REQUIRE_GPU();
+  Fixture fx;
+  std::vector<int64_t> row_gid(kRows), col_gid(kCols);
+  for (int64_t i = 0; i < kRows; ++i) row_gid[i] = 3 * i + 1;
+  for (int64_t j = 0; j < kCols; ++j) col_gid[j] = (int64_t{1} << 35) + j;
+  Buffer<int64_t> row_d = to_device(row_gid), col_d = to_device(col_gid);
+  const Span<const int64_t> rows_cpu{row_gid.data(), kRows, Device::cpu}, cols_cpu{col_gid.data(), kCols, Device::cpu};
+  const Span<const int64_t> rows_gpu{row_d.data(), kRows, Device::cuda}, cols_gpu{col_d.data(), kCols, Device::cuda};
+  HostMatrix s_dst = uniform_matrix(kRows, kHeads, kHeads + 1, 21), s_src = uniform_matrix(kCols, kHeads, kHeads, 22),
+             x = uniform_matrix(kCols, kC, kC + 3, 23), g = uniform_matrix(kRows, kC, kC + 1, 24);
+  DeviceMatrix s_dst_d(s_dst), s_src_d(s_src), x_d(x), g_d(g);
+  for (const float p : {0.6f, 0.0f}) {
+    SCOPED_TRACE(p);
+    const kernels::EpilogueParams params{false, p, 5, rng::stream_id(rng::kAttentionDropout, 2, 1)};
+    HostMatrix out{kRows, kC, kC, std::vector<float>(kRows * kC)}, stats{kRows, 2 * kHeads, 2 * kHeads,
+                                                                          std::vector<float>(kRows * 2 * kHeads)};
+    HostMatrix row_dot{kRows, kHeads, kHeads, std::vector<float>(kRows * kHeads)},
+        grad_dst{kRows, kHeads, kHeads, std::vector<float>(kRows * kHeads)},
+        grad_x{kCols, kC, kC, std::vector<float>(kCols * kC)},
+        grad_src{kCols, kHeads, kHeads, std::vector<float>(kCols * kHeads)};
+    DeviceMatrix out_d(out), stats_d(stats), row_dot_d(row_dot), grad_dst_d(grad_dst), grad_x_d(grad_x),
+        grad_src_d(grad_src);
+    kernels::cpu::gat_attention(fx.a_cpu(), rows_cpu, cols_cpu, params, s_dst.view(), s_src.view(), 0.2f, x.view(),
+                                out.view(), stats.view());
+    kernels::cuda::gat_attention(fx.a_gpu(), rows_gpu, cols_gpu, params, s_dst_d.view(), s_src_d.view(), 0.2f,
+                                 x_d.view(), out_d.view(), stats_d.view());
+    expect_close(out_d.host(), out.data, 1e-5, "gat_attention out");
+    expect_close(stats_d.host(), stats.data, 1e-5, "gat_attention stats");
+    // The backward from the CPU's statistics on both sides: compared alone.
+    DeviceMatrix cpu_stats_d(stats);
+    kernels::cpu::gat_attention_backward(fx.a_cpu(), fx.t_cpu(), rows_cpu, cols_cpu, params, s_dst.view(),
+                                         s_src.view(), 0.2f, x.view(), stats.view(), g.view(), row_dot.view(),
+                                         grad_x.view(), grad_dst.view(), grad_src.view());
+    kernels::cuda::gat_attention_backward(fx.a_gpu(), fx.t_gpu(), rows_gpu, cols_gpu, params, s_dst_d.view(),
+                                          s_src_d.view(), 0.2f, x_d.view(), cpu_stats_d.view(), g_d.view(),
+                                          row_dot_d.view(), grad_x_d.view(), grad_dst_d.view(), grad_src_d.view());
+    expect_close(row_dot_d.host(), row_dot.data, 1e-5, "gat_attention_backward row_dot");
+    expect_close(grad_x_d.host(), grad_x.data, 1e-4, "gat_attention_backward grad_x");
+    expect_close(grad_dst_d.host(), grad_dst.data, 1e-4, "gat_attention_backward grad_s_dst");
+    expect_close(grad_src_d.host(), grad_src.data, 1e-4, "gat_attention_backward grad_s_src");
+  }
 }
