@@ -78,7 +78,7 @@ void run_epoch_bench(const EpochBenchOptions& o) {
                   (long long)input.meta.num_features, comm.size(), omp_get_max_threads(), device_name(device));
       std::printf("# model %s, %d layers, hidden %lld%s, dropout %g; mean of %lld epochs after %lld warm-up; ms are "
                   "max over ranks\n", o.model.c_str(), o.layers, (long long)o.hidden,
-                  nn::model_spec(base.model).summary(base.model).c_str(), o.dropout, (long long)o.epochs,
+                  nn::model_summary(base.model).c_str(), o.dropout, (long long)o.epochs,
                   (long long)o.warmup);
       std::printf("%8s %6s %8s %10s %9s %9s %9s %11s %13s %9s %9s\n", "overlap", "ranks", "threads", "epoch_ms",
                   "spmm_ms", "gemm_ms", "halo_ms", "exposed_ms", "allreduce_ms", "other_ms", "exposed%");

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "io/atomic_file.h"
 #include "io/file_format.h"
+#include "nn/model_registry.h"
 #include "train/checkpoint.h"
 #include "train/collective_error.h"
 #include "train/load.h"
@@ -32,6 +33,7 @@ struct PredictFlags {
   int embeddings = -1;
   int threads = 0;
   double comm_timeout = 0;
+  std::string precision;  // empty: the checkpoint's (fp32 unless it was trained with --precision bf16)
 };
 
 void run_predict(const PredictFlags& flags) {
@@ -56,6 +58,10 @@ void run_predict(const PredictFlags& flags) {
       request.checkpoint_path = train::resolve_checkpoint(flags.checkpoint);
       header = train::read_checkpoint_header(request.checkpoint_path);
       config = train::checkpoint_model(header, request.checkpoint_path);
+      if (!flags.precision.empty()) config.model.bf16 = flags.precision == "bf16";
+      const nn::ModelSpec& spec = nn::model_spec(config.model);
+      HALOGEN_USER_CHECK(!config.model.bf16 || spec.supports_bf16,
+                         "--precision bf16 is not supported by --model %s yet", spec.name.c_str());
       // The output's directory is checked now, not after the inference; an input is never overwritten.
       std::error_code error;
       HALOGEN_USER_CHECK(!std::filesystem::exists(flags.output, error) ||
@@ -79,9 +85,10 @@ void run_predict(const PredictFlags& flags) {
                          input.meta.graph_file.c_str(),
                          io::checksum_kind_hint(header.graph_checksum, input.meta.graph_checksum).c_str());
     }, train::Report::lowest_failing_rank);
-    log::info(strformat("checkpoint %s: %s, %d layers, hidden %lld, epoch %lld%s | graph %s: %lld nodes | %d ranks",
+    log::info(strformat("checkpoint %s: %s, %d layers, hidden %lld, epoch %lld%s%s | graph %s: %lld nodes | %d ranks",
                         request.checkpoint_path.c_str(), header.model.c_str(), config.model.layers,
                         (long long)config.model.hidden, (long long)header.epoch,
+                        config.model.bf16 ? ", precision bf16" : "",
                         config.row_normalize ? ", row-normalised features" : "", input.meta.graph_name.c_str(),
                         (long long)input.meta.num_nodes, comm.size()));
     const train::PredictSummary summary = train::predict(comm, input.meta, input.shard, header, config, request);
@@ -109,6 +116,10 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--embeddings", flags->embeddings,
                   "Write the output of this layer (0-based; hidden layers after relu) as /embeddings instead")
       ->check(non_negative());  // the model says how many layers it has (train/predict.cpp)
+  cmd->add_option("--precision", flags->precision,
+                  "fp32 or bf16 (default: the precision the checkpoint was trained with); bf16 as in `halogen train "
+                  "--precision`")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--threads", flags->threads,
                   "OpenMP threads per rank (default: OMP_NUM_THREADS, else the node's cores / ranks on the node)")
       ->check(non_negative());

@@ -138,6 +138,7 @@ std::string resolved_config_json(const TrainFlags& flags, const train::RunConfig
                       {"resume", flags.resume},
                       {"no-overlap", flags.no_overlap},
                       {"recompute", flags.recompute},
+                      {"precision", flags.precision},
                       {"device", device},
                       {"quiet", flags.quiet},
                       {"progress-every", flags.progress_every},
@@ -319,7 +320,7 @@ void run_temporal(comm::Communicator& comm, const TrainFlags& flags, Device devi
 
 // The model's own options and --edge-weight for the model line ("" for gcn/sage without weights).
 std::string model_extras(const TrainFlags& flags, const nn::ModelConfig& model) {
-  std::string text = nn::model_spec(model).summary(model);
+  std::string text = nn::model_summary(model);
   if (flags.edge_weight) text += ", edge weights";
   return text;
 }
@@ -346,6 +347,9 @@ void run_train(const TrainFlags& flags) {
   HALOGEN_USER_CHECK(is_temporal(flags.model) || flags.task == "node" || flags.task == "regression",
                      "--task %s needs a temporal model (--model evolvegcn-o|tgcn|gconvgru)", flags.task.c_str());
   HALOGEN_USER_CHECK(!flags.resume || !flags.checkpoint.empty(), "--resume needs --checkpoint DIR");
+  HALOGEN_USER_CHECK(!is_temporal(flags.model) || flags.precision == "fp32",
+                     "--precision %s: the temporal models (--model %s) run in FP32 only", flags.precision.c_str(),
+                     flags.model.c_str());
   HALOGEN_USER_CHECK(!flags.save_best || !flags.checkpoint.empty(), "--save-best needs --checkpoint DIR");
   HALOGEN_USER_CHECK(flags.checkpoint_every == 0 || !flags.checkpoint.empty(),
                      "--checkpoint-every needs --checkpoint DIR (where the checkpoints go)");

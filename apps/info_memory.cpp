@@ -90,7 +90,7 @@ void print_training_memory(const std::string& dir, const nn::ModelConfig& config
       "training memory per rank on %s (model %s, %d layers, hidden %lld%s; all buffers are allocated before "
       "epoch 1)\n",
       device_name(device), nn::model_spec(config).name.c_str(), config.layers, static_cast<long long>(config.hidden),
-      nn::model_spec(config).summary(config).c_str());
+      nn::model_summary(config).c_str());
   std::printf("  part        owned         halo            nnz      predicted\n");
   int64_t max_bytes = 0, total_bytes = 0;
   int max_part = 0;

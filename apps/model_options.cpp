@@ -55,6 +55,12 @@ void add_model_options(CLI::App* cmd, ModelFlags& flags) {
   cmd->add_flag("--recompute", flags.recompute,
                 "gcn/sage/gin: hidden layers that aggregate first recompute A X in the backward instead of keeping "
                 "it (less memory, one more local SpMM per such layer; same results)");
+  cmd->add_option("--precision", flags.precision,
+                  "fp32, or bf16 (gcn, sage, gin, appnp): dense features and every matrix multiplied by the "
+                  "adjacency held in BF16 (halo messages and SpMM gathers half the bytes), products accumulated "
+                  "in FP32; parameters, gradients and optimizer state stay FP32")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   // Each model's own options, in registry order; an option two models share is declared once.
   for (const nn::ModelSpec& spec : nn::model_specs()) {
     const nn::ModelConfig defaults = nn::default_model_config(spec.name);
@@ -95,6 +101,13 @@ nn::ModelConfig model_config(const ModelFlags& flags) {
   config.dropout = flags.dropout;
   config.edge_weight = flags.edge_weight;
   config.recompute = flags.recompute;
+  config.bf16 = flags.precision == "bf16";
+  std::string supported;
+  for (const nn::ModelSpec& other : nn::model_specs())
+    if (other.supports_bf16) supported += (supported.empty() ? "" : ", ") + other.name;
+  HALOGEN_USER_CHECK(!config.bf16 || spec.supports_bf16,
+                     "--precision bf16 is not supported by --model %s yet (models with it: %s)", spec.name.c_str(),
+                     supported.c_str());
   for (const nn::ModelOption& option : spec.options) {
     if (option.type == nn::ModelOption::Type::flag) {
       option.set(config, flags.flags.at(option.name));
@@ -125,6 +138,8 @@ std::vector<std::string> unused_model_options(const ModelFlags& flags) {
   if (temporal && option_given(flags, "edge-weight")) note("edge-weight");
   if ((temporal || !spec->uses_recompute) && option_given(flags, "recompute")) note("recompute");
   if (temporal && option_given(flags, "dropout")) note("dropout");
+  if (flags.precision == "bf16" && option_given(flags, "recompute") && !temporal && spec->uses_recompute)
+    unused.push_back("--recompute has no effect with --precision bf16 (ignored)");
   return unused;
 }
 

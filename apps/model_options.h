@@ -1,7 +1,7 @@
 #pragma once
 // The model options of the command line, declared once for every command that takes them (`train`,
 // `bench epoch`, `info`, `plan`; `--config` files name the same options): --model, the options every static
-// model shares (--layers, --hidden, --dropout, --edge-weight, --recompute) and each registered model's own
+// model shares (--layers, --hidden, --dropout, --edge-weight, --recompute, --precision) and each registered model's own
 // (nn/model_registry.h), with the registry's validators and defaults. Their --help text is the same in every
 // command. `predict` reads the same options back from a checkpoint (train/predict.h).
 #include <CLI/CLI.hpp>
@@ -21,6 +21,7 @@ struct ModelFlags {
   float dropout = 0.5f;
   bool edge_weight = false;
   bool recompute = false;
+  std::string precision = "fp32";  // --precision fp32|bf16 (nn::ModelConfig::bf16)
   // The registered models' own options as given (or their defaults), by option name: text, and flags.
   std::map<std::string, std::string> values;
   std::map<std::string, bool> flags;

@@ -110,20 +110,40 @@ void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const float> x, Ma
 }
 
 void DistributedAdjacency::product(const DeviceCsr& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate,
-                                   bool while_exchanging) {
+                                   bool while_exchanging, bool input_scaled) {
   if (out.rows == 0 || out.cols == 0) return;
   if (accumulate && a.nnz() == 0) return;
   begin(Phase::spmm);
   if (while_exchanging && device_ == Device::cpu && moves_rows() && progress_calls_enabled()) {
     kernels::ProgressHook hook(&progress_exchange, exchange_.get());
-    kernels::spmm_bf16(a.view(false), x, out, accumulate, stream_);
+    kernels::spmm_bf16(a.view(input_scaled), x, out, accumulate, stream_);
   } else {
-    kernels::spmm_bf16(a.view(false), x, out, accumulate, stream_);
+    kernels::spmm_bf16(a.view(input_scaled), x, out, accumulate, stream_);
   }
   end(Phase::spmm);
 }
 
 void DistributedAdjacency::forward_bf16(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra) {
+  forward_bf16_impl(x, out, extra, false);
+}
+
+void DistributedAdjacency::forward_rounding(Matrix<float> x_own, Matrix<Bf16> staging, Matrix<float> out,
+                                            bool scratch, PhaseClock* clock, OverlapWork extra) {
+  HALOGEN_ASSERT(x_own.rows == num_owned_ && staging.rows == num_owned_ + num_halo_ && staging.cols == x_own.cols,
+                 "forward_rounding: x %lld x %lld, staging %lld x %lld", (long long)x_own.rows,
+                 (long long)x_own.cols, (long long)staging.rows, (long long)staging.cols);
+  const bool scale = scratch && scale_forward_input_;
+  if (num_owned_ > 0) {
+    if (clock != nullptr) clock->begin(Phase::elementwise, stream_);
+    if (scale) kernels::scale_rows(own_.col_scale(), x_own, stream_);
+    kernels::convert_to_bf16(x_own, staging.slice_rows(0, num_owned_), stream_);
+    if (clock != nullptr) clock->end(Phase::elementwise, stream_);
+  }
+  forward_bf16_impl(staging, out, extra, scale);
+}
+
+void DistributedAdjacency::forward_bf16_impl(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra,
+                                             bool input_scaled) {
   HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == comm::HaloExchange::bf16_stride(x.cols) &&
                      x.cols <= max_width_,
                  "forward_bf16: x is %lld x %lld (stride %lld), expected %lld rows, width <= %lld", (long long)x.rows,
@@ -136,10 +156,10 @@ void DistributedAdjacency::forward_bf16(Matrix<Bf16> x, Matrix<float> out, Overl
   exchange_->start_forward(x, stream_);
   end(Phase::halo_exposed);
   if (!overlap_) finish_forward();
-  product(own_, x.slice_rows(0, n), out, false, overlap_);
+  product(own_, x.slice_rows(0, n), out, false, overlap_, input_scaled);
   if (extra) extra();
   if (overlap_) finish_forward();
-  product(halo_, x.slice_rows(n, n + num_halo_), out, true);
+  product(halo_, x.slice_rows(n, n + num_halo_), out, true, false, input_scaled);
 }
 
 void DistributedAdjacency::check_forward(Matrix<const float> x, Matrix<const float> out) const {

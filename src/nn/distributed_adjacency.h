@@ -81,6 +81,13 @@ class DistributedAdjacency {
   void forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra = {});
   void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
   void forward_bf16(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra = {});
+  // forward_bf16 of an FP32 matrix: x_own (n, f) rounded to BF16 into staging's owned rows (staging: (n + h, f),
+  // stride bf16_stride(f); its halo rows receive the exchange), timed as elementwise work on `clock` (may be
+  // nullptr). `scratch`: nothing reads x_own afterwards, so where forward_overwriting would scale the input
+  // (CPU, implicit values) its rows are scaled by the column factor before rounding and the products apply only
+  // the row factor (the halo rows arrive scaled by their owners alike).
+  void forward_rounding(Matrix<float> x_own, Matrix<Bf16> staging, Matrix<float> out, bool scratch,
+                        PhaseClock* clock, OverlapWork extra = {});
   bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
   void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});
@@ -120,7 +127,8 @@ class DistributedAdjacency {
   void product(const DeviceCsr& a, Matrix<const float> x, Matrix<float> out, bool accumulate,
                bool while_exchanging = false, bool input_scaled = false);
   void product(const DeviceCsr& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate,
-               bool while_exchanging = false);
+               bool while_exchanging = false, bool input_scaled = false);
+  void forward_bf16_impl(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra, bool input_scaled);
   void forward_impl(Matrix<float> x, Matrix<float> out, OverlapWork extra, bool input_scaled);
   void transpose_impl(Matrix<const float> g, Matrix<float> out, OverlapWork extra, bool input_scaled);
   bool moves_rows() const;

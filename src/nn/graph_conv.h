@@ -96,7 +96,9 @@ class GraphConv {
   // the backward with its halo rows intact: not for a first layer whose input lives in the model's workspace.
   // No effect on other layers.
   void set_recompute_aggregate(bool recompute) { recompute_ = recompute; }
-  bool recomputes_aggregate() const { return recompute_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp; }
+  bool recomputes_aggregate() const {
+    return recompute_ && !bf16() && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
+  }
   // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
   // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
   // other layers: it holds nothing between calls), or the layer's own buffers when `workspace` is empty. The
@@ -123,6 +125,15 @@ class GraphConv {
   // The forward's x is scratch: nothing reads it after the forward (a first layer whose input lives in the
   // model's workspace), so a GCN layer may leave its rows scaled (DistributedAdjacency::forward_overwriting).
   void set_input_is_scratch(bool scratch) { input_is_scratch_ = scratch; }
+  // --precision bf16 (ModelConfig::bf16): every product with the adjacency rounds its input's owned rows to
+  // BF16 into `staging` ((n_own + n_halo) rows, stride bf16_stride of at least exchange_width(); shared by
+  // the layers of a model) and multiplies with DistributedAdjacency::forward_bf16 (the adjacency must carry
+  // BF16 messages); a layer's x then needs no halo rows. Recomputation is off. Before allocate().
+  void set_bf16_staging(Matrix<Bf16> staging) {
+    bf16_staging_ = staging;
+    bf16_ = true;
+  }
+  bool bf16() const { return bf16_; }
 
   // Optional (first layer of a transform-first model on sparse features): the owned rows of the layer input as
   // CSR `x` (n, in) and its transpose `x_t` (in, n), holding exactly the values of x's owned rows at each
@@ -163,6 +174,11 @@ class GraphConv {
   // Â X (gin: S X + (1 + eps) X) of an aggregate-first layer for its backward: the kept one, or recomputed
   // into the input gradient's slot.
   Matrix<const float> aggregate_for_backward(Matrix<const float> x, const LayerContext& context);
+  // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
+  // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x
+  // is read by nothing afterwards (forward_overwriting).
+  void adjacency_forward(Matrix<float> x, Matrix<float> out, bool scratch, const LayerContext& context,
+                         OverlapWork extra = {});
   // Columns of W (gin: the MLP's hidden width, else out).
   int64_t first_width() const { return kind_ == ConvKind::gin ? gin_hidden_ : out_; }
 
@@ -177,6 +193,8 @@ class GraphConv {
   bool sparse_input_ = false;
   bool recompute_ = false;
   bool input_is_scratch_ = false;
+  Matrix<Bf16> bf16_staging_;  // bf16 only (set_bf16_staging)
+  bool bf16_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;
   std::string forward_range_, backward_range_;  // "layer <l> forward" / "... backward" (profiler ranges)

@@ -49,7 +49,7 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
 GraphConv::ScratchPlan layer_scratch(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
                                      int64_t num_owned, int64_t num_halo) {
   return GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], num_owned, num_halo, config.hidden,
-                                 config.gin_learn_eps, config.recompute && l > 0);
+                                 config.gin_learn_eps, config.recompute && !config.bf16 && l > 0);
 }
 
 }  // namespace
@@ -83,7 +83,8 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   plan.input_in_workspace =
       config.kind != ConvKind::gat &&
       !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
-  const int64_t input_floats = (num_owned + num_halo) * widths[0];
+  const int64_t input_floats =
+      (activation_has_halo_rows(config, widths, 0) ? num_owned + num_halo : num_owned) * widths[0];
   if (plan.input_in_workspace) {
     HALOGEN_ASSERT(layer_scratch(config, widths, 0, num_owned, num_halo).forward == 0);
     plan.floats = std::max(plan.floats, input_floats);
@@ -99,6 +100,7 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
 }
 
 bool Model::activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l) {
+  if (config.bf16) return false;  // the halo rows arrive in the BF16 staging buffer
   if (l == config.layers) return config.kind == ConvKind::appnp && config.appnp_k > 0;
   if (config.kind == ConvKind::gat) return false;  // it exchanges X W
   return !GraphConv::transform_first(config.kind, widths[l], widths[l + 1], config.hidden);  // X_l is exchanged
@@ -170,6 +172,8 @@ void Model::check_inputs(const graph::Shard& shard) const {
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
   HALOGEN_USER_CHECK(config_.dropout >= 0.0f && config_.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
                      config_.dropout);
+  HALOGEN_USER_CHECK(!(config_.bf16 && config_.kind == ConvKind::gat),
+                     "--precision bf16 is not supported by --model gat yet (gcn, sage, gin and appnp have it)");
   HALOGEN_USER_CHECK(!(config_.edge_weight && config_.kind == ConvKind::gat),
                      "--edge-weight is not supported by --model gat (attention computes its own edge weights)");
   if (config_.edge_weight) {
@@ -212,7 +216,7 @@ void Model::build_layers(const graph::Shard& shard) {
     layers_.push_back(std::make_unique<GraphConv>(config_.kind, l, widths_[l], widths_[l + 1], store_,
                                                   config_.hidden, config_.gin_learn_eps, gat_heads_of(config_, l),
                                                   l + 1 < config_.layers, config_.gat_per_head_dropout));
-  for (int l = 1; l < config_.layers; ++l) layers_[l]->set_recompute_aggregate(config_.recompute);
+  for (int l = 1; l < config_.layers; ++l) layers_[l]->set_recompute_aggregate(config_.recompute && !config_.bf16);
   store_.allocate(device_);
   store_.initialize(config_.seed);
   if (config_.kind == ConvKind::gat) {
@@ -240,9 +244,16 @@ void Model::build_layers(const graph::Shard& shard) {
     const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(config_.kind),
                                                              config_.edge_weight ? &weighting : nullptr);
     // At least width 1: an APPNP with K = 0 multiplies nothing but still owns the adjacency.
-    adjacency_ = std::make_unique<DistributedAdjacency>(
-        comm_, local, shard.plan, std::max<int64_t>(1, max_exchange_width(config_, widths_)), device_,
-        stream_.get());
+    const int64_t width = std::max<int64_t>(1, max_exchange_width(config_, widths_));
+    adjacency_ = std::make_unique<DistributedAdjacency>(comm_, local, shard.plan, width, device_, stream_.get(),
+                                                        config_.bf16);
+    if (config_.bf16) {
+      const int64_t stride = comm::HaloExchange::bf16_stride(width);
+      staging_ = Buffer<Bf16>((num_owned_ + num_halo_) * stride, device_);
+      staging_.zero();
+      for (auto& layer : layers_)
+        layer->set_bf16_staging(Matrix<Bf16>{staging_.data(), num_owned_ + num_halo_, stride, stride, device_});
+    }
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
@@ -258,6 +269,14 @@ void Model::build_layers(const graph::Shard& shard) {
 void Model::copy_features(const graph::Shard& shard) {
   const int64_t n = num_owned_, f0 = shard.num_features;
   HALOGEN_ASSERT(static_cast<int64_t>(shard.features.size()) == n * f0);
+  if (config_.bf16 && !sparse_input_) {  // rounded to BF16 on the host (in place on the CPU), then copied
+    features_bf16_ = Buffer<Bf16>(n * f0, device_);
+    std::vector<Bf16> rounded(device_ == Device::cpu ? 0 : shard.features.size());
+    Bf16* out = device_ == Device::cpu ? features_bf16_.data() : rounded.data();
+    for (int64_t i = 0; i < n * f0; ++i) out[i] = to_bf16(shard.features[i]);
+    if (device_ != Device::cpu) features_bf16_.copy_from_host(rounded.data(), n * f0);
+    return;
+  }
   features_ = Tensor(n, f0, device_);
   features_.copy_from_host(shard.features.data(), features_.size());
   if (!sparse_input_) return;  // decided in the constructor
@@ -350,7 +369,7 @@ void Model::allocate_activations() {
   if (config_.kind == ConvKind::appnp && config_.appnp_k > 0) {
     const int64_t c = widths_.back();
     for (int i = 0; i < 2; ++i) {
-      propagation_[i] = Tensor(n + h, c, device_);
+      propagation_[i] = Tensor(config_.bf16 ? n : n + h, c, device_);
       propagation_[i].zero();
       propagation_grads_[i] = Tensor(n, c, device_);
     }
@@ -407,11 +426,13 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   if (!workspace.input_in_workspace)  // X_0
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
-    m.activations += 2 * (n + h) * widths.back() * f;
+    m.activations += 2 * (config.bf16 ? n : n + h) * widths.back() * f;
     m.gradients += 2 * n * widths.back() * f;
   }
   m.parameters = 2 * num_parameters * f;                                       // parameters + gradients
-  m.features = n * widths[0] * f + NodeLabels::bytes_for(n, s.num_split_rows);  // features, gids, labels, splits
+  // features (BF16 when dense under bf16), gids, labels, splits
+  const int64_t feature_bytes = config.bf16 && s.sparse_feature_nonzeros == 0 ? 2 : f;
+  m.features = n * widths[0] * feature_bytes + NodeLabels::bytes_for(n, s.num_split_rows);
   m.features += s.sparse_feature_nonzeros * (2 * f + 8 + 4);                   // sparse input dropout
   const bool first_transforms = config.kind == ConvKind::appnp || gat_sparse_first_layer(config) ||
                                 (!gat && (config.kind == ConvKind::gin ? config.hidden : widths[1]) < widths[0]);
@@ -426,8 +447,10 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
       gat ? ValueLayout::none : value_layout_of(normalization_of(config.kind), config.edge_weight);
   m.structure += DistributedAdjacency::matrix_bytes_for(n, h, entries, gat ? 0 : s.halo_nnz, own_symmetric,
                                                         layout, s.device);
-  m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send,
-                                                     std::max<int64_t>(1, max_exchange_width(config, widths)));
+  const int64_t width = std::max<int64_t>(1, max_exchange_width(config, widths));
+  m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send, width, config.bf16 && !gat);
+  if (config.bf16 && !gat)  // the BF16 staging buffer
+    m.halo += (n + h) * comm::HaloExchange::bf16_stride(width) * static_cast<int64_t>(sizeof(Bf16));
   return m;
 }
 
@@ -436,8 +459,10 @@ Matrix<float> Model::activation(int l) const {
   if (l == num_layers())
     return Matrix<float>{workspace + workspace_plan_.output_at, workspace_plan_.output_rows, widths_[l], widths_[l],
                          device_};
-  if (l == 0 && workspace_plan_.input_in_workspace)
-    return Matrix<float>{workspace, num_owned_ + num_halo_, widths_[0], widths_[0], device_};  // has halo rows
+  if (l == 0 && workspace_plan_.input_in_workspace) {
+    const int64_t rows = activation_has_halo_rows(config_, widths_, 0) ? num_owned_ + num_halo_ : num_owned_;
+    return Matrix<float>{workspace, rows, widths_[0], widths_[0], device_};
+  }
   Tensor& x = const_cast<Tensor&>(activations_[l]);
   return x.matrix();
 }
@@ -492,8 +517,15 @@ void Model::propagate() {
     Matrix<float> in = k == 1 ? activation(num_layers()) : propagation_[(k - 2) % 2].matrix();
     Matrix<float> out = propagation_[(k - 1) % 2].matrix().slice_rows(0, n);
     // P_{k-1} (k >= 2) is read by nothing after this product: its rows may be left scaled. H is read again.
-    if (k == 1) adjacency_->forward(in, out);
-    else adjacency_->forward_overwriting(in, out);
+    if (config_.bf16) {
+      const int64_t width = in.cols;
+      Matrix<Bf16> staging{staging_.data(), n + num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
+      adjacency_->forward_rounding(in.slice_rows(0, n), staging, out, /*scratch=*/k > 1, clock_.get());
+    } else if (k == 1) {
+      adjacency_->forward(in, out);
+    } else {
+      adjacency_->forward_overwriting(in, out);
+    }
     PhaseScope timer(*clock_, Phase::elementwise, stream);
     kernels::scale_add(alpha, h_own, 1.0f - alpha, out, stream);  // P_k = (1 - alpha) Â P_{k-1} + alpha H
   }
@@ -544,6 +576,11 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
   const kernels::Stream stream = stream_.get();
   // No mask is recorded: layer 0 never asks for the gradient of its input.
+  if (!sparse_input_ && config_.bf16) {  // widened (exactly) into X_0, then dropped out in place
+    kernels::convert_from_bf16(Matrix<const Bf16>{features_bf16_.data(), n, f0, f0, device_}, x0, stream);
+    kernels::dropout(x0, node_labels_.gids(), params, x0, Matrix<float>{}, stream);
+    return;
+  }
   if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {
     kernels::dropout(features_.matrix(), node_labels_.gids(), params, x0,
                      Matrix<float>{}, stream);

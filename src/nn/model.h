@@ -95,9 +95,20 @@ struct ModelConfig {
   // GraphConv::set_recompute_aggregate). Layer 0 keeps Â X_0: its input X_0 lives in the workspace, and keeping
   // X_0 instead would cost as much.
   bool recompute = false;
+  // --precision bf16 (gcn, sage, gin, appnp): dense features are stored in BF16, and every matrix multiplied
+  // by the adjacency (a layer's X or X W, APPNP's P_k) is rounded to BF16 into one staging buffer
+  // ((n_own + n_halo) x bf16_stride(widest)) before the product: the halo exchange moves BF16 rows, and so
+  // does the reverse exchange's partial sums (half the bytes each way), and the SpMM gathers BF16 rows (half
+  // the memory traffic), widening them exactly and accumulating in FP32. The FP32 activations then need no
+  // halo rows. Parameters, gradients, optimizer state, the dense products (BLAS) and the loss stay FP32.
+  // --recompute has no effect (the staging buffer does not keep a layer's halo rows until its backward).
+  bool bf16 = false;
   // The options of a model that has no field here (a model added in its own file), by option name.
   std::map<std::string, OptionValue> values;
 };
+
+// The --precision name: "bf16" or "fp32".
+inline const char* precision_name(bool bf16) { return bf16 ? "bf16" : "fp32"; }
 
 // The --gat-dropout name of a placement: "original" (per-head) or "pyg".
 inline const char* gat_dropout_name(bool per_head_dropout) { return per_head_dropout ? "original" : "pyg"; }
@@ -191,6 +202,7 @@ class Model final : public NodeModel {
   ParameterStore& parameters() override { return store_; }
   bool own_symmetric() const override { return adjacency_->own_symmetric(); }
   comm::HaloExchange& halo() { return adjacency_->exchange(); }
+  int64_t halo_bytes_sent() const override { return adjacency_->exchange().stats().bytes_sent; }
   DistributedAdjacency& adjacency() { return *adjacency_; }
   // Phase timing of the work enqueued by this model (and by callers that pass it the phase), see nn/profile.h.
   PhaseClock& clock() override { return *clock_; }
@@ -278,7 +290,11 @@ class Model final : public NodeModel {
   std::unique_ptr<DistributedAdjacency> adjacency_;  // Â (or M) with the shard's halo plan, shared by the layers
   std::unique_ptr<AttentionGraph> attention_graph_;  // gat only
 
-  Tensor features_;                 // (n_own, F_0)
+  Tensor features_;                 // (n_own, F_0); empty under bf16 with dense features
+  Buffer<Bf16> features_bf16_;      // (n_own, F_0) under bf16 with dense features (the sparse path keeps FP32)
+  // bf16: the matrix each adjacency product multiplies, rounded to BF16, with the halo rows the exchange brings:
+  // (n_own + n_halo) x bf16_stride(max exchange width) (ModelConfig::bf16).
+  Buffer<Bf16> staging_;
   // Sparse input features (density <= kSparseInputDensity): input dropout draws only for the nonzeros, which
   // gives exactly the dense result (a dropped or kept zero is zero) at a fraction of the RNG cost. Entry i is
   // feature (r, c): value, key gid*F_0 + c (the dense dropout index), position r*F_0 + c in X_0.

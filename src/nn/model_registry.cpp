@@ -169,11 +169,16 @@ ModelOption choice_option(std::string name, std::string key, std::string help, s
   return option;
 }
 
+std::string model_summary(const ModelConfig& config) {
+  return model_spec(config).summary(config) + (config.bf16 ? ", precision bf16" : "");
+}
+
 ModelSpec layer_stack_spec(ConvKind kind, std::string description, bool recompute) {
   ModelSpec spec;
   spec.name = conv_kind_name(kind);
   spec.description = std::move(description);
   spec.uses_recompute = recompute;
+  spec.supports_bf16 = kind != ConvKind::gat;
   // The layer kind is the spec's, whatever the configuration says (a configuration names its model by name).
   auto with_kind = [kind](ModelConfig config) {
     config.kind = kind;

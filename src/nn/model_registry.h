@@ -57,6 +57,7 @@ struct ModelSpec {
   std::string description;  // for --model's help: "Kipf & Welling"
   std::vector<ModelOption> options;  // the model's own options, in --help order
   bool uses_recompute = false;       // --recompute changes its memory
+  bool supports_bf16 = false;        // --precision bf16 (ModelConfig::bf16) is implemented
   TrainingDefaults defaults;
   // The weight decay of each parameter layer (ParameterInfo::layer; missing layers: 0), given train's
   // --weight-decay and --weight-decay-all-layers. Unset: --weight-decay on layer 0, or on every layer.
@@ -83,6 +84,8 @@ const ModelSpec& model_spec(const std::string& name, const char* option = "--mod
 inline const ModelSpec& model_spec(const ModelConfig& config) {
   return model_spec(config.name.empty() ? std::string(conv_kind_name(config.kind)) : config.name);
 }
+// The model's options for its one-line description (spec.summary), and ", precision bf16" under bf16.
+std::string model_summary(const ModelConfig& config);
 // "gcn, sage, gin, appnp, gat, gcnii" (for messages).
 std::string model_names();
 // A configuration of model `name` with every option at its default (ModelConfig's).

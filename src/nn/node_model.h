@@ -51,6 +51,9 @@ class NodeModel {
   virtual Device device() const = 0;
   virtual const ModelConfig& config() const = 0;
   virtual void set_overlap(bool overlap) = 0;
+  // Payload bytes this rank's halo exchanges have sent so far (comm::HaloStats::bytes_sent; BF16 rows count 2
+  // bytes per element).
+  virtual int64_t halo_bytes_sent() const = 0;
 };
 
 }  // namespace halogen::nn

@@ -43,7 +43,7 @@ std::string epoch_line(const EpochRecord& r, int64_t total_epochs) {
     for (const char* name : {"train_acc", "valid_acc", "test_acc"})
       if (r.metrics.count(name)) line += strformat(" %s %.4f", console_name(name), r.metrics.at(name));
     for (const auto& [name, value] : r.metrics)
-      if (name != "train_acc" && name != "valid_acc" && name != "test_acc")
+      if (name != "train_acc" && name != "valid_acc" && name != "test_acc" && name != "halo_bytes")  // in the file
         line += strformat(" %s %.4f", name.c_str(), value);
   }
   line += strformat(" | %.1f ms", r.epoch_ms);

@@ -103,6 +103,7 @@ RunOptions NodeClassification::options() const {
   // As in the fingerprint: only where they change the function, so gcn/sage checkpoints keep their options.
   for (const nn::ModelOption& option : spec_.options) add_option_value(options, option.key, option.get(m));
   if (m.edge_weight) add_option(options, "edge_weight", m.edge_weight);
+  if (m.bf16) add_option(options, "precision", std::string(nn::precision_name(m.bf16)));
   return options;
 }
 
@@ -115,7 +116,10 @@ std::vector<float> NodeClassification::weight_decay_per_layer(int parameter_laye
 double NodeClassification::step_local(int64_t epoch, int64_t step, nn::GradientReducer& reducer) {
   (void)step;
   last_epoch_ = epoch;
-  return model_->train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
+  const int64_t before = model_->halo_bytes_sent();
+  const double loss = model_->train_step_local(epoch, static_cast<float>(1.0 / loss_denominator()), &reducer);
+  step_halo_bytes_ = model_->halo_bytes_sent() - before;
+  return loss;
 }
 
 std::string NodeClassification::diagnose_nonfinite_loss() {
@@ -132,14 +136,18 @@ Metrics NodeClassification::evaluate() {
   const std::array<int64_t, 3> correct_local = model_->evaluate_local();
   int64_t correct[3] = {correct_local[0], correct_local[1], correct_local[2]};
   comm_.allreduce_sum(correct, 3);
-  double valid_loss = model_->evaluated_loss_local(1);
-  comm_.allreduce_sum(&valid_loss, 1);
+  double sums[2] = {model_->evaluated_loss_local(1), static_cast<double>(step_halo_bytes_)};
+  comm_.allreduce_sum(sums, 2);
+  const double valid_loss = sums[0];
   auto ratio = [&](int s) {
     return global_split_sizes_[s] > 0
                ? static_cast<double>(correct[s]) / static_cast<double>(global_split_sizes_[s])
                : 0.0;
   };
   Metrics metrics{{"train_acc", ratio(0)}, {"valid_acc", ratio(1)}, {"test_acc", ratio(2)}};
+  // Bytes every rank's halo exchanges sent in the last training step (forward and backward; half under
+  // --precision bf16); 0 before the first step.
+  metrics["halo_bytes"] = sums[1];
   // Mean cross-entropy over the validation vertices, dropout off (no figure without a validation split).
   if (global_split_sizes_[1] > 0)
     metrics["valid_loss"] = valid_loss / static_cast<double>(global_split_sizes_[1]);

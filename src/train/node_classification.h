@@ -58,7 +58,8 @@ class NodeClassification final : public Workload {
   nn::RankShape shape_;  // the shard's (shard_rank_shape_without_features), taken before the model empties it
   const nn::ModelSpec& spec_;
   std::unique_ptr<nn::NodeModel> model_;
-  int64_t last_epoch_ = 0;  // of the last training step (diagnose_nonfinite_loss runs its forward again)
+  int64_t last_epoch_ = 0;
+  int64_t step_halo_bytes_ = 0;  // this rank's halo bytes sent by the last training step  // of the last training step (diagnose_nonfinite_loss runs its forward again)
   std::array<int64_t, 3> global_split_sizes_{};
   int64_t num_features_ = 0, num_classes_ = 0;
   int64_t estimated_bytes_ = 0;

@@ -219,6 +219,13 @@ CheckpointModel checkpoint_model(const CheckpointHeader& header, const std::stri
     option.set(m.model, value);
   }
   if (config.contains("edge_weight")) m.model.edge_weight = config_value<bool>(config, "edge_weight", path);
+  if (config.contains("precision")) {  // written for bf16 only
+    const std::string precision = config_value<std::string>(config, "precision", path);
+    HALOGEN_USER_CHECK(precision == "fp32" || precision == "bf16",
+                       "%s: config attribute: precision \"%s\" (train accepts --precision fp32 or bf16)", path.c_str(),
+                       precision.c_str());
+    m.model.bf16 = precision == "bf16";
+  }
   // The ranges `halogen train` accepts: anything else is not a checkpoint it wrote (and a huge width would only
   // fail later, in an allocation).
   HALOGEN_USER_CHECK(m.model.layers >= 1 && m.model.layers <= 64 && m.model.hidden >= 1 &&

@@ -3,7 +3,7 @@
 
 usage: compare_metrics.py A.jsonl B.jsonl --rel TOL [--from-epoch E] [--final]
 The header line (the run's configuration) is skipped. The loss and every evaluation figure (train/valid/test accuracy, test_mse, test_map, ...: every number that is
-not a time) of every epoch present in both files (from epoch E on) must agree within relative tolerance TOL
+not a time or halo_bytes) of every epoch present in both files (from epoch E on) must agree within relative tolerance TOL
 (0 = bitwise); with --final, best_epoch, best_valid_acc and test_acc_at_best too.
 Exit 0 when they agree, 1 (with the first differences printed) otherwise.
 """
@@ -59,11 +59,11 @@ def main():
         if rel > args.rel:
             errors.append(f"{where}: {x!r} vs {y!r} (relative {rel:.3g} > {args.rel})")
 
-    def figures(record):  # every number that is not a time or a rate
+    def figures(record):  # every number that is not a time, a rate or a communication volume
         return {k for k, v in record.items()
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "epoch"
                 and not k.endswith("_ms") and not k.startswith("compute_ms_")
-                and k not in ("snapshots_per_s", "slowest_rank")}
+                and k not in ("snapshots_per_s", "slowest_rank", "halo_bytes")}
 
     for e in common:
         keys = figures(a_epochs[e])

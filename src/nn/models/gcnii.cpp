@@ -117,6 +117,7 @@ class Gcnii final : public NodeModel {
   std::array<int64_t, 3> split_sizes_local() const override { return labels_.split_sizes; }
   int64_t sparse_input_nonzeros() const override { return 0; }
   bool own_symmetric() const override { return adjacency_->own_symmetric(); }
+  int64_t halo_bytes_sent() const override { return adjacency_->exchange().stats().bytes_sent; }
   ParameterStore& parameters() override { return store_; }
   PhaseClock& clock() override { return *clock_; }
   kernels::Stream stream() const override { return stream_.get(); }
