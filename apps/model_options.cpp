@@ -56,7 +56,7 @@ void add_model_options(CLI::App* cmd, ModelFlags& flags) {
                 "gcn/sage/gin: hidden layers that aggregate first recompute A X in the backward instead of keeping "
                 "it (less memory, one more local SpMM per such layer; same results)");
   cmd->add_option("--precision", flags.precision,
-                  "fp32, or bf16 (gcn, sage, gin, appnp): dense features and every matrix multiplied by the "
+                  "fp32, or bf16 (gcn, sage, gin, appnp, gat): dense features and every matrix multiplied by the "
                   "adjacency held in BF16 (halo messages and SpMM gathers half the bytes), products accumulated "
                   "in FP32; parameters, gradients and optimizer state stay FP32")
       ->check(CLI::IsMember({"fp32", "bf16"}))

@@ -279,6 +279,32 @@ void DistributedAdjacency::gather_halo(Matrix<float> x, OverlapWork extra) {
   if (overlap_) finish_forward();
 }
 
+void DistributedAdjacency::gather_halo_rounding(Matrix<float> x, Matrix<Bf16> staging, OverlapWork extra) {
+  const int64_t n = num_owned_;
+  HALOGEN_ASSERT(x.rows == n + num_halo_ && x.stride == x.cols && x.cols <= max_width_ && staging.rows == x.rows &&
+                     staging.cols == x.cols && staging.stride == comm::HaloExchange::bf16_stride(x.cols),
+                 "gather_halo_rounding: x is %lld x %lld, staging %lld x %lld (stride %lld)", (long long)x.rows,
+                 (long long)x.cols, (long long)staging.rows, (long long)staging.cols, (long long)staging.stride);
+  if (n > 0) {
+    if (clock_ != nullptr) clock_->begin(Phase::elementwise, stream_);
+    kernels::convert_to_bf16(x.slice_rows(0, n), staging.slice_rows(0, n), stream_);
+    kernels::convert_from_bf16(staging.slice_rows(0, n), x.slice_rows(0, n), stream_);
+    if (clock_ != nullptr) clock_->end(Phase::elementwise, stream_);
+  }
+  if (moves_rows()) begin(Phase::halo_total);
+  begin(Phase::halo_exposed);
+  exchange_->start_forward(staging, stream_);
+  end(Phase::halo_exposed);
+  if (!overlap_) finish_forward();
+  if (extra) extra();
+  if (overlap_) finish_forward();
+  if (num_halo_ > 0) {  // widened (exactly) into x's halo rows
+    begin(Phase::halo_exposed);
+    kernels::convert_from_bf16(staging.slice_rows(n, n + num_halo_), x.slice_rows(n, n + num_halo_), stream_);
+    end(Phase::halo_exposed);
+  }
+}
+
 void DistributedAdjacency::scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra) {
   HALOGEN_ASSERT(partial.rows == num_halo_ && out.rows == num_owned_ && out.cols == partial.cols &&
                      out.stride == out.cols && (partial.rows <= 1 || partial.stride == partial.cols) &&
@@ -287,7 +313,14 @@ void DistributedAdjacency::scatter_halo(Matrix<const float> partial, Matrix<floa
                  (long long)partial.cols, (long long)out.rows, (long long)out.cols, (long long)out.stride);
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
-  exchange_->start_reverse(partial, stream_);
+  if (bf16_messages_) {  // rounded to BF16 for the wire, as transpose's
+    const int64_t width = partial.cols;
+    const Matrix<Bf16> rounded{partial_bf16_.data(), num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
+    if (num_halo_ > 0) kernels::convert_to_bf16(partial, rounded, stream_);
+    exchange_->start_reverse(Matrix<const Bf16>(rounded), stream_);
+  } else {
+    exchange_->start_reverse(partial, stream_);
+  }
   end(Phase::halo_exposed);
   auto receive = [&] {
     begin(Phase::halo_exposed);

@@ -31,7 +31,7 @@
 //       attention weights over the same halo).
 //   scatter_halo(partial, out, extra):  the reverse exchange alone: out (n, f) "+=" the partial sums (h, f)
 //       that every rank computed for our rows (partial: this rank's sums for its halo rows, sent to their
-//       owners), extra() running while it is in flight.
+//       owners), extra() running while it is in flight. With BF16 messages the partial sums go out in BF16.
 // BF16 (--precision bf16; constructed with bf16_messages):
 //   forward_bf16(x, out, extra): forward with x in BF16 ((n + h, f), stride comm::HaloExchange::bf16_stride(f)):
 //       the exchange moves BF16 rows, the products widen them and accumulate in FP32 (kernels::spmm_bf16);
@@ -90,6 +90,10 @@ class DistributedAdjacency {
                         PhaseClock* clock, OverlapWork extra = {});
   bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
+  // gather_halo in BF16 (--precision bf16, GAT): x's owned rows are rounded to BF16 (into staging, (n + h,
+  // x.cols) with stride bf16_stride(x.cols), and in place in x, so that the owner uses the values the others
+  // receive), the BF16 rows are exchanged, and the halo rows widened into x's.
+  void gather_halo_rounding(Matrix<float> x, Matrix<Bf16> staging, OverlapWork extra = {});
   void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});
 
   void set_overlap(bool overlap) { overlap_ = overlap; }

@@ -76,6 +76,13 @@ class GatConv {
   // Before allocate(): whether set_sparse_input will be called (the dense per-head input buffer is then not
   // needed).
   void expect_sparse_input() { expect_sparse_ = true; }
+  // --precision bf16: the exchange of H and its source scores rounds them to BF16 (staging: (n + h) rows, stride
+  // bf16_stride of at least exchange_width; DistributedAdjacency::gather_halo_rounding; the adjacency carries
+  // BF16 messages, so the backward's partial sums go out in BF16 too).
+  void set_bf16_staging(Matrix<Bf16> staging) {
+    bf16_staging_ = staging;
+    bf16_ = true;
+  }
   void set_sparse_input(const SparseInput& input);
 
   void forward(Matrix<const float> x, Matrix<float> z, const LayerContext& context);
@@ -103,6 +110,8 @@ class GatConv {
   ParameterStore& store_;
   int weight_ = -1, att_src_ = -1, att_dst_ = -1, bias_ = -1;
   DistributedAdjacency* adjacency_ = nullptr;
+  Matrix<Bf16> bf16_staging_;
+  bool bf16_ = false;
   const AttentionGraph* graph_ = nullptr;
   int64_t num_owned_ = 0, num_halo_ = 0;
   bool per_head_dropout_;

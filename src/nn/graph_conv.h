@@ -132,6 +132,7 @@ class GraphConv {
   void set_bf16_staging(Matrix<Bf16> staging) {
     bf16_staging_ = staging;
     bf16_ = true;
+    if (gat_) gat_->set_bf16_staging(staging);
   }
   bool bf16() const { return bf16_; }
 

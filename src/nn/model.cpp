@@ -172,8 +172,6 @@ void Model::check_inputs(const graph::Shard& shard) const {
   HALOGEN_USER_CHECK(shard.num_features >= 1, "shard %d: the graph has no node features", shard.part);
   HALOGEN_USER_CHECK(config_.dropout >= 0.0f && config_.dropout < 1.0f, "--dropout must be in [0, 1) (got %g)",
                      config_.dropout);
-  HALOGEN_USER_CHECK(!(config_.bf16 && config_.kind == ConvKind::gat),
-                     "--precision bf16 is not supported by --model gat yet (gcn, sage, gin and appnp have it)");
   HALOGEN_USER_CHECK(!(config_.edge_weight && config_.kind == ConvKind::gat),
                      "--edge-weight is not supported by --model gat (attention computes its own edge weights)");
   if (config_.edge_weight) {
@@ -237,7 +235,7 @@ void Model::build_layers(const graph::Shard& shard) {
     empty.a_own_t = no_entries(num_owned_, num_owned_);
     empty.a_halo_t = no_entries(num_halo_, num_owned_);
     adjacency_ = std::make_unique<DistributedAdjacency>(comm_, empty, shard.plan, max_exchange_width(config_, widths_),
-                                                        device_, stream_.get());
+                                                        device_, stream_.get(), config_.bf16);
   } else {  // the host copy of the normalised adjacency is freed once it is on the device
     graph::EdgeWeighting weighting;
     if (config_.edge_weight) weighting = exchange_weighted_degrees(shard);
@@ -247,13 +245,13 @@ void Model::build_layers(const graph::Shard& shard) {
     const int64_t width = std::max<int64_t>(1, max_exchange_width(config_, widths_));
     adjacency_ = std::make_unique<DistributedAdjacency>(comm_, local, shard.plan, width, device_, stream_.get(),
                                                         config_.bf16);
-    if (config_.bf16) {
-      const int64_t stride = comm::HaloExchange::bf16_stride(width);
-      staging_ = Buffer<Bf16>((num_owned_ + num_halo_) * stride, device_);
-      staging_.zero();
-      for (auto& layer : layers_)
-        layer->set_bf16_staging(Matrix<Bf16>{staging_.data(), num_owned_ + num_halo_, stride, stride, device_});
-    }
+  }
+  if (config_.bf16) {  // the BF16 staging buffer, shared by the layers
+    const int64_t stride = comm::HaloExchange::bf16_stride(adjacency_->max_width());
+    staging_ = Buffer<Bf16>((num_owned_ + num_halo_) * stride, device_);
+    staging_.zero();
+    for (auto& layer : layers_)
+      layer->set_bf16_staging(Matrix<Bf16>{staging_.data(), num_owned_ + num_halo_, stride, stride, device_});
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
@@ -448,8 +446,8 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   m.structure += DistributedAdjacency::matrix_bytes_for(n, h, entries, gat ? 0 : s.halo_nnz, own_symmetric,
                                                         layout, s.device);
   const int64_t width = std::max<int64_t>(1, max_exchange_width(config, widths));
-  m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send, width, config.bf16 && !gat);
-  if (config.bf16 && !gat)  // the BF16 staging buffer
+  m.halo += DistributedAdjacency::exchange_bytes_for(h, s.num_send, width, config.bf16);
+  if (config.bf16)  // the BF16 staging buffer
     m.halo += (n + h) * comm::HaloExchange::bf16_stride(width) * static_cast<int64_t>(sizeof(Bf16));
   return m;
 }

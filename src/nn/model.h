@@ -95,11 +95,13 @@ struct ModelConfig {
   // GraphConv::set_recompute_aggregate). Layer 0 keeps Â X_0: its input X_0 lives in the workspace, and keeping
   // X_0 instead would cost as much.
   bool recompute = false;
-  // --precision bf16 (gcn, sage, gin, appnp): dense features are stored in BF16, and every matrix multiplied
-  // by the adjacency (a layer's X or X W, APPNP's P_k) is rounded to BF16 into one staging buffer
+  // --precision bf16: dense features are stored in BF16, and every matrix multiplied by the adjacency (a
+  // layer's X or X W, APPNP's P_k; GAT: H and its source scores, nn/gat_conv.h) is rounded to BF16 into one
+  // staging buffer
   // ((n_own + n_halo) x bf16_stride(widest)) before the product: the halo exchange moves BF16 rows, and so
   // does the reverse exchange's partial sums (half the bytes each way), and the SpMM gathers BF16 rows (half
-  // the memory traffic), widening them exactly and accumulating in FP32. The FP32 activations then need no
+  // the memory traffic; GAT widens the received rows into its FP32 buffer instead), widening them exactly and
+  // accumulating in FP32. The FP32 activations then need no
   // halo rows. Parameters, gradients, optimizer state, the dense products (BLAS) and the loss stay FP32.
   // --recompute has no effect (the staging buffer does not keep a layer's halo rows until its backward).
   bool bf16 = false;

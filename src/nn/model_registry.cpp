@@ -178,7 +178,7 @@ ModelSpec layer_stack_spec(ConvKind kind, std::string description, bool recomput
   spec.name = conv_kind_name(kind);
   spec.description = std::move(description);
   spec.uses_recompute = recompute;
-  spec.supports_bf16 = kind != ConvKind::gat;
+  spec.supports_bf16 = true;
   // The layer kind is the spec's, whatever the configuration says (a configuration names its model by name).
   auto with_kind = [kind](ModelConfig config) {
     config.kind = kind;

@@ -6,7 +6,7 @@
 # job ends at once naming it), signals in each phase of train and predict (one line, exit 128 + signal).
 foreach(train_script partition_invariance checkpoint_resume checkpoint_rules predict_cora bad_input cora_accuracy
         run_reports input_validation temporal_memory predict_full_disk address_space_limit output_locks trace lost_rank interrupted
-        recompute vertex_order bf16)
+        recompute vertex_order bf16 cora_bf16)
   add_test(NAME train.${train_script} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/train/${train_script}.sh)
   set_tests_properties(train.${train_script} PROPERTIES LABELS mpi ENVIRONMENT "${HALOGEN_TEST_ENV}"
                        SKIP_RETURN_CODE 77 TIMEOUT 600 PROCESSORS 2)
