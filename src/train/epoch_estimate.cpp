@@ -96,9 +96,11 @@ std::vector<int64_t> top_column_curve(std::vector<int64_t> counts) {
   return curve;
 }
 
-double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit) {
+double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit, double element_bytes) {
+  // The gathered rows in `element_bytes` per element (BF16: 2), the output rows in FP32.
   return 8.0 * static_cast<double>(rows + 1) + 8.0 * static_cast<double>(entries) +
-         4.0 * static_cast<double>(width) * (static_cast<double>(entries) * (1.0 - hit) + static_cast<double>(rows));
+         static_cast<double>(width) * (element_bytes * static_cast<double>(entries) * (1.0 - hit) +
+                                       4.0 * static_cast<double>(rows));
 }
 
 double spmm_sample_gbs(const SpmmSample& sample) {
@@ -112,9 +114,10 @@ constexpr double kFloat = 4.0;
 // Accumulates the phases of one epoch; every cost function returns milliseconds.
 class EpochCost {
  public:
+  // `element_bytes`: of the matrices multiplied by the adjacency and exchanged (4; --precision bf16: 2).
   EpochCost(const nn::RankShape& shape, const RankTraffic& traffic, const DeviceProfile& profile,
-            const ComputeRates& rates, bool self_loops, int ranks_sharing_cache)
-      : shape_(shape), traffic_(traffic), profile_(profile), rates_(rates) {
+            const ComputeRates& rates, bool self_loops, int ranks_sharing_cache, double element_bytes = kFloat)
+      : shape_(shape), traffic_(traffic), profile_(profile), rates_(rates), element_(element_bytes) {
     cache_bytes_ = static_cast<double>(profile.cache_bytes) / std::max(1, ranks_sharing_cache);
     const int64_t entries = shape.nnz + (self_loops ? shape.num_owned : 0);
     halo_entries_ = std::min(traffic.halo_entries, entries);
@@ -125,9 +128,9 @@ class EpochCost {
   // curve applies (the adjacency), else every gathered row comes from memory.
   double spmm(int64_t rows, int64_t entries, int64_t width, int64_t x_rows, bool cached = true) {
     const double hit = cached ? cached_entry_share(traffic_.top_column_entries,
-                                                   cache_bytes_ / (kFloat * static_cast<double>(width)))
+                                                   cache_bytes_ / (element_ * static_cast<double>(width)))
                               : 0.0;
-    const double bytes = spmm_model_bytes(rows, entries, width, hit);
+    const double bytes = spmm_model_bytes(rows, entries, width, hit, element_);
     estimate.spmm_bytes += static_cast<int64_t>(bytes);
     const double ms = bytes / (spmm_rate_at(rates_, width, x_rows) * 1e6);
     estimate.spmm_ms += ms;
@@ -155,9 +158,9 @@ class EpochCost {
     if (shape_.num_halo == 0 && shape_.num_send == 0) return;
     spmm(shape_.num_owned, halo_entries_, width, x_rows);
     const double rows = static_cast<double>(std::max(shape_.num_send, shape_.num_halo));
-    const double wire = kFloat * static_cast<double>(width) * rows;
+    const double wire = element_ * static_cast<double>(width) * rows;
     const double pack =
-        2.0 * kFloat * static_cast<double>(width) *
+        2.0 * element_ * static_cast<double>(width) *
         static_cast<double>(shape_.num_send + shape_.num_halo);  // pack / unpack, read + write
     const double exchange_ms = static_cast<double>(traffic_.peers) * profile_.link_latency_us * 1e-3 +
                                wire / (exchange_gbs() * 1e6) + pack / (rates_.stream_gbs * 1e6);
@@ -176,6 +179,7 @@ class EpochCost {
   const RankTraffic& traffic_;
   const DeviceProfile& profile_;
   const ComputeRates& rates_;
+  double element_ = kFloat;
   int64_t own_entries_ = 0, halo_entries_ = 0;
   double cache_bytes_ = 0;
 };
@@ -195,7 +199,8 @@ EpochEstimate estimate_epoch(const nn::ModelConfig& config, const nn::RankShape&
       rates.stream_gbs > 0 && rates.gemm_gflops > 0 && rates.dropout_gelems > 0 && !rates.spmm_gbs.empty(),
       "plan: device profile %s lacks a rate (stream_gbs, spmm_gbs, gemm_gflops, dropout_gelems)",
       profile.name.c_str());
-  EpochCost cost(shape, traffic, profile, rates, /*self_loops=*/true, profile.cache_shared ? num_ranks : 1);
+  EpochCost cost(shape, traffic, profile, rates, /*self_loops=*/true, profile.cache_shared ? num_ranks : 1,
+                 config.bf16 ? 2.0 : kFloat);
   const std::vector<int64_t> widths = nn::Model::layer_widths(config, shape.num_features, shape.num_classes);
   const int64_t n = shape.num_owned, layers = config.layers;
   const double nd = static_cast<double>(n);

@@ -104,7 +104,7 @@ std::vector<int64_t> top_column_curve(std::vector<int64_t> column_counts);
 
 // SpMM bytes as estimate_epoch counts them: 8 (rows + 1) + 8 entries + 4 width (entries (1 - hit) + rows),
 // hit = share of entries whose row of X is served by the cache.
-double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit);
+double spmm_model_bytes(int64_t rows, int64_t entries, int64_t width, double hit, double element_bytes = 4.0);
 
 // One timed SpMM of `halogen bench profile`: the matrix's shape, the dense width and the best time.
 struct SpmmSample {

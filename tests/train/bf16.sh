@@ -11,7 +11,7 @@
 #   more.
 # - BF16 differs from FP32 (the rounding is in effect), by less than 1e-2 relative in the first loss.
 # - The metrics' halo_bytes (all ranks, one training step) are half of FP32's.
-# - `info --precision bf16` plans what the run allocates (less for features and activations, more for the
+# - `plan --precision bf16` counts half the halo bytes; `info --precision bf16` plans what the run allocates (less for features and activations, more for the
 #   staging buffer: about the same in all); `predict` takes the checkpoint's precision.
 # - Models without it (gcnii) and the temporal models refuse it in one line.
 source "$(dirname "$0")/common.sh"
@@ -79,6 +79,11 @@ assert fp32["activations"] > header["memory_plan"]["activations"], (fp32, header
 print(f"ok: planned bytes per rank {fp32['total']} (fp32) -> {header['memory_plan']['total']} (bf16; info {bf16} MiB); "
       "the bf16 run allocated its estimate")
 PY
+# plan's epoch model (gcn) moves half the halo bytes in BF16.
+plan_halo() { "$HALOGEN_BIN" plan "$WORK/p2" --json "$@" 2>/dev/null | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["halo_bytes"])'; }
+halo32=$(plan_halo) halo16=$(plan_halo --precision bf16)
+[ "$halo16" -gt 0 ] && [ $((2 * halo16)) -eq "$halo32" ] || fail "plan: halo bytes $halo32 (fp32) and $halo16 (bf16)"
+echo "ok: plan's halo bytes per epoch $halo32 -> $halo16"
 # predict: the checkpoint's precision, or --precision; 2 ranks predict what 1 rank predicts (to BF16 rounding).
 "$HALOGEN_BIN" train "$WORK/p1" --model gcn --epochs 10 --seed 1 --quiet --precision bf16 --checkpoint "$WORK/ck" \
   >/dev/null 2>&1 || fail "train --checkpoint"
