@@ -23,7 +23,8 @@
 #
 # Environment (defaults): HALOGEN (build/release/bin/halogen), DGL_PYTHON or PYTHON (/tmp/dglenv/bin/python: a venv
 # with dgl==2.1.0 and torch==2.2.1, made as scripts/bench/dgl_gcn.py's docstring says), MODELS ("gcn sage gat"),
-# EPOCHS (5 timed epochs), WARMUP (1 untimed epoch before them), THREADS (2), GAT_DROPOUT (pyg), WORKDIR (a new
+# EPOCHS (5 timed epochs), WARMUP (1 untimed epoch before them), THREADS (2), GAT_DROPOUT (pyg), PRECISIONS
+# (Halogen's --precision values to time, "fp32"; "fp32 bf16" adds a BF16 row per model, against DGL's FP32), WORKDIR (a new
 # mktemp -d, removed after a successful run). Needs GNU time at /usr/bin/time (Debian/Ubuntu package `time`).
 # A benchmark, not a test: the times depend on the machine and its load; run it on an idle machine.
 set -euo pipefail
@@ -37,6 +38,7 @@ halogen=${HALOGEN:-$root/build/release/bin/halogen}
 python=${DGL_PYTHON:-${PYTHON:-/tmp/dglenv/bin/python}}
 models=${MODELS:-gcn sage gat}
 epochs=${EPOCHS:-5} warmup=${WARMUP:-1} threads=${THREADS:-2} gat_dropout=${GAT_DROPOUT:-pyg}
+precisions=${PRECISIONS:-fp32}
 
 [ -f "$graph" ] || die "$graph: no such graph file"
 [ -x "$halogen" ] || die "$halogen: no halogen binary (build it, or set HALOGEN=...)"
@@ -46,6 +48,9 @@ epochs=${EPOCHS:-5} warmup=${WARMUP:-1} threads=${THREADS:-2} gat_dropout=${GAT_
 [[ "$gat_dropout" =~ ^(pyg|original)$ ]] || die "GAT_DROPOUT must be pyg or original, not '$gat_dropout'"
 for model in $models; do
   [[ "$model" =~ ^(gcn|sage|gat)$ ]] || die "MODELS: '$model' is not one of gcn, sage, gat"
+done
+for precision in $precisions; do
+  [[ "$precision" =~ ^(fp32|bf16)$ ]] || die "PRECISIONS: '$precision' is not fp32 or bf16"
 done
 /usr/bin/time --version 2>&1 | grep -q GNU || die "/usr/bin/time is not GNU time (apt-get install time)"
 versions=$("$python" -c 'import sys, dgl, h5py, torch; print(sys.version.split()[0], torch.__version__, dgl.__version__)' \
@@ -83,19 +88,24 @@ for model in $models; do
   gat_options=()
   [ "$model" = gat ] && gat_options=(--gat-dropout "$gat_dropout")
 
-  OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/halogen-$model.time" "$halogen" train "$parts" "${options[@]}" \
-    "${gat_options[@]}" --device cpu --threads "$threads" --epochs $((warmup + epochs)) --seed 0 --quiet \
-    --metrics "$work/halogen-$model.jsonl" >"$work/halogen-$model.log" 2>&1 ||
-    die "halogen train --model $model failed (log: $work/halogen-$model.log)"
-  halogen_ms=$("$python" -c 'import json, sys
+  halogen_rows=()  # "precision ms MiB" per Halogen run
+  for precision in $precisions; do
+    name=halogen-$model-$precision
+    OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/$name.time" "$halogen" train "$parts" "${options[@]}" \
+      "${gat_options[@]}" --precision "$precision" --device cpu --threads "$threads" --epochs $((warmup + epochs)) \
+      --seed 0 --quiet --metrics "$work/$name.jsonl" >"$work/$name.log" 2>&1 ||
+      die "halogen train --model $model --precision $precision failed (log: $work/$name.log)"
+    halogen_ms=$("$python" -c 'import json, sys
 for line in open(sys.argv[1]):
     row = json.loads(line)
     if "epoch_ms" in row and row["epoch"] > int(sys.argv[2]): print(row["epoch_ms"])' \
-    "$work/halogen-$model.jsonl" "$warmup" | median)
-  halogen_mib=$(max_rss_mib "$work/halogen-$model.time")
-  if [ -z "$halogen_ms" ] || [ -z "$halogen_mib" ]; then
-    die "no epoch_ms after the warm-up in $work/halogen-$model.jsonl or no max RSS in $work/halogen-$model.time"
-  fi
+      "$work/$name.jsonl" "$warmup" | median)
+    halogen_mib=$(max_rss_mib "$work/$name.time")
+    if [ -z "$halogen_ms" ] || [ -z "$halogen_mib" ]; then
+      die "no epoch_ms after the warm-up in $work/$name.jsonl or no max RSS in $work/$name.time"
+    fi
+    halogen_rows+=("$precision $halogen_ms $halogen_mib")
+  done
 
   OMP_NUM_THREADS=$threads /usr/bin/time -v -o "$work/dgl-$model.time" "$python" "$root/scripts/bench/dgl_gcn.py" \
     "$graph" "${options[@]}" --epochs "$epochs" --warmup "$warmup" --threads "$threads" \
@@ -105,9 +115,15 @@ for line in open(sys.argv[1]):
   dgl_mib=$(max_rss_mib "$work/dgl-$model.time")
   [ -n "$dgl_mib" ] || die "no max RSS in $work/dgl-$model.time"
 
-  printf "%-5s %-8s %10s ms %10s MiB\n" "$model" halogen "$halogen_ms" "$halogen_mib" "$model" dgl "$dgl_ms" "$dgl_mib"
-  rows+=("$(awk -v m="$model" -v hm="$halogen_ms" -v dm="$dgl_ms" -v hr="$halogen_mib" -v dr="$dgl_mib" 'BEGIN {
-    printf "| %s | %.0f ms | %.0f ms | %.2fx | %.0f MiB | %.0f MiB | %.2fx |", m, hm, dm, hm / dm, hr, dr, hr / dr }')")
+  for row in "${halogen_rows[@]}"; do
+    read -r precision halogen_ms halogen_mib <<<"$row"
+    label=$model
+    [ "$precision" = fp32 ] || label="$model $precision"
+    printf "%-10s %-8s %10s ms %10s MiB\n" "$label" halogen "$halogen_ms" "$halogen_mib"
+    rows+=("$(awk -v m="$label" -v hm="$halogen_ms" -v dm="$dgl_ms" -v hr="$halogen_mib" -v dr="$dgl_mib" 'BEGIN {
+      printf "| %s | %.0f ms | %.0f ms | %.2fx | %.0f MiB | %.0f MiB | %.2fx |", m, hm, dm, hm / dm, hr, dr, hr / dr }')")
+  done
+  printf "%-10s %-8s %10s ms %10s MiB\n" "$model" dgl "$dgl_ms" "$dgl_mib"
 done
 
 echo
