@@ -13,3 +13,5 @@ foreach(train_script partition_invariance checkpoint_resume checkpoint_rules pre
 endforeach()
 # Signals sent at timed moments: left to the release run (under ASan a run's phases take other times).
 set_property(TEST train.interrupted APPEND PROPERTY LABELS asan_slow)
+# 30 Cora runs (15 of GAT for 300 epochs): minutes under ASan; train.bf16 runs the same BF16 code there.
+set_property(TEST train.cora_bf16 APPEND PROPERTY LABELS asan_slow)
