@@ -28,6 +28,8 @@ HALOGEN_OP(void, spmm, a.device, (const CsrView& a, Matrix<const float> x, Matri
 // ---- BF16 storage (--precision bf16): conversion, products with BF16 inputs and FP32 accumulation, halo rows ---
 HALOGEN_OP(void, convert_to_bf16, out.device, (Matrix<const float> x, Matrix<Bf16> out), (x, out))
 HALOGEN_OP(void, convert_from_bf16, out.device, (Matrix<const Bf16> x, Matrix<float> out), (x, out))
+HALOGEN_OP(void, scale_round_bf16, out.device, (Span<const float> scale, Matrix<const float> x, Matrix<Bf16> out),
+           (scale, x, out))
 HALOGEN_OP(void, spmm_bf16, a.device, (const CsrView& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate),
            (a, x, out, accumulate))
 HALOGEN_OP(void, gemm_bf16, c.device,

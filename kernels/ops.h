@@ -63,6 +63,8 @@ struct CsrView {
 // widens its BF16 inputs exactly and accumulates in FP32, into FP32 outputs.
 // convert_to_bf16:   out = bf16(x), round to nearest even, NaN kept (core/bf16.h to_bf16).  x, out: (n, f)
 // convert_from_bf16: out = float(x) (exact).                                                  x, out: (n, f)
+// scale_round_bf16:  out[r, :] = bf16(scale[r] * x[r, :]): scale_rows then convert_to_bf16 in one pass, bit for
+//   bit (one float multiply, then the rounding).                            scale: (n);  x, out: (n, f)
 // spmm_bf16: spmm (above, same scales and "="/"+=") with x in BF16: out = A float(x). A's values stay FP32.
 //   a: (rows, cols);  x: (cols, f) BF16;  out: (rows, f) FP32. The CPU result is bitwise equal to spmm of
 //   float(x) (same order of additions).

@@ -310,6 +310,26 @@ void convert_to_bf16(Matrix<const float> x, Matrix<Bf16> out, Stream) {
   detail::parallel_for(x.rows, x.size(), [&](int64_t r) { convert_row(x.row(r), x.cols, bits(out.row(r))); });
 }
 
+void scale_round_bf16(Span<const float> scale, Matrix<const float> x, Matrix<Bf16> out, Stream) {
+  detail::require_host(scale, "scale_round_bf16 scale");
+  detail::require_host(x, "scale_round_bf16 x");
+  detail::require_host(out, "scale_round_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  HALOGEN_ASSERT(scale.size == x.rows, "scale_round_bf16: %lld scales for %lld rows", (long long)scale.size,
+                 (long long)x.rows);
+  detail::parallel_for(x.rows, x.size(), [&](int64_t r) {
+    const float s = scale.data[r];
+    const float* __restrict__ in = x.row(r);
+    uint16_t* __restrict__ o = bits(out.row(r));
+    for (int64_t j = 0; j < x.cols; ++j) {
+      const float value = in[j] * s;
+      uint32_t u;
+      std::memcpy(&u, &value, sizeof(u));
+      o[j] = round_bits(u);
+    }
+  });
+}
+
 void convert_from_bf16(Matrix<const Bf16> x, Matrix<float> out, Stream) {
   detail::require_host(x, "convert_from_bf16 x");
   detail::require_host(out, "convert_from_bf16 out");

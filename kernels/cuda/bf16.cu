@@ -38,6 +38,13 @@ __global__ void convert_to_bf16_kernel(const float* x, int64_t x_stride, int64_t
     out[e.row * out_stride + e.col] = round_bits(x[e.row * x_stride + e.col]);
 }
 
+__global__ void scale_round_bf16_kernel(const float* scale, const float* x, int64_t x_stride, int64_t rows,
+                                        int64_t cols,                         // x: (rows, cols)
+                                        uint16_t* out, int64_t out_stride) {  // out: (rows, cols)
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance())
+    out[e.row * out_stride + e.col] = round_bits(__fmul_rn(x[e.row * x_stride + e.col], scale[e.row]));
+}
+
 __global__ void convert_from_bf16_kernel(const uint16_t* x, int64_t x_stride, int64_t rows,
                                          int64_t cols,                      // x
                                          float* out, int64_t out_stride) {  // out
@@ -100,6 +107,19 @@ void convert_to_bf16(Matrix<const float> x, Matrix<Bf16> out, Stream stream) {
   if (x.size() == 0) return;
   convert_to_bf16_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
       x.data, detail::row_stride(x), x.rows, x.cols, bits(out.data), detail::row_stride(out));
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void scale_round_bf16(Span<const float> scale, Matrix<const float> x, Matrix<Bf16> out, Stream stream) {
+  detail::require_device(scale, "scale_round_bf16 scale");
+  detail::require_device(x, "scale_round_bf16 x");
+  detail::require_device(out, "scale_round_bf16 out");
+  HALOGEN_ASSERT(x.rows == out.rows && x.cols == out.cols && scale.size == x.rows,
+                 "scale_round_bf16: (%lld, %lld) into (%lld, %lld) with %lld scales", (long long)x.rows,
+                 (long long)x.cols, (long long)out.rows, (long long)out.cols, (long long)scale.size);
+  if (x.size() == 0) return;
+  scale_round_bf16_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      scale.data, x.data, detail::row_stride(x), x.rows, x.cols, bits(out.data), detail::row_stride(out));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -135,8 +135,10 @@ void DistributedAdjacency::forward_rounding(Matrix<float> x_own, Matrix<Bf16> st
   const bool scale = scratch && scale_forward_input_;
   if (num_owned_ > 0) {
     if (clock != nullptr) clock->begin(Phase::elementwise, stream_);
-    if (scale) kernels::scale_rows(own_.col_scale(), x_own, stream_);
-    kernels::convert_to_bf16(x_own, staging.slice_rows(0, num_owned_), stream_);
+    if (scale)  // bitwise scale_rows then convert_to_bf16, in one pass
+      kernels::scale_round_bf16(own_.col_scale(), x_own, staging.slice_rows(0, num_owned_), stream_);
+    else
+      kernels::convert_to_bf16(x_own, staging.slice_rows(0, num_owned_), stream_);
     if (clock != nullptr) clock->end(Phase::elementwise, stream_);
   }
   forward_bf16_impl(staging, out, extra, scale);

@@ -106,6 +106,26 @@ TEST(Bf16Conversion, KernelMatchesScalarRuleOnRandomBitsAndWidensExactly) {
   EXPECT_TRUE(back.padding_intact());
 }
 
+// scale_round_bf16 is scale_rows then convert_to_bf16, bit for bit (random bits: NaN, Inf, denormals included).
+TEST(Bf16Conversion, ScaleRoundIsScaleRowsThenConvert) {
+  std::mt19937_64 gen(11);
+  const int64_t rows = 257, cols = 67;
+  HostMatrix x(rows, cols, 3);
+  std::vector<float> scale(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    scale[r] = r % 17 == 0 ? from_bits(static_cast<uint32_t>(gen())) : 0.01f + 0.001f * static_cast<float>(r);
+    for (int64_t c = 0; c < cols; ++c) x(r, c) = from_bits(static_cast<uint32_t>(gen()));
+  }
+  const Span<const float> scales{scale.data(), rows, Device::cpu};
+  HostBf16 fused(rows, cols, 5), two_pass(rows, cols, 5);
+  scale_round_bf16(scales, x.cview(), fused.view());
+  HostMatrix scaled = x;
+  scale_rows(scales, scaled.view());
+  convert_to_bf16(scaled.cview(), two_pass.view());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(fused(r, c).bits, two_pass(r, c).bits) << "at (" << r << ", " << c << ")";
+}
+
 // spmm_bf16 adds the same FP32 terms in the same order as spmm on the widened rows: bitwise equal.
 TEST(Bf16Spmm, BitwiseEqualToFp32SpmmOfWidenedRows) {
   std::mt19937_64 gen(11);
