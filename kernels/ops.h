@@ -97,6 +97,8 @@ struct EpilogueParams {
   uint64_t rng_stream = 0;   // rng::stream_id(kDropout, epoch, layer)
 };
 // dropout: dropout alone (no relu, no bias) on `x` (n, f) into `out` (n, f); mask as above. Used on input features.
+// dropout_bf16: dropout of BF16 `x` (n, f) into FP32 `out` (n, f), no mask: bit for bit convert_from_bf16 then
+//   dropout (the same decisions, out = float(x) * factor), in one pass (BF16 features, --precision bf16).
 // apply_mask: grad[r, c] *= mask[r, c]   (backward of bias_relu_dropout / dropout, in place).   grad, mask: (n, f)
 // relu_dropout_backward: the backward of bias_relu_dropout (relu on) without its mask, read off its output:
 //   grad[r, c] *= (out[r, c] > 0 ? 1/(1-p) : 0), p = dropout, in place; then, when grad_bias is not empty,

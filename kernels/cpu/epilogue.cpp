@@ -444,6 +444,38 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
   run_epilogue(job, /*bias=*/false, /*relu=*/false, drop, record);
 }
 
+void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                  Matrix<float> out, Stream) {
+  detail::require_host(x, "dropout_bf16 x");
+  detail::require_host(out, "dropout_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  check_dropout(params, row_gid, x.rows);
+  const bool drop = params.dropout > 0.0f;
+  const uint32_t threshold = rng::dropout_threshold(params.dropout);
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  const int64_t width = x.cols;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < x.rows; ++r) {
+    const uint16_t* in_row = reinterpret_cast<const uint16_t*>(x.row(r));
+    float* out_row = out.row(r);
+    alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
+    for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
+      const int64_t count = std::min(kDrawBlock, width - c0);
+      const uint32_t* words =
+          drop ? draw_words(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+                            buffer)
+               : buffer;
+      for (int64_t j = 0; j < count; ++j) {
+        const uint32_t u = static_cast<uint32_t>(in_row[c0 + j]) << 16;
+        float value;
+        std::memcpy(&value, &u, sizeof value);
+        const float factor = drop ? (words[j] >= threshold ? keep_scale : 0.0f) : 1.0f;
+        out_row[c0 + j] = value * factor;  // epilogue_lanes' pre * factor
+      }
+    }
+  }
+}
+
 void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream) {
   detail::require_host(grad, "apply_mask grad");
   detail::require_host(mask, "apply_mask mask");

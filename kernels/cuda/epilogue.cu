@@ -68,6 +68,18 @@ __global__ void dropout_kernel(const float* x, int64_t rows, int64_t cols, int64
   }
 }
 
+__global__ void dropout_bf16_kernel(const uint16_t* x, int64_t rows, int64_t cols, int64_t x_stride,  // x: BF16
+                                    const int64_t* row_gid,                                           // or null
+                                    uint32_t threshold, uint64_t seed, uint64_t rng_stream, float keep_scale,
+                                    float* out, int64_t out_stride) {  // out: (rows, cols)
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
+    const float factor =
+        row_gid ? dropout_factor(seed, rng_stream, threshold, row_gid[r], cols, c, keep_scale) : 1.0f;
+    out[r * out_stride + c] = __fmul_rn(__uint_as_float(static_cast<uint32_t>(x[r * x_stride + c]) << 16), factor);
+  }
+}
+
 __global__ void apply_mask_kernel(float* grad, int64_t rows, int64_t cols, int64_t grad_stride,  // (rows, cols)
                                   const float* mask, int64_t mask_stride) {                      // (rows, cols)
   for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
@@ -199,6 +211,22 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
       x.data, x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr,
       rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale, out.data,
       detail::row_stride(out), record ? mask.data : nullptr, record ? detail::row_stride(mask) : 0);
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                  Matrix<float> out, Stream stream) {
+  detail::require_device(x, "dropout_bf16 x");
+  detail::require_device(out, "dropout_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  check_dropout(params, row_gid, x.rows);
+  if (x.size() == 0) return;
+  const bool drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  dropout_bf16_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      reinterpret_cast<const uint16_t*>(x.data), x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr,
+      rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale, out.data,
+      detail::row_stride(out));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -574,9 +574,9 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
   const kernels::Stream stream = stream_.get();
   // No mask is recorded: layer 0 never asks for the gradient of its input.
-  if (!sparse_input_ && config_.bf16) {  // widened (exactly) into X_0, then dropped out in place
-    kernels::convert_from_bf16(Matrix<const Bf16>{features_bf16_.data(), n, f0, f0, device_}, x0, stream);
-    kernels::dropout(x0, node_labels_.gids(), params, x0, Matrix<float>{}, stream);
+  if (!sparse_input_ && config_.bf16) {  // widened (exactly) and dropped out into X_0 in one pass
+    kernels::dropout_bf16(Matrix<const Bf16>{features_bf16_.data(), n, f0, f0, device_}, node_labels_.gids(), params,
+                          x0, stream);
     return;
   }
   if (!sparse_input_ || (p == 0.0f && !sparse_first_layer_)) {

@@ -126,6 +126,35 @@ TEST(Bf16Conversion, ScaleRoundIsScaleRowsThenConvert) {
     for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(fused(r, c).bits, two_pass(r, c).bits) << "at (" << r << ", " << c << ")";
 }
 
+// dropout_bf16 is convert_from_bf16 then dropout, bit for bit (the same decisions), with dropout on and off.
+TEST(Bf16Conversion, DropoutOfBf16IsWidenThenDropout) {
+  std::mt19937_64 gen(13);
+  const int64_t rows = 301, cols = 133;  // odd width, more than one draw block per row
+  HostMatrix values(rows, cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) values(r, c) = std::ldexp(static_cast<float>(gen() % 2001) - 1000.0f, -7);
+  HostBf16 x(rows, cols, 3);
+  convert_to_bf16(values.cview(), x.view());
+  std::vector<int64_t> gid(rows);
+  for (int64_t r = 0; r < rows; ++r) gid[r] = 5 * r + 2;
+  const Span<const int64_t> gids{gid.data(), rows, Device::cpu};
+  for (const float p : {0.0f, 0.5f}) {
+    const EpilogueParams params{false, p, 21, 7};
+    HostMatrix fused(rows, cols, 2), widened(rows, cols), two_pass(rows, cols, 2);
+    dropout_bf16(x.cview(), gids, params, fused.view());
+    convert_from_bf16(x.cview(), widened.view());
+    dropout(widened.cview(), gids, params, two_pass.view(), Matrix<float>{});
+    int64_t dropped = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        ASSERT_EQ(fused(r, c), two_pass(r, c)) << "p " << p << " at (" << r << ", " << c << ")";
+        dropped += widened(r, c) != 0.0f && fused(r, c) == 0.0f;
+      }
+    EXPECT_EQ(dropped > rows * cols / 3, p > 0.0f) << dropped;
+    EXPECT_TRUE(fused.padding_intact());
+  }
+}
+
 // spmm_bf16 adds the same FP32 terms in the same order as spmm on the widened rows: bitwise equal.
 TEST(Bf16Spmm, BitwiseEqualToFp32SpmmOfWidenedRows) {
   std::mt19937_64 gen(11);
