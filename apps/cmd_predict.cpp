@@ -59,9 +59,7 @@ void run_predict(const PredictFlags& flags) {
       header = train::read_checkpoint_header(request.checkpoint_path);
       config = train::checkpoint_model(header, request.checkpoint_path);
       if (!flags.precision.empty()) config.model.bf16 = flags.precision == "bf16";
-      const nn::ModelSpec& spec = nn::model_spec(config.model);
-      HALOGEN_USER_CHECK(!config.model.bf16 || spec.supports_bf16,
-                         "--precision bf16 is not supported by --model %s yet", spec.name.c_str());
+      nn::require_precision_supported(config.model);
       // The output's directory is checked now, not after the inference; an input is never overwritten.
       std::error_code error;
       HALOGEN_USER_CHECK(!std::filesystem::exists(flags.output, error) ||

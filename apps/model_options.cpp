@@ -102,12 +102,7 @@ nn::ModelConfig model_config(const ModelFlags& flags) {
   config.edge_weight = flags.edge_weight;
   config.recompute = flags.recompute;
   config.bf16 = flags.precision == "bf16";
-  std::string supported;
-  for (const nn::ModelSpec& other : nn::model_specs())
-    if (other.supports_bf16) supported += (supported.empty() ? "" : ", ") + other.name;
-  HALOGEN_USER_CHECK(!config.bf16 || spec.supports_bf16,
-                     "--precision bf16 is not supported by --model %s yet (models with it: %s)", spec.name.c_str(),
-                     supported.c_str());
+  nn::require_precision_supported(config);
   for (const nn::ModelOption& option : spec.options) {
     if (option.type == nn::ModelOption::Type::flag) {
       option.set(config, flags.flags.at(option.name));

@@ -82,6 +82,18 @@ int64_t DistributedAdjacency::exchange_bytes_for(int64_t num_halo, int64_t num_s
          comm::HaloExchange::buffer_bytes(num_send, max_width);
 }
 
+void DistributedAdjacency::start_reverse(Matrix<const float> partial) {
+  if (!bf16_messages_) {
+    exchange_->start_reverse(partial, stream_);
+    return;
+  }
+  // Rounded to BF16 for the wire (packing, timed by the callers as exposed exchange time).
+  const int64_t width = partial.cols;
+  const Matrix<Bf16> rounded{partial_bf16_.data(), num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
+  if (num_halo_ > 0) kernels::convert_to_bf16(partial, rounded, stream_);
+  exchange_->start_reverse(Matrix<const Bf16>(rounded), stream_);
+}
+
 bool DistributedAdjacency::moves_rows() const { return exchange_->num_send() > 0 || num_halo_ > 0; }
 
 void DistributedAdjacency::begin(Phase phase) {
@@ -127,21 +139,30 @@ void DistributedAdjacency::forward_bf16(Matrix<Bf16> x, Matrix<float> out, Overl
   forward_bf16_impl(x, out, extra, false);
 }
 
+Matrix<Bf16> DistributedAdjacency::staging_view(Matrix<Bf16> staging, int64_t width) const {
+  const Matrix<Bf16> view{staging.data, num_owned_ + num_halo_, width, comm::HaloExchange::bf16_stride(width),
+                          staging.device};
+  HALOGEN_ASSERT(staging.rows == view.rows && view.stride <= staging.stride,
+                 "BF16 staging buffer of %lld rows, stride %lld: expected %lld rows, stride >= %lld",
+                 (long long)staging.rows, (long long)staging.stride, (long long)view.rows, (long long)view.stride);
+  return view;
+}
+
 void DistributedAdjacency::forward_rounding(Matrix<float> x_own, Matrix<Bf16> staging, Matrix<float> out,
-                                            bool scratch, PhaseClock* clock, OverlapWork extra) {
-  HALOGEN_ASSERT(x_own.rows == num_owned_ && staging.rows == num_owned_ + num_halo_ && staging.cols == x_own.cols,
-                 "forward_rounding: x %lld x %lld, staging %lld x %lld", (long long)x_own.rows,
-                 (long long)x_own.cols, (long long)staging.rows, (long long)staging.cols);
+                                            bool scratch, OverlapWork extra) {
+  HALOGEN_ASSERT(x_own.rows == num_owned_, "forward_rounding: x has %lld rows, expected %lld",
+                 (long long)x_own.rows, (long long)num_owned_);
+  const Matrix<Bf16> x = staging_view(staging, x_own.cols);
   const bool scale = scratch && scale_forward_input_;
   if (num_owned_ > 0) {
-    if (clock != nullptr) clock->begin(Phase::elementwise, stream_);
+    begin(Phase::elementwise);
     if (scale)  // bitwise scale_rows then convert_to_bf16, in one pass
-      kernels::scale_round_bf16(own_.col_scale(), x_own, staging.slice_rows(0, num_owned_), stream_);
+      kernels::scale_round_bf16(own_.col_scale(), x_own, x.slice_rows(0, num_owned_), stream_);
     else
-      kernels::convert_to_bf16(x_own, staging.slice_rows(0, num_owned_), stream_);
-    if (clock != nullptr) clock->end(Phase::elementwise, stream_);
+      kernels::convert_to_bf16(x_own, x.slice_rows(0, num_owned_), stream_);
+    end(Phase::elementwise);
   }
-  forward_bf16_impl(staging, out, extra, scale);
+  forward_bf16_impl(x, out, extra, scale);
 }
 
 void DistributedAdjacency::forward_bf16_impl(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra,
@@ -245,13 +266,7 @@ void DistributedAdjacency::transpose_impl(Matrix<const float> g, Matrix<float> o
   product(halo_t_, g, partial, false, false, input_scaled);
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
-  if (bf16_messages_) {  // rounded to BF16 for the wire (packing, timed as exposed exchange time)
-    const Matrix<Bf16> rounded{partial_bf16_.data(), num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
-    kernels::convert_to_bf16(partial, rounded, stream_);
-    exchange_->start_reverse(Matrix<const Bf16>(rounded), stream_);
-  } else {
-    exchange_->start_reverse(partial, stream_);
-  }
+  start_reverse(partial);
   end(Phase::halo_exposed);
   auto receive = [&] {  // the owners' side: sums other ranks computed for our rows, scatter-added into out
     begin(Phase::halo_exposed);
@@ -281,17 +296,18 @@ void DistributedAdjacency::gather_halo(Matrix<float> x, OverlapWork extra) {
   if (overlap_) finish_forward();
 }
 
-void DistributedAdjacency::gather_halo_rounding(Matrix<float> x, Matrix<Bf16> staging, OverlapWork extra) {
+void DistributedAdjacency::gather_halo_rounding(Matrix<float> x, Matrix<Bf16> staging_buffer, OverlapWork extra) {
   const int64_t n = num_owned_;
-  HALOGEN_ASSERT(x.rows == n + num_halo_ && x.stride == x.cols && x.cols <= max_width_ && staging.rows == x.rows &&
-                     staging.cols == x.cols && staging.stride == comm::HaloExchange::bf16_stride(x.cols),
-                 "gather_halo_rounding: x is %lld x %lld, staging %lld x %lld (stride %lld)", (long long)x.rows,
-                 (long long)x.cols, (long long)staging.rows, (long long)staging.cols, (long long)staging.stride);
+  HALOGEN_ASSERT(x.rows == n + num_halo_ && x.stride == x.cols && x.cols <= max_width_,
+                 "gather_halo_rounding: x is %lld x %lld (stride %lld), expected %lld rows, width <= %lld",
+                 (long long)x.rows, (long long)x.cols, (long long)x.stride, (long long)(n + num_halo_),
+                 (long long)max_width_);
+  const Matrix<Bf16> staging = staging_view(staging_buffer, x.cols);
   if (n > 0) {
-    if (clock_ != nullptr) clock_->begin(Phase::elementwise, stream_);
+    begin(Phase::elementwise);
     kernels::convert_to_bf16(x.slice_rows(0, n), staging.slice_rows(0, n), stream_);
     kernels::convert_from_bf16(staging.slice_rows(0, n), x.slice_rows(0, n), stream_);
-    if (clock_ != nullptr) clock_->end(Phase::elementwise, stream_);
+    end(Phase::elementwise);
   }
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
@@ -315,14 +331,7 @@ void DistributedAdjacency::scatter_halo(Matrix<const float> partial, Matrix<floa
                  (long long)partial.cols, (long long)out.rows, (long long)out.cols, (long long)out.stride);
   if (moves_rows()) begin(Phase::halo_total);
   begin(Phase::halo_exposed);
-  if (bf16_messages_) {  // rounded to BF16 for the wire, as transpose's
-    const int64_t width = partial.cols;
-    const Matrix<Bf16> rounded{partial_bf16_.data(), num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
-    if (num_halo_ > 0) kernels::convert_to_bf16(partial, rounded, stream_);
-    exchange_->start_reverse(Matrix<const Bf16>(rounded), stream_);
-  } else {
-    exchange_->start_reverse(partial, stream_);
-  }
+  start_reverse(partial);
   end(Phase::halo_exposed);
   auto receive = [&] {
     begin(Phase::halo_exposed);

@@ -81,18 +81,19 @@ class DistributedAdjacency {
   void forward_local(Matrix<const float> x, Matrix<float> out, OverlapWork extra = {});
   void transpose(Matrix<const float> g, Matrix<float> out, OverlapWork extra = {});
   void forward_bf16(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra = {});
-  // forward_bf16 of an FP32 matrix: x_own (n, f) rounded to BF16 into staging's owned rows (staging: (n + h, f),
-  // stride bf16_stride(f); its halo rows receive the exchange), timed as elementwise work on `clock` (may be
-  // nullptr). `scratch`: nothing reads x_own afterwards, so where forward_overwriting would scale the input
-  // (CPU, implicit values) its rows are scaled by the column factor before rounding and the products apply only
-  // the row factor (the halo rows arrive scaled by their owners alike).
+  // forward_bf16 of an FP32 matrix: x_own (n, f) rounded to BF16 into the owned rows of staging_view(staging, f)
+  // (its halo rows receive the exchange), timed as elementwise work. `staging`: the caller's BF16 staging buffer,
+  // n + h rows of stride >= bf16_stride(f). `scratch`: nothing reads x_own afterwards, so where
+  // forward_overwriting would scale the input (CPU, implicit values) its rows are scaled by the column factor
+  // before rounding and the products apply only the row factor (the halo rows arrive scaled by their owners
+  // alike).
   void forward_rounding(Matrix<float> x_own, Matrix<Bf16> staging, Matrix<float> out, bool scratch,
-                        PhaseClock* clock, OverlapWork extra = {});
+                        OverlapWork extra = {});
   bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
-  // gather_halo in BF16 (--precision bf16, GAT): x's owned rows are rounded to BF16 (into staging, (n + h,
-  // x.cols) with stride bf16_stride(x.cols), and in place in x, so that the owner uses the values the others
-  // receive), the BF16 rows are exchanged, and the halo rows widened into x's.
+  // gather_halo in BF16 (--precision bf16, GAT): x's owned rows are rounded to BF16 (into staging_view(staging,
+  // x.cols), and in place in x, so that the owner uses the values the others receive), the BF16 rows are
+  // exchanged, and the halo rows widened into x's. `staging` as forward_rounding's.
   void gather_halo_rounding(Matrix<float> x, Matrix<Bf16> staging, OverlapWork extra = {});
   void scatter_halo(Matrix<const float> partial, Matrix<float> out, OverlapWork extra = {});
 
@@ -133,6 +134,10 @@ class DistributedAdjacency {
   void product(const DeviceCsr& a, Matrix<const Bf16> x, Matrix<float> out, bool accumulate,
                bool while_exchanging = false, bool input_scaled = false);
   void forward_bf16_impl(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra, bool input_scaled);
+  // The (n + h, width) view with stride bf16_stride(width) at the start of a caller's staging buffer.
+  Matrix<Bf16> staging_view(Matrix<Bf16> staging, int64_t width) const;
+  // Starts the reverse exchange of the partial sums (h, f): rounded to BF16 first with BF16 messages.
+  void start_reverse(Matrix<const float> partial);
   void forward_impl(Matrix<float> x, Matrix<float> out, OverlapWork extra, bool input_scaled);
   void transpose_impl(Matrix<const float> g, Matrix<float> out, OverlapWork extra, bool input_scaled);
   bool moves_rows() const;

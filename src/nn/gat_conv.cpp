@@ -139,15 +139,8 @@ void GatConv::forward(Matrix<const float> x, Matrix<float> z, const LayerContext
     PhaseScope timer(clock, Phase::elementwise, stream);
     kernels::head_scores(h_own, store_.param(att_dst_), s_dst(), stream);
   };
-  if (bf16_) {
-    const Matrix<Bf16> staging{bf16_staging_.data, hs.rows, hs.cols, comm::HaloExchange::bf16_stride(hs.cols),
-                               bf16_staging_.device};
-    HALOGEN_ASSERT(staging.stride <= bf16_staging_.stride && bf16_staging_.rows == hs.rows,
-                   "GAT layer %d: the BF16 staging buffer is too small", layer_);
-    adjacency_->gather_halo_rounding(hs, staging, destination_scores);
-  } else {
-    adjacency_->gather_halo(hs, destination_scores);
-  }
+  if (bf16_) adjacency_->gather_halo_rounding(hs, bf16_staging_, destination_scores);
+  else adjacency_->gather_halo(hs, destination_scores);
   if (n == 0) return;
   Matrix<float> out = concat_ ? z_own : heads_out_.matrix();
   {  // scores, softmax, attention dropout and aggregation in one pass per destination row

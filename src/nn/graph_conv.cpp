@@ -209,21 +209,15 @@ void GraphConv::gin_self_term(Matrix<const float> x, Matrix<float> out, const La
   kernels::one_plus_eps_add(x, Span<const float>{eps.data, 1, eps.device}, out, context.stream);
 }
 
-void GraphConv::adjacency_forward(Matrix<float> x, Matrix<float> out, bool scratch, const LayerContext& context,
-                                  OverlapWork extra) {
+void GraphConv::adjacency_forward(Matrix<float> x, Matrix<float> out, bool scratch, OverlapWork extra) {
   if (!bf16_) {
     if (scratch) adjacency_->forward_overwriting(x, out, extra);
     else adjacency_->forward(x, out, extra);
     return;
   }
-  // The owned rows rounded to BF16 (timed as elementwise work), then the BF16 product with the halo rows the
-  // exchange brings into the staging buffer.
-  const int64_t n = num_owned_, width = x.cols;
-  Matrix<Bf16> staging{bf16_staging_.data, n + num_halo_, width, comm::HaloExchange::bf16_stride(width),
-                       bf16_staging_.device};
-  HALOGEN_ASSERT(staging.stride <= bf16_staging_.stride && bf16_staging_.rows == n + num_halo_,
-                 "layer %d: the BF16 staging buffer is too small", layer_);
-  adjacency_->forward_rounding(x.slice_rows(0, n), staging, out, scratch, context.clock, extra);
+  // The owned rows rounded to BF16 (timed on the adjacency's clock, the model's), then the BF16 product with the
+  // halo rows the exchange brings into the staging buffer.
+  adjacency_->forward_rounding(x.slice_rows(0, num_owned_), bf16_staging_, out, scratch, extra);
 }
 
 void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& context) {
@@ -261,12 +255,12 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
       else timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
     };
     // t is read by nothing after the product (its rows may be left scaled).
-    if (kind_ == ConvKind::sage) adjacency_forward(t, z_own, true, context, self_term);
-    else adjacency_forward(t, z_own, true, context);
+    if (kind_ == ConvKind::sage) adjacency_forward(t, z_own, true, self_term);
+    else adjacency_forward(t, z_own, true);
   } else {
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);     // (n, in)
     // SAGE's self term below reads x: only GCN's input may be left scaled, and only when it is scratch.
-    adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_, context);
+    adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
   }
@@ -349,11 +343,11 @@ void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerCon
     Matrix<float> t = t_or_ax_;
     input_times_weight(x_own, t.slice_rows(0, n), context);
     Matrix<const float> t_own = t.slice_rows(0, n);
-    adjacency_forward(t, h, false, context, [&] { gin_self_term(t_own, h, context); });
+    adjacency_forward(t, h, false, [&] { gin_self_term(t_own, h, context); });
   } else {
     // ax = S X + (1 + eps) X (n, in), then h = ax W.
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);
-    adjacency_forward(x, ax, false, context, [&] { gin_self_term(x_own, ax, context); });
+    adjacency_forward(x, ax, false, [&] { gin_self_term(x_own, ax, context); });
     timed_gemm(ax, false, store_.param(weight_), false, h, 0.0f, context);
   }
   if (n > 0) {

@@ -178,8 +178,7 @@ class GraphConv {
   // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
   // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x
   // is read by nothing afterwards (forward_overwriting).
-  void adjacency_forward(Matrix<float> x, Matrix<float> out, bool scratch, const LayerContext& context,
-                         OverlapWork extra = {});
+  void adjacency_forward(Matrix<float> x, Matrix<float> out, bool scratch, OverlapWork extra = {});
   // Columns of W (gin: the MLP's hidden width, else out).
   int64_t first_width() const { return kind_ == ConvKind::gin ? gin_hidden_ : out_; }
 

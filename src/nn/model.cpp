@@ -247,11 +247,10 @@ void Model::build_layers(const graph::Shard& shard) {
                                                         config_.bf16);
   }
   if (config_.bf16) {  // the BF16 staging buffer, shared by the layers
-    const int64_t stride = comm::HaloExchange::bf16_stride(adjacency_->max_width());
-    staging_ = Buffer<Bf16>((num_owned_ + num_halo_) * stride, device_);
+    staging_ = Buffer<Bf16>((num_owned_ + num_halo_) * comm::HaloExchange::bf16_stride(adjacency_->max_width()),
+                            device_);
     staging_.zero();
-    for (auto& layer : layers_)
-      layer->set_bf16_staging(Matrix<Bf16>{staging_.data(), num_owned_ + num_halo_, stride, stride, device_});
+    for (auto& layer : layers_) layer->set_bf16_staging(staging());
   }
   adjacency_->set_clock(clock_.get());
   adjacency_->set_overlap(config_.overlap);
@@ -465,6 +464,11 @@ Matrix<float> Model::activation(int l) const {
   return x.matrix();
 }
 
+Matrix<Bf16> Model::staging() {
+  const int64_t stride = comm::HaloExchange::bf16_stride(adjacency_->max_width());
+  return Matrix<Bf16>{staging_.data(), num_owned_ + num_halo_, stride, stride, device_};
+}
+
 Matrix<float> Model::gradient(int l) {
   if (l + 1 == num_layers()) return grads_[l].matrix();
   float* data = workspace_.data() + workspace_plan_.gradients_at + (l % 2) * workspace_plan_.gradient_region;
@@ -516,9 +520,7 @@ void Model::propagate() {
     Matrix<float> out = propagation_[(k - 1) % 2].matrix().slice_rows(0, n);
     // P_{k-1} (k >= 2) is read by nothing after this product: its rows may be left scaled. H is read again.
     if (config_.bf16) {
-      const int64_t width = in.cols;
-      Matrix<Bf16> staging{staging_.data(), n + num_halo_, width, comm::HaloExchange::bf16_stride(width), device_};
-      adjacency_->forward_rounding(in.slice_rows(0, n), staging, out, /*scratch=*/k > 1, clock_.get());
+      adjacency_->forward_rounding(in.slice_rows(0, n), staging(), out, /*scratch=*/k > 1);
     } else if (k == 1) {
       adjacency_->forward(in, out);
     } else {

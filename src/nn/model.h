@@ -97,12 +97,11 @@ struct ModelConfig {
   bool recompute = false;
   // --precision bf16: dense features are stored in BF16, and every matrix multiplied by the adjacency (a
   // layer's X or X W, APPNP's P_k; GAT: H and its source scores, nn/gat_conv.h) is rounded to BF16 into one
-  // staging buffer
-  // ((n_own + n_halo) x bf16_stride(widest)) before the product: the halo exchange moves BF16 rows, and so
-  // does the reverse exchange's partial sums (half the bytes each way), and the SpMM gathers BF16 rows (half
-  // the memory traffic; GAT widens the received rows into its FP32 buffer instead), widening them exactly and
-  // accumulating in FP32. The FP32 activations then need no
-  // halo rows. Parameters, gradients, optimizer state, the dense products (BLAS) and the loss stay FP32.
+  // staging buffer ((n_own + n_halo) x bf16_stride(widest)) before the product: the halo exchange moves BF16
+  // rows, and so do the reverse exchange's partial sums (half the bytes each way), and the SpMM gathers BF16
+  // rows (half the memory traffic; GAT widens the received rows into its FP32 buffer instead), widening them
+  // exactly and accumulating in FP32. The FP32 activations then need no halo rows. Parameters, gradients,
+  // optimizer state, the dense products (BLAS) and the loss stay FP32.
   // --recompute has no effect (the staging buffer does not keep a layer's halo rows until its backward).
   bool bf16 = false;
   // The options of a model that has no field here (a model added in its own file), by option name.
@@ -275,6 +274,8 @@ class Model final : public NodeModel {
   // X_l (n_own + n_halo, F_l; only the owned rows where activation_has_halo_rows is false): activations_[l],
   // or a view of the workspace for X_L, and for X_0 when it lives there.
   Matrix<float> activation(int l) const;
+  // The BF16 staging buffer (n_own + n_halo, bf16_stride(the adjacency's max width)); bf16 only.
+  Matrix<Bf16> staging();
   // dLoss/dZ_l (n_own, F_{l+1}): grads_[l] for the last layer, a view of the workspace for the others.
   Matrix<float> gradient(int l);
   // The context of layer l's forward: gat's attention dropout keyed by (epoch, l) when training.

@@ -169,6 +169,16 @@ ModelOption choice_option(std::string name, std::string key, std::string help, s
   return option;
 }
 
+void require_precision_supported(const ModelConfig& config) {
+  const ModelSpec& spec = model_spec(config);
+  if (!config.bf16 || spec.supports_bf16) return;
+  std::string supported;
+  for (const ModelSpec& other : model_specs())
+    if (other.supports_bf16) supported += (supported.empty() ? "" : ", ") + other.name;
+  throw UserError("--precision bf16 is not supported by --model " + spec.name + " yet (models with it: " + supported +
+                  ")");
+}
+
 std::string model_summary(const ModelConfig& config) {
   return model_spec(config).summary(config) + (config.bf16 ? ", precision bf16" : "");
 }

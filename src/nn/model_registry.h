@@ -84,6 +84,8 @@ const ModelSpec& model_spec(const std::string& name, const char* option = "--mod
 inline const ModelSpec& model_spec(const ModelConfig& config) {
   return model_spec(config.name.empty() ? std::string(conv_kind_name(config.kind)) : config.name);
 }
+// UserError when config.bf16 and its model does not support --precision bf16 (naming the models that do).
+void require_precision_supported(const ModelConfig& config);
 // The model's options for its one-line description (spec.summary), and ", precision bf16" under bf16.
 std::string model_summary(const ModelConfig& config);
 // "gcn, sage, gin, appnp, gat, gcnii" (for messages).
