@@ -8,6 +8,7 @@
 
 #include "core/rng.h"
 #include "kernels/cpu/checks.h"
+#include "kernels/cpu/gate_math.h"
 #include "kernels/cpu/ops.h"
 
 namespace halogen::kernels::cpu {
@@ -27,7 +28,9 @@ void require_edges(const Matrix<const float>& m, int64_t nnz, const char* what) 
                  (long long)nnz);
 }
 
-float leaky(float z, float slope) { return z > 0.0f ? z : slope * z; }
+// Without a branch (the sign of z is random: a branch would be mispredicted half the time). Bit for bit
+// z > 0 ? z : slope * z.
+float leaky(float z, float slope) { return std::max(z, 0.0f) + slope * std::min(z, 0.0f); }
 
 // The four words of rng::pair_bits(key, dst, src[i]) for i < count, bit for bit (the test checks), as one loop
 // over i that GCC vectorises (compiled for AVX2 and for baseline x86-64), like epilogue.cpp's uniform_block:
@@ -471,9 +474,15 @@ void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int
     const uint64_t dst_id = p > 0.0f ? static_cast<uint64_t>(row_gid[i]) : 0;
     for (int64_t begin = a.indptr[i]; begin < a.indptr[i + 1]; begin += kPairChunk) {
       const int64_t count = std::min(kPairChunk, a.indptr[i + 1] - begin);
+      // Issue the chunk's gathers first (x and s_src rows, column ids), so that the misses overlap.
       for (int64_t t = 0; t < count; ++t) {
         const int32_t j = a.indices[begin + t];
         prefetch_row(x.row(j), cols);
+        __builtin_prefetch(s_src.row(j));
+        if (p > 0.0f) __builtin_prefetch(&col_gid[j]);
+      }
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t j = a.indices[begin + t];
         const float* s = s_src.row(j);
         for (int64_t k = 0; k < heads; ++k) z[t * heads + k] = leaky(d[k] + s[k], slope);
         if (p > 0.0f) {
@@ -498,8 +507,11 @@ void gat_attention(const CsrView& a, Span<const int64_t> row_gid, Span<const int
       }
       mask.draw(dst, src, count, factor);
       for (int64_t t = 0; t < count; ++t)
+        for (int64_t k = 0; k < heads; ++k) z[t * heads + k] -= m[k];
+      detail::exp_run(z, z, count * heads);  // the chunk's exps in one vector loop
+      for (int64_t t = 0; t < count; ++t)
         for (int64_t k = 0; k < heads; ++k) {
-          const float e = std::exp(z[t * heads + k] - m[k]);
+          const float e = z[t * heads + k];
           l[k] += e;
           z[t * heads + k] = e * factor[t * heads + k];
         }
@@ -577,20 +589,27 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
         const int32_t j = a.indices[begin + first + t];
         prefetch_row(x.row(j), cols);
         prefetch_row(s_src.row(j), heads);
-        if (p > 0.0f) {
-          dst[t] = dst_id;
-          src[t] = static_cast<uint64_t>(col_gid[j]);
-        }
+        if (p > 0.0f) __builtin_prefetch(&col_gid[j]);
       }
+      if (p > 0.0f)
+        for (int64_t t = 0; t < count; ++t) {
+          dst[t] = dst_id;
+          src[t] = static_cast<uint64_t>(col_gid[a.indices[begin + first + t]]);
+        }
       mask.draw(dst, src, count, factor);
+      float* chunk_alpha = alpha + first * heads;
+      for (int64_t t = 0; t < count; ++t) {
+        const float* s = s_src.row(a.indices[begin + first + t]);
+        for (int64_t k = 0; k < heads; ++k) chunk_alpha[t * heads + k] = leaky(d[k] + s[k], slope) - st[k];
+      }
+      detail::exp_run(chunk_alpha, chunk_alpha, count * heads);
       for (int64_t t = 0; t < count; ++t) {
         const int32_t j = a.indices[begin + first + t];
-        const float* s = s_src.row(j);
         const float* __restrict__ xj = x.row(j);
         float* at = alpha + (first + t) * heads;
         float* tt = td + (first + t) * heads;
         for (int64_t k = 0; k < heads; ++k) {
-          at[k] = std::exp(leaky(d[k] + s[k], slope) - st[k]) * st[heads + k];
+          at[k] *= st[heads + k];
           const float f_k = factor[t * heads + k];
           float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -617,7 +636,8 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
   });
   // Pass 2, by source (a_t's rows): dLoss/dx and dLoss/ds_src, from the same recomputed quantities.
   detail::parallel_for(a_t.rows, (a.nnz + a_t.rows) * cols + a.nnz * cols + rng_work, [&](int64_t r) {
-    float* factor = row_buffer(kPairChunk * heads).data();
+    float* factor = row_buffer(2 * kPairChunk * heads).data();
+    float* e = factor + kPairChunk * heads;  // exp(leaky(z) - m) of the chunk's edges
     uint64_t dst[kPairChunk], src[kPairChunk];
     float* __restrict__ o = grad_x.row(r);
     std::fill(o, o + cols, 0.0f);
@@ -634,12 +654,21 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
         prefetch_row(s_dst.row(i), heads);
         prefetch_row(stats.row(i), 2 * heads);
         prefetch_row(row_dot.row(i), heads);
-        if (p > 0.0f) {
-          dst[t] = static_cast<uint64_t>(row_gid[i]);
+        if (p > 0.0f) __builtin_prefetch(&row_gid[i]);
+      }
+      if (p > 0.0f)
+        for (int64_t t = 0; t < count; ++t) {
+          dst[t] = static_cast<uint64_t>(row_gid[a_t.indices[begin + t]]);
           src[t] = src_id;
         }
-      }
       mask.draw(dst, src, count, factor);
+      for (int64_t t = 0; t < count; ++t) {
+        const int32_t i = a_t.indices[begin + t];
+        const float* d = s_dst.row(i);
+        const float* st = stats.row(i);
+        for (int64_t k = 0; k < heads; ++k) e[t * heads + k] = leaky(d[k] + s[k], slope) - st[k];
+      }
+      detail::exp_run(e, e, count * heads);
       for (int64_t t = 0; t < count; ++t) {
         const int32_t i = a_t.indices[begin + t];
         const float* d = s_dst.row(i);
@@ -648,7 +677,7 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
         const float* __restrict__ gi = g.row(i);
         for (int64_t k = 0; k < heads; ++k) {
           const float zk = d[k] + s[k];
-          const float alpha = std::exp(leaky(zk, slope) - st[k]) * st[heads + k];
+          const float alpha = e[t * heads + k] * st[heads + k];
           const float f_k = factor[t * heads + k];  // 0 when dropped: no branch, as in the forward
           const float w = p > 0.0f ? alpha * f_k : alpha;
           float* __restrict__ ok = o + k * width;
