@@ -36,7 +36,7 @@ float leaky(float z, float slope) { return std::max(z, 0.0f) + slope * std::min(
 // over i that GCC vectorises (compiled for AVX2 and for baseline x86-64), like epilogue.cpp's uniform_block:
 // several times faster than one scalar Philox per edge. words[w * kPairChunk + i] is word w of edge i.
 constexpr int64_t kPairChunk = 64;
-__attribute__((target_clones("avx2", "default"))) void pair_words(uint64_t key, uint64_t dst,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void pair_words(uint64_t key, uint64_t dst,
                                                                   const uint64_t* __restrict__ src, int64_t count,
                                                                   uint32_t* __restrict__ words) {
   const uint32_t key0 = static_cast<uint32_t>(key), key1 = static_cast<uint32_t>(key >> 32);
@@ -67,7 +67,7 @@ __attribute__((target_clones("avx2", "default"))) void pair_words(uint64_t key, 
 
 // As pair_words, with one destination id per edge (the fused ops: the same dst for a row of A, the same src for
 // a row of A^T).
-__attribute__((target_clones("avx2", "default"))) void pair_words_arrays(uint64_t key,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void pair_words_arrays(uint64_t key,
                                                                          const uint64_t* __restrict__ dst,
                                                                          const uint64_t* __restrict__ src,
                                                                          int64_t count,
@@ -272,17 +272,19 @@ void edge_softmax(const CsrView& a, Matrix<float> scores, Stream) {
   const int64_t heads = scores.cols;
   detail::parallel_for(a.rows, a.nnz * heads, [&](int64_t i) {
     const int64_t begin = a.indptr[i], end = a.indptr[i + 1];
+    float* row = scores.data + begin * heads;
+    const int64_t degree = end - begin;
     for (int64_t k = 0; k < heads; ++k) {
       float max = -INFINITY;
-      for (int64_t e = begin; e < end; ++e) max = std::max(max, scores.data[e * heads + k]);
+      for (int64_t e = 0; e < degree; ++e) max = std::max(max, row[e * heads + k]);
+      for (int64_t e = 0; e < degree; ++e) row[e * heads + k] -= max;
+    }
+    detail::exp_run(row, row, degree * heads);  // the same exps as gat_attention's, bit for bit
+    for (int64_t k = 0; k < heads; ++k) {
       float sum = 0.0f;
-      for (int64_t e = begin; e < end; ++e) {
-        float& x = scores.data[e * heads + k];
-        x = std::exp(x - max);
-        sum += x;
-      }
+      for (int64_t e = 0; e < degree; ++e) sum += row[e * heads + k];
       const float inverse = 1.0f / sum;
-      for (int64_t e = begin; e < end; ++e) scores.data[e * heads + k] *= inverse;
+      for (int64_t e = 0; e < degree; ++e) row[e * heads + k] *= inverse;
     }
   });
 }
