@@ -95,7 +95,7 @@ int64_t estimate_temporal_rank_memory(const nn::TemporalModelConfig& config, con
   const int64_t n = shard.num_owned(), window = std::max<int64_t>(1, shape.window);
   const int64_t in = std::max<int64_t>(1, shape.in), out = std::max<int64_t>(1, shape.out);
   const int64_t width = std::max({in, config.hidden, out});  // every width below is bounded by this one
-  const int64_t slots = window + 1, k = std::max(1, config.cheb_k), layers = std::max(1, config.layers);
+  const int64_t slots = window + 1;
   // Snapshot adjacencies (self-loops added: at most n more entries each) and the shared halo scratch.
   int64_t bytes = 0, max_halo = 0;
   const nn::ValueLayout layout = nn::value_layout_of(nn::temporal_normalization(config.kind), false);
