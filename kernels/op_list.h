@@ -60,6 +60,10 @@ HALOGEN_OP(void, dropout, out.device,
 HALOGEN_OP(void, dropout_bf16, out.device,
            (Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> out),
            (x, row_gid, params, out))
+HALOGEN_OP(void, dropout_scale_round_bf16, out.device,
+           (Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params, Span<const float> scale,
+            Matrix<Bf16> out),
+           (x, row_gid, params, scale, out))
 HALOGEN_OP(void, apply_mask, grad.device, (Matrix<float> grad, Matrix<const float> mask), (grad, mask))
 HALOGEN_OP(void, relu_dropout_backward, grad.device,
            (Matrix<float> grad, Matrix<const float> out, float dropout, Span<float> grad_bias),

@@ -99,6 +99,10 @@ struct EpilogueParams {
 // dropout: dropout alone (no relu, no bias) on `x` (n, f) into `out` (n, f); mask as above. Used on input features.
 // dropout_bf16: dropout of BF16 `x` (n, f) into FP32 `out` (n, f), no mask: bit for bit convert_from_bf16 then
 //   dropout (the same decisions, out = float(x) * factor), in one pass (BF16 features, --precision bf16).
+// dropout_scale_round_bf16: BF16 `x` (n, f) dropped out, scaled by row and rounded into BF16 `out` (n, f):
+//   out[r, c] = bf16(float(x[r, c]) * factor * scale[r]) (scale empty: no scaling), bit for bit dropout_bf16
+//   then scale_round_bf16 (or convert_to_bf16), in one pass and without the FP32 matrix between them (a GCN
+//   first layer's input under --precision bf16: BF16 features into the staging buffer).
 // apply_mask: grad[r, c] *= mask[r, c]   (backward of bias_relu_dropout / dropout, in place).   grad, mask: (n, f)
 // relu_dropout_backward: the backward of bias_relu_dropout (relu on) without its mask, read off its output:
 //   grad[r, c] *= (out[r, c] > 0 ? 1/(1-p) : 0), p = dropout, in place; then, when grad_bias is not empty,

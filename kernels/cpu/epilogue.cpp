@@ -476,6 +476,47 @@ void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const Epilo
   }
 }
 
+void dropout_scale_round_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                              Span<const float> scale, Matrix<Bf16> out, Stream) {
+  detail::require_host(x, "dropout_scale_round_bf16 x");
+  detail::require_host(out, "dropout_scale_round_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  check_dropout(params, row_gid, x.rows);
+  if (scale.size > 0) detail::require_host(scale, "dropout_scale_round_bf16 scale");
+  HALOGEN_ASSERT(scale.size == 0 || scale.size == x.rows, "dropout_scale_round_bf16: %lld scales for %lld rows",
+                 (long long)scale.size, (long long)x.rows);
+  const bool drop = params.dropout > 0.0f;
+  const uint32_t threshold = rng::dropout_threshold(params.dropout);
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  const int64_t width = x.cols;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < x.rows; ++r) {
+    const uint16_t* in_row = reinterpret_cast<const uint16_t*>(x.row(r));
+    uint16_t* out_row = reinterpret_cast<uint16_t*>(out.row(r));
+    const float row_scale = scale.size > 0 ? scale.data[r] : 1.0f;
+    alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
+    for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
+      const int64_t count = std::min(kDrawBlock, width - c0);
+      const uint32_t* words =
+          drop ? draw_words(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * width + c0, count,
+                            buffer)
+               : buffer;
+      for (int64_t j = 0; j < count; ++j) {
+        const uint32_t u = static_cast<uint32_t>(in_row[c0 + j]) << 16;
+        float value;
+        std::memcpy(&value, &u, sizeof value);
+        const float factor = drop ? (words[j] >= threshold ? keep_scale : 0.0f) : 1.0f;
+        const float scaled = value * factor * row_scale;  // dropout_bf16's product, then scale_round's
+        uint32_t v;
+        std::memcpy(&v, &scaled, sizeof v);
+        // Round to nearest even, NaN kept quiet: to_bf16 (core/bf16.h) without a branch.
+        const bool nan = (v & 0x7fffffffu) > 0x7f800000u;
+        out_row[c0 + j] = static_cast<uint16_t>(nan ? ((v >> 16) | 0x0040u) : (v + 0x7fffu + ((v >> 16) & 1u)) >> 16);
+      }
+    }
+  }
+}
+
 void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream) {
   detail::require_host(grad, "apply_mask grad");
   detail::require_host(mask, "apply_mask mask");

@@ -80,6 +80,25 @@ __global__ void dropout_bf16_kernel(const uint16_t* x, int64_t rows, int64_t col
   }
 }
 
+// dropout_bf16_kernel's product, times the row's scale (or 1), rounded as bf16.cu's round_bits (the CPU's
+// formula, core/bf16.h).
+__global__ void dropout_scale_round_bf16_kernel(const uint16_t* x, int64_t rows, int64_t cols,
+                                                int64_t x_stride,         // x: BF16
+                                                const int64_t* row_gid,   // or null
+                                                uint32_t threshold, uint64_t seed, uint64_t rng_stream,
+                                                float keep_scale, const float* scale,  // scale: (rows) or null
+                                                uint16_t* out, int64_t out_stride) {   // out: BF16 (rows, cols)
+  for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
+    const int64_t r = e.row, c = e.col;
+    const float factor =
+        row_gid ? dropout_factor(seed, rng_stream, threshold, row_gid[r], cols, c, keep_scale) : 1.0f;
+    const float value = __uint_as_float(static_cast<uint32_t>(x[r * x_stride + c]) << 16);
+    const uint32_t u = __float_as_uint(__fmul_rn(__fmul_rn(value, factor), scale ? scale[r] : 1.0f));
+    out[r * out_stride + c] = (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x0040u)
+                                                              : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
 __global__ void apply_mask_kernel(float* grad, int64_t rows, int64_t cols, int64_t grad_stride,  // (rows, cols)
                                   const float* mask, int64_t mask_stride) {                      // (rows, cols)
   for (ElementCursor e(grid_first(), grid_step(), cols); e.row < rows; e.advance()) {
@@ -227,6 +246,25 @@ void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const Epilo
       reinterpret_cast<const uint16_t*>(x.data), x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr,
       rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale, out.data,
       detail::row_stride(out));
+  HALOGEN_CUDA_CHECK_LAUNCH();
+}
+
+void dropout_scale_round_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                              Span<const float> scale, Matrix<Bf16> out, Stream stream) {
+  detail::require_device(x, "dropout_scale_round_bf16 x");
+  detail::require_device(out, "dropout_scale_round_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  check_dropout(params, row_gid, x.rows);
+  if (scale.size > 0) detail::require_device(scale, "dropout_scale_round_bf16 scale");
+  HALOGEN_ASSERT(scale.size == 0 || scale.size == x.rows, "dropout_scale_round_bf16: %lld scales for %lld rows",
+                 (long long)scale.size, (long long)x.rows);
+  if (x.size() == 0) return;
+  const bool drop = params.dropout > 0.0f;
+  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
+  dropout_scale_round_bf16_kernel<<<grid_for(x.size(), kThreads), kThreads, 0, to_cuda(stream)>>>(
+      reinterpret_cast<const uint16_t*>(x.data), x.rows, x.cols, detail::row_stride(x), drop ? row_gid.data : nullptr,
+      rng::dropout_threshold(params.dropout), params.seed, params.rng_stream, keep_scale,
+      scale.size > 0 ? scale.data : nullptr, reinterpret_cast<uint16_t*>(out.data), detail::row_stride(out));
   HALOGEN_CUDA_CHECK_LAUNCH();
 }
 

@@ -165,6 +165,19 @@ void DistributedAdjacency::forward_rounding(Matrix<float> x_own, Matrix<Bf16> st
   forward_bf16_impl(x, out, extra, scale);
 }
 
+Matrix<Bf16> DistributedAdjacency::staged_input_rows(Matrix<Bf16> staging, int64_t width) const {
+  return staging_view(staging, width).slice_rows(0, num_owned_);
+}
+
+Span<const float> DistributedAdjacency::staged_input_scale() const {
+  return scale_forward_input_ ? own_.col_scale() : Span<const float>{};
+}
+
+void DistributedAdjacency::forward_staged(Matrix<Bf16> staging, int64_t width, Matrix<float> out,
+                                          OverlapWork extra) {
+  forward_bf16_impl(staging_view(staging, width), out, extra, scale_forward_input_);
+}
+
 void DistributedAdjacency::forward_bf16_impl(Matrix<Bf16> x, Matrix<float> out, OverlapWork extra,
                                              bool input_scaled) {
   HALOGEN_ASSERT(x.rows == num_owned_ + num_halo_ && x.stride == comm::HaloExchange::bf16_stride(x.cols) &&

@@ -89,6 +89,13 @@ class DistributedAdjacency {
   // alike).
   void forward_rounding(Matrix<float> x_own, Matrix<Bf16> staging, Matrix<float> out, bool scratch,
                         OverlapWork extra = {});
+  // forward_rounding with scratch, its input staged by the caller without an FP32 matrix (a GCN first layer's
+  // BF16 features, dropped out, scaled and rounded in one pass by kernels::dropout_scale_round_bf16): the caller
+  // fills staged_input_rows(staging, width) with bf16(x_own[r, :] * staged_input_scale()[r]) (no scale when
+  // that is empty), as forward_rounding would, then calls forward_staged.
+  Matrix<Bf16> staged_input_rows(Matrix<Bf16> staging, int64_t width) const;
+  Span<const float> staged_input_scale() const;
+  void forward_staged(Matrix<Bf16> staging, int64_t width, Matrix<float> out, OverlapWork extra = {});
   bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
   // gather_halo in BF16 (--precision bf16, GAT): x's owned rows are rounded to BF16 (into staging_view(staging,

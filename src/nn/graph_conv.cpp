@@ -260,7 +260,10 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   } else {
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);     // (n, in)
     // SAGE's self term below reads x: only GCN's input may be left scaled, and only when it is scratch.
-    adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_);
+    if (input_staged_)  // the owned rows of x are in the staging buffer already (set_input_staged)
+      adjacency_->forward_staged(bf16_staging_, in_, ax);
+    else
+      adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
   }

@@ -135,6 +135,17 @@ class GraphConv {
     if (gat_) gat_->set_bf16_staging(staging);
   }
   bool bf16() const { return bf16_; }
+  // Under bf16, a GCN layer that aggregates first from a scratch dense input (a first layer whose X_0 lives in
+  // the model's workspace) can take its input already staged: the caller writes the owned rows of
+  // DistributedAdjacency::staged_input_rows(staging, in()) before each forward, and the forward does not read x.
+  // After set_input_is_scratch; the model decides (Model::stage_input_).
+  bool can_take_staged_input() const {
+    return bf16_ && kind_ == ConvKind::gcn && !transform_first() && input_is_scratch_ && !sparse_input_;
+  }
+  void set_input_staged(bool staged) {
+    HALOGEN_ASSERT(!staged || can_take_staged_input(), "layer %d cannot take a staged input", layer_);
+    input_staged_ = staged;
+  }
 
   // Optional (first layer of a transform-first model on sparse features): the owned rows of the layer input as
   // CSR `x` (n, in) and its transpose `x_t` (in, n), holding exactly the values of x's owned rows at each
@@ -193,6 +204,7 @@ class GraphConv {
   bool sparse_input_ = false;
   bool recompute_ = false;
   bool input_is_scratch_ = false;
+  bool input_staged_ = false;  // set_input_staged
   Matrix<Bf16> bf16_staging_;  // bf16 only (set_bf16_staging)
   bool bf16_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;

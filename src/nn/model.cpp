@@ -261,6 +261,9 @@ void Model::build_layers(const graph::Shard& shard) {
   workspace_.zero();
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
   layers_[0]->set_input_is_scratch(workspace_plan_.input_in_workspace);  // X_0: read by layer 0's forward alone
+  // BF16 features straight into the staging buffer (input_dropout), without X_0 in FP32.
+  stage_input_ = config_.bf16 && !sparse_input_ && layers_[0]->can_take_staged_input();
+  layers_[0]->set_input_staged(stage_input_);
 }
 
 void Model::copy_features(const graph::Shard& shard) {
@@ -576,6 +579,12 @@ void Model::input_dropout(float p, uint64_t rng_stream) {
   const kernels::EpilogueParams params{false, p, config_.seed, rng_stream};
   const kernels::Stream stream = stream_.get();
   // No mask is recorded: layer 0 never asks for the gradient of its input.
+  if (stage_input_) {  // dropped out, scaled and rounded into layer 0's staging rows: X_0 is not written
+    kernels::dropout_scale_round_bf16(Matrix<const Bf16>{features_bf16_.data(), n, f0, f0, device_},
+                                      node_labels_.gids(), params, adjacency_->staged_input_scale(),
+                                      adjacency_->staged_input_rows(staging(), f0), stream);
+    return;
+  }
   if (!sparse_input_ && config_.bf16) {  // widened (exactly) and dropped out into X_0 in one pass
     kernels::dropout_bf16(Matrix<const Bf16>{features_bf16_.data(), n, f0, f0, device_}, node_labels_.gids(), params,
                           x0, stream);

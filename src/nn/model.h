@@ -317,6 +317,8 @@ class Model final : public NodeModel {
   // gradients, and X_0 when input_in_workspace_ (it is read by layer 0's forward alone): workspace_plan.
   Tensor workspace_;
   WorkspacePlan workspace_plan_;
+  // bf16: layer 0 takes its input staged in BF16 (GraphConv::set_input_staged), written by input_dropout.
+  bool stage_input_ = false;
   std::vector<Tensor> activations_;  // X_0 .. X_L (activation(l)); X_L (in the workspace) and X_0 when
                                      // input_in_workspace are empty
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty

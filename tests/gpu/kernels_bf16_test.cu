@@ -134,3 +134,55 @@ TEST(GpuBf16, GemmMatchesCpuBitForBitOnDyadicInputs) {
             << "m " << c.m << " n " << c.n << " k " << c.k << " ta " << ta << " tb " << tb;
       }
 }
+
+// The BF16 input path of a GCN first layer: dropout_bf16, scale_round_bf16 and their fusion
+// dropout_scale_round_bf16, against the CPU bit for bit (the same Philox decisions, separate multiplies,
+// the same integer rounding), with dropout on and off, with and without row scales.
+TEST(GpuBf16, DropoutAndScaleRoundMatchCpuBitForBit) {
+  HALOGEN_REQUIRE_GPU();
+  const int64_t rows = 301, cols = 133, stride = 136;
+  const std::vector<Bf16> x = bf16_of(dyadic_matrix(rows, cols, stride, 5));
+  Buffer<Bf16> x_device = to_device(x);
+  std::vector<int64_t> gid(rows);
+  std::vector<float> scale(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    gid[r] = 7 * r + 3;
+    scale[r] = 0.02f + 0.003f * static_cast<float>(r);
+  }
+  Buffer<int64_t> gid_device = to_device(gid);
+  Buffer<float> scale_device = to_device(scale);
+  const Matrix<const Bf16> x_host{x.data(), rows, cols, stride, Device::cpu};
+  const Matrix<const Bf16> x_gpu{x_device.data(), rows, cols, stride, Device::cuda};
+  const Span<const int64_t> gid_host{gid.data(), rows, Device::cpu}, gid_gpu{gid_device.data(), rows, Device::cuda};
+  for (const float p : {0.0f, 0.5f}) {
+    const kernels::EpilogueParams params{false, p, 23, 9};
+    HostMatrix widened = dyadic_matrix(rows, cols, cols, 6);
+    DeviceMatrix widened_device(widened);
+    kernels::cpu::dropout_bf16(x_host, gid_host, params, widened.view());
+    kernels::cuda::dropout_bf16(x_gpu, gid_gpu, params, widened_device.view());
+    EXPECT_EQ(widened_device.host(), widened.data) << "dropout_bf16, p " << p;
+    std::vector<Bf16> rounded(rows * cols, Bf16{0x1234});
+    Buffer<Bf16> rounded_device = to_device(rounded);
+    kernels::cpu::scale_round_bf16(Span<const float>{scale.data(), rows, Device::cpu},
+                                   Matrix<const float>{widened.data.data(), rows, cols, cols, Device::cpu},
+                                   Matrix<Bf16>{rounded.data(), rows, cols, cols, Device::cpu});
+    kernels::cuda::scale_round_bf16(Span<const float>{scale_device.data(), rows, Device::cuda},
+                                    widened_device.view(),
+                                    Matrix<Bf16>{rounded_device.data(), rows, cols, cols, Device::cuda});
+    EXPECT_EQ(bits_of(to_host(rounded_device)), bits_of(rounded)) << "scale_round_bf16, p " << p;
+    for (const bool scaled : {true, false}) {
+      std::vector<Bf16> fused(rows * cols, Bf16{0x1234});
+      Buffer<Bf16> fused_device = to_device(fused);
+      kernels::cpu::dropout_scale_round_bf16(
+          x_host, gid_host, params, scaled ? Span<const float>{scale.data(), rows, Device::cpu} : Span<const float>{},
+          Matrix<Bf16>{fused.data(), rows, cols, cols, Device::cpu});
+      kernels::cuda::dropout_scale_round_bf16(
+          x_gpu, gid_gpu, params,
+          scaled ? Span<const float>{scale_device.data(), rows, Device::cuda} : Span<const float>{},
+          Matrix<Bf16>{fused_device.data(), rows, cols, cols, Device::cuda});
+      EXPECT_EQ(bits_of(to_host(fused_device)), bits_of(fused)) << "dropout_scale_round_bf16, p " << p
+                                                                << " scaled " << scaled;
+      if (scaled) EXPECT_EQ(bits_of(fused), bits_of(rounded)) << "fused vs two passes, p " << p;
+    }
+  }
+}

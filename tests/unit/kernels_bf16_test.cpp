@@ -155,6 +155,47 @@ TEST(Bf16Conversion, DropoutOfBf16IsWidenThenDropout) {
   }
 }
 
+// dropout_scale_round_bf16 is dropout_bf16 then scale_round_bf16 (with scales) or convert_to_bf16 (without),
+// bit for bit, with dropout on and off; random bits, so NaN, Inf and denormals are rounded too.
+TEST(Bf16Conversion, DropoutScaleRoundIsDropoutThenScaleRound) {
+  std::mt19937_64 gen(17);
+  const int64_t rows = 203, cols = 133;  // odd width, more than one draw block per row
+  HostBf16 x(rows, cols, 3);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) x(r, c).bits = static_cast<uint16_t>(gen());
+  std::vector<int64_t> gid(rows);
+  std::vector<float> scale(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    gid[r] = 7 * r + 3;
+    scale[r] = r % 19 == 0 ? from_bits(static_cast<uint32_t>(gen())) : 0.02f + 0.003f * static_cast<float>(r);
+  }
+  const Span<const int64_t> gids{gid.data(), rows, Device::cpu};
+  for (const bool scaled : {true, false})
+    for (const float p : {0.0f, 0.5f}) {
+      const Span<const float> scales =
+          scaled ? Span<const float>{scale.data(), rows, Device::cpu} : Span<const float>{};
+      const EpilogueParams params{false, p, 23, 9};
+      HostBf16 fused(rows, cols, 5), two_pass(rows, cols, 5);
+      HostMatrix dropped(rows, cols);
+      dropout_scale_round_bf16(x.cview(), gids, params, scales, fused.view());
+      dropout_bf16(x.cview(), gids, params, dropped.view());
+      if (scaled)
+        scale_round_bf16(scales, dropped.cview(), two_pass.view());
+      else
+        convert_to_bf16(dropped.cview(), two_pass.view());
+      int64_t zeros = 0;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(fused(r, c).bits, two_pass(r, c).bits)
+              << "scaled " << scaled << " p " << p << " at (" << r << ", " << c << ")";
+          zeros += (fused(r, c).bits & 0x7fffu) == 0;
+        }
+      EXPECT_EQ(zeros > rows * cols / 3, p > 0.0f) << zeros;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = cols; c < fused.stride; ++c) ASSERT_EQ(fused(r, c).bits, 0x7fc1) << "padding written";
+    }
+}
+
 // spmm_bf16 adds the same FP32 terms in the same order as spmm on the widened rows: bitwise equal.
 TEST(Bf16Spmm, BitwiseEqualToFp32SpmmOfWidenedRows) {
   std::mt19937_64 gen(11);
