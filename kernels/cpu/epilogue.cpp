@@ -517,6 +517,48 @@ void dropout_scale_round_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid,
   }
 }
 
+// GAT's hidden-layer epilogue (kernels/ops.h "GAT"). The dropout words come from draw_words, four elements per
+// Philox call (rng::dropout_keep's decisions, one call per element before).
+void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask,
+                 Stream) {
+  detail::require_host(h, "elu_dropout h");
+  const bool with_mask = mask.rows > 0;
+  if (with_mask) {
+    detail::require_host(mask, "elu_dropout mask");
+    detail::require_same_shape(mask, h, "elu_dropout mask", "h");
+  }
+  const float p = params.dropout;
+  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability %g is not in [0, 1)", static_cast<double>(p));
+  detail::require_host(row_gid, "elu_dropout row_gid");
+  HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "row_gid has %lld entries for %lld rows",
+                 (long long)row_gid.size, (long long)h.rows);
+  const bool drop = p > 0.0f;
+  const float scale = drop ? 1.0f / (1.0f - p) : 1.0f;
+  const uint32_t threshold = rng::dropout_threshold(p);
+  const int64_t f = h.cols;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < h.rows; ++r) {
+    float* x = h.row(r);
+    alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
+    for (int64_t c0 = 0; c0 < f; c0 += kDrawBlock) {
+      const int64_t count = std::min(kDrawBlock, f - c0);
+      const uint32_t* words =
+          drop ? draw_words(params.seed, params.rng_stream, static_cast<uint64_t>(row_gid[r]) * f + c0, count,
+                            buffer)
+               : buffer;
+      for (int64_t j = 0; j < count; ++j) {
+        const int64_t c = c0 + j;
+        const float factor = drop ? (words[j] >= threshold ? scale : 0.0f) : 1.0f;
+        const float value = x[c];
+        const float y = value > 0.0f ? value : std::expm1(value);
+        const float slope = value > 0.0f ? 1.0f : std::exp(value);
+        x[c] = y * factor;
+        if (with_mask) mask.row(r)[c] = factor * slope;
+      }
+    }
+  }
+}
+
 void apply_mask(Matrix<float> grad, Matrix<const float> mask, Stream) {
   detail::require_host(grad, "apply_mask grad");
   detail::require_host(mask, "apply_mask mask");

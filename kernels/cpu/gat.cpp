@@ -749,37 +749,4 @@ void gat_attention_backward(const CsrView& a, const CsrView& a_t, Span<const int
                        [&](int64_t r) { attention_backward_source_row(job, r); });
 }
 
-void elu_dropout(Matrix<float> h, Span<const int64_t> row_gid, const EpilogueParams& params, Matrix<float> mask,
-                 Stream) {
-  detail::require_host(h, "elu_dropout h");
-  const bool with_mask = mask.rows > 0;
-  if (with_mask) {
-    detail::require_host(mask, "elu_dropout mask");
-    detail::require_same_shape(mask, h, "elu_dropout mask", "h");
-  }
-  const float p = params.dropout;
-  HALOGEN_ASSERT(p >= 0.0f && p < 1.0f, "dropout probability %g is not in [0, 1)", static_cast<double>(p));
-  detail::require_host(row_gid, "elu_dropout row_gid");
-  HALOGEN_ASSERT(p == 0.0f || row_gid.size == h.rows, "row_gid has %lld entries for %lld rows",
-                 (long long)row_gid.size, (long long)h.rows);
-  const float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
-  const uint32_t threshold = rng::dropout_threshold(p);
-  const int64_t f = h.cols;
-  detail::parallel_for(h.rows, h.rows * f * 4, [&](int64_t r) {
-    float* x = h.row(r);
-    for (int64_t c = 0; c < f; ++c) {
-      float factor = 1.0f;
-      if (p > 0.0f) {
-        const uint64_t index = static_cast<uint64_t>(row_gid[r] * f + c);
-        factor = rng::dropout_keep(params.seed, params.rng_stream, index, threshold) ? scale : 0.0f;
-      }
-      const float value = x[c];
-      const float y = value > 0.0f ? value : std::expm1(value);
-      const float slope = value > 0.0f ? 1.0f : std::exp(value);
-      x[c] = y * factor;
-      if (with_mask) mask.row(r)[c] = factor * slope;
-    }
-  });
-}
-
 }  // namespace halogen::kernels::cpu
