@@ -1,5 +1,6 @@
 // GAT's ops on the CPU (kernels/ops.h, "GAT"): per-head scores, edge scores (SDDMM) and their backward, edge
-// softmax, attention dropout, the per-head weighted SpMM, its transpose and its weight gradient, ELU + dropout.
+// softmax, attention dropout, the per-head weighted SpMM, its transpose and its weight gradient, the fused
+// attention and its backward (ELU + dropout, elu_dropout, is with the other epilogues in epilogue.cpp).
 // Every op is row-parallel over its CSR (OpenMP, static schedule): each output row is written by one thread,
 // so results do not depend on the thread count.
 #include <algorithm>
