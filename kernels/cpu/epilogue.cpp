@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "kernels/cpu/checks.h"
 #include "kernels/cpu/ops.h"
@@ -452,12 +454,13 @@ void dropout(Matrix<const float> x, Span<const int64_t> row_gid, const EpilogueP
   run_epilogue(job, /*bias=*/false, /*relu=*/false, drop, record);
 }
 
-void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
-                  Matrix<float> out, Stream) {
-  detail::require_host(x, "dropout_bf16 x");
-  detail::require_host(out, "dropout_bf16 out");
-  detail::require_same_shape(x, out, "x", "out");
-  check_dropout(params, row_gid, x.rows);
+namespace {
+
+// The row loop of dropout_bf16 (Out = float: out = float(x) * factor) and dropout_scale_round_bf16 (Out = Bf16:
+// out = bf16(float(x) * factor * scale[r]), no scale when `scale` is empty), which differ only in what they store.
+template <typename Out>
+void dropout_bf16_rows(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                       Span<const float> scale, Matrix<Out> out) {
   const bool drop = params.dropout > 0.0f;
   const uint32_t threshold = rng::dropout_threshold(params.dropout);
   const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
@@ -465,7 +468,8 @@ void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const Epilo
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < x.rows; ++r) {
     const uint16_t* in_row = reinterpret_cast<const uint16_t*>(x.row(r));
-    float* out_row = out.row(r);
+    Out* out_row = out.row(r);
+    const float row_scale = scale.size > 0 ? scale.data[r] : 1.0f;
     alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
     for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
       const int64_t count = std::min(kDrawBlock, width - c0);
@@ -475,10 +479,24 @@ void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const Epilo
         float value;
         std::memcpy(&value, &u, sizeof value);
         const float factor = drop ? (words[j] >= threshold ? keep_scale : 0.0f) : 1.0f;
-        out_row[c0 + j] = value * factor;  // epilogue_lanes' pre * factor
+        if constexpr (std::is_same_v<Out, float>)
+          out_row[c0 + j] = value * factor;  // epilogue_lanes' pre * factor
+        else  // dropout_bf16's product, then scale_round_bf16's
+          out_row[c0 + j] = to_bf16(value * factor * row_scale);
       }
     }
   }
+}
+
+}  // namespace
+
+void dropout_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
+                  Matrix<float> out, Stream) {
+  detail::require_host(x, "dropout_bf16 x");
+  detail::require_host(out, "dropout_bf16 out");
+  detail::require_same_shape(x, out, "x", "out");
+  check_dropout(params, row_gid, x.rows);
+  dropout_bf16_rows(x, row_gid, params, Span<const float>{}, out);
 }
 
 void dropout_scale_round_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid, const EpilogueParams& params,
@@ -490,33 +508,7 @@ void dropout_scale_round_bf16(Matrix<const Bf16> x, Span<const int64_t> row_gid,
   if (scale.size > 0) detail::require_host(scale, "dropout_scale_round_bf16 scale");
   HALOGEN_ASSERT(scale.size == 0 || scale.size == x.rows, "dropout_scale_round_bf16: %lld scales for %lld rows",
                  (long long)scale.size, (long long)x.rows);
-  const bool drop = params.dropout > 0.0f;
-  const uint32_t threshold = rng::dropout_threshold(params.dropout);
-  const float keep_scale = drop ? 1.0f / (1.0f - params.dropout) : 1.0f;
-  const int64_t width = x.cols;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < x.rows; ++r) {
-    const uint16_t* in_row = reinterpret_cast<const uint16_t*>(x.row(r));
-    uint16_t* out_row = reinterpret_cast<uint16_t*>(out.row(r));
-    const float row_scale = scale.size > 0 ? scale.data[r] : 1.0f;
-    alignas(64) uint32_t buffer[kDrawBlock + 8] = {};
-    for (int64_t c0 = 0; c0 < width; c0 += kDrawBlock) {
-      const int64_t count = std::min(kDrawBlock, width - c0);
-      const uint32_t* words = block_words(params, drop, drop ? row_gid[r] : 0, width, c0, count, buffer);
-      for (int64_t j = 0; j < count; ++j) {
-        const uint32_t u = static_cast<uint32_t>(in_row[c0 + j]) << 16;
-        float value;
-        std::memcpy(&value, &u, sizeof value);
-        const float factor = drop ? (words[j] >= threshold ? keep_scale : 0.0f) : 1.0f;
-        const float scaled = value * factor * row_scale;  // dropout_bf16's product, then scale_round's
-        uint32_t v;
-        std::memcpy(&v, &scaled, sizeof v);
-        // Round to nearest even, NaN kept quiet: to_bf16 (core/bf16.h) without a branch.
-        const bool nan = (v & 0x7fffffffu) > 0x7f800000u;
-        out_row[c0 + j] = static_cast<uint16_t>(nan ? ((v >> 16) | 0x0040u) : (v + 0x7fffu + ((v >> 16) & 1u)) >> 16);
-      }
-    }
-  }
+  dropout_bf16_rows(x, row_gid, params, scale, out);
 }
 
 // GAT's hidden-layer epilogue (kernels/ops.h "GAT"). The dropout words come from draw_words, four elements per
