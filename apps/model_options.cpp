@@ -57,8 +57,8 @@ void add_model_options(CLI::App* cmd, ModelFlags& flags) {
                 "it (less memory, one more local SpMM per such layer; same results)");
   cmd->add_option("--precision", flags.precision,
                   "fp32, or bf16 (gcn, sage, gin, appnp, gat): dense features and every matrix multiplied by the "
-                  "adjacency held in BF16 (halo messages and SpMM gathers half the bytes), products accumulated "
-                  "in FP32; parameters, gradients and optimizer state stay FP32")
+                  "adjacency held in BF16 (halo messages and SpMM gathers half the bytes), and A X kept for the "
+                  "backward; products accumulated in FP32; parameters, gradients and optimizer state stay FP32")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   // Each model's own options, in registry order; an option two models share is declared once.

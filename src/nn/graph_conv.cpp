@@ -1,5 +1,7 @@
 #include "nn/graph_conv.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/ops.h"
 
@@ -73,13 +75,16 @@ int64_t GraphConv::parameter_count(ConvKind kind, int64_t in, int64_t out, int64
 
 GraphConv::ScratchPlan GraphConv::scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned,
                                                int64_t num_halo, int64_t gin_hidden, bool gin_learn_eps,
-                                               bool recompute) {
+                                               bool recompute, bool bf16_aggregate) {
   ScratchPlan plan;
   if (kind == ConvKind::appnp || kind == ConvKind::gat) return plan;
   const int64_t n = num_owned, h = num_halo, width = exchange_width(kind, in, out, gin_hidden);
   const bool gin = kind == ConvKind::gin;
   if (transform_first(kind, in, out, gin_hidden)) {  // t (n + h, width); GIN's eps gradient reads it
     (gin && gin_learn_eps ? plan.kept : plan.forward) += (n + h) * width;
+  } else if (bf16_aggregate) {  // the FP32 ax for the forward's product, and a BF16 copy for the backward
+    plan.forward += n * width;
+    plan.kept_bf16 += n * width;
   } else {
     (recompute ? plan.forward : plan.kept) += n * width;  // ax, read by the weight gradient (or recomputed)
   }
@@ -112,9 +117,16 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
   HALOGEN_ASSERT(width <= adjacency.max_width(), "layer %d multiplies width %lld, the adjacency takes <= %lld",
                  layer_, (long long)width, (long long)adjacency.max_width());
   const Device device = adjacency.device();
-  const ScratchPlan plan = scratch_plan(kind_, in_, out_, n, h, gin_hidden_, eps_ >= 0, recomputes_aggregate());
+  const bool keep_bf16 = keeps_bf16_aggregate();
+  const ScratchPlan plan =
+      scratch_plan(kind_, in_, out_, n, h, gin_hidden_, eps_ >= 0, recomputes_aggregate(), keep_bf16);
   owned_kept_ = Tensor(plan.kept, 1, device);
   owned_kept_.zero();
+  if (keep_bf16) {
+    kept_bf16_ = Buffer<Bf16>(plan.kept_bf16, device);
+    kept_bf16_.zero();
+    ax_bf16_ = Matrix<Bf16>{kept_bf16_.data(), n, width, width, device};
+  }
   float* transient = workspace.data;
   if (workspace.size == 0) {
     owned_transient_ = Tensor(plan.transient(), 1, device);
@@ -134,7 +146,7 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
   float* kept = owned_kept_.data();
   float* forward = transient;
   float* backward = transient;
-  if (!transform_first()) t_or_ax_ = take(recomputes_aggregate() ? forward : kept, n, width);
+  if (!transform_first()) t_or_ax_ = take(recomputes_aggregate() || keep_bf16 ? forward : kept, n, width);
   else if (kind_ == ConvKind::gin && eps_ >= 0) t_or_ax_ = take(kept, n + h, width);
   else t_or_ax_ = take(forward, n + h, width);
   grad_t_or_ax_ = take(backward, n, width);
@@ -266,7 +278,14 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
       adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_);
     timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
     if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
+    keep_aggregate_bf16(ax, context);
   }
+}
+
+void GraphConv::keep_aggregate_bf16(Matrix<const float> ax, const LayerContext& context) {
+  if (!keeps_bf16_aggregate() || !context.keep_for_backward || num_owned_ == 0) return;
+  PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+  kernels::convert_to_bf16(ax, ax_bf16_, context.stream);
 }
 
 void GraphConv::backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<float> grad_x, bool want_grad_x,
@@ -312,14 +331,34 @@ void GraphConv::backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<flo
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
   } else {
-    Matrix<const float> ax = aggregate_for_backward(x, context);
-    timed_gemm(ax, true, grad_z, false, store_.grad(weight_), 1.0f, context);
+    aggregate_weight_gradient(x, grad_z, context);
     if (want_grad_x) {
       Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
       timed_gemm(grad_z, false, weight, true, grad_ax, 0.0f, context);
       adjacency_->transpose_overwriting(grad_ax, grad_x);  // grad_ax is scratch
       if (kind_ == ConvKind::sage) timed_gemm(grad_z, false, store_.param(weight_self_), true, grad_x, 1.0f, context);
     }
+  }
+}
+
+void GraphConv::aggregate_weight_gradient(Matrix<const float> x, Matrix<const float> g,
+                                          const LayerContext& context) {
+  if (!keeps_bf16_aggregate()) {
+    timed_gemm(aggregate_for_backward(x, context), true, g, false, store_.grad(weight_), 1.0f, context);
+    return;
+  }
+  // grad W += sum over row blocks of float(ax_block)^T g_block: the block is widened (exactly) into the first
+  // rows of the gradient's slot, which is free until the input gradient is written, after this.
+  const int64_t n = num_owned_;
+  for (int64_t first = 0; first < n; first += kWidenRows) {
+    const int64_t rows = std::min(kWidenRows, n - first);
+    Matrix<float> block = grad_t_or_ax_.slice_rows(0, rows);
+    {
+      PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+      const Matrix<const Bf16> kept = ax_bf16_;
+      kernels::convert_from_bf16(kept.slice_rows(first, first + rows), block, context.stream);
+    }
+    timed_gemm(block, true, g.slice_rows(first, first + rows), false, store_.grad(weight_), 1.0f, context);
   }
 }
 
@@ -352,6 +391,7 @@ void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerCon
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);
     adjacency_forward(x, ax, false, [&] { gin_self_term(x_own, ax, context); });
     timed_gemm(ax, false, store_.param(weight_), false, h, 0.0f, context);
+    keep_aggregate_bf16(ax, context);
   }
   if (n > 0) {
     PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
@@ -397,8 +437,7 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
     if (want_grad_x) timed_gemm(grad_t, false, store_.param(weight_), true, grad_x, 0.0f, context);
   } else {
     // grad W += ax^T grad_h; grad_ax = grad_h W^T; grad_x = S^T grad_ax + (1 + eps) grad_ax.
-    Matrix<const float> ax = aggregate_for_backward(x, context);
-    timed_gemm(ax, true, grad_h_const, false, store_.grad(weight_), 1.0f, context);
+    aggregate_weight_gradient(x, grad_h_const, context);
     if (!want_grad_x && eps_ < 0) return;
     Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
     timed_gemm(grad_h_const, false, store_.param(weight_), true, grad_ax, 0.0f, context);

@@ -62,6 +62,9 @@ struct LayerContext {
   // backward: the caller has already added this layer's bias gradient (fused into the backward of the
   // epilogue that added the bias: kernels::relu_dropout_backward), so the layer does not.
   bool bias_gradient_done = false;
+  // forward: a backward follows (training); false for an evaluation forward, which then keeps no BF16 copy of
+  // Â X (GraphConv::keeps_bf16_aggregate).
+  bool keep_for_backward = true;
 };
 
 class GraphConv {
@@ -81,15 +84,28 @@ class GraphConv {
   //   backward: used inside one backward call only (the gradient of T or of Â X; gin: also of its MLP's h).
   // The forward and backward parts can live in one workspace shared by all layers of a model: no two layers
   // run at once, and nothing in them survives a call.
+  //   kept_bf16: BF16 values kept (not floats): Â X under bf16_aggregate.
   struct ScratchPlan {
-    int64_t kept = 0, forward = 0, backward = 0;
+    int64_t kept = 0, forward = 0, backward = 0, kept_bf16 = 0;
     int64_t transient() const { return forward > backward ? forward : backward; }
   };
   // `recompute` (a layer that aggregates first, with recompute_aggregate()): Â X moves from kept to forward,
   // and the backward recomputes it into its gradient's slot (read by the weight gradient before that gradient
   // is written), so the backward needs no more.
+  // `bf16_aggregate` (a layer that aggregates first, with set_bf16_aggregate()): the FP32 Â X moves from kept to
+  // forward, and a BF16 copy of it is kept (kept_bf16); the backward widens it kWidenRows rows at a time into
+  // the first rows of its gradient's slot (a layer 0 that computes no input gradient needs only those rows:
+  // widen_floats).
   static ScratchPlan scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
-                                  int64_t gin_hidden = 0, bool gin_learn_eps = false, bool recompute = false);
+                                  int64_t gin_hidden = 0, bool gin_learn_eps = false, bool recompute = false,
+                                  bool bf16_aggregate = false);
+  // Rows of the kept BF16 Â X widened per weight-gradient product (a k-split of X^T G, accumulated with beta 1).
+  static constexpr int64_t kWidenRows = 8192;
+  // The backward scratch of the widening alone: min(num_owned, kWidenRows) rows of the exchange width.
+  static int64_t widen_floats(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t gin_hidden = 0) {
+    const int64_t rows = num_owned < kWidenRows ? num_owned : kWidenRows;
+    return rows * exchange_width(kind, in, out, gin_hidden);
+  }
   // Recomputation (before allocate()): a GCN, SAGE or GIN layer that aggregates first keeps no Â X between its
   // forward and backward; the backward recomputes it from x (DistributedAdjacency::forward_local: x's halo rows
   // still hold what the forward's exchange brought, so no exchange), bit for bit the forward's. It needs x in
@@ -98,6 +114,15 @@ class GraphConv {
   void set_recompute_aggregate(bool recompute) { recompute_ = recompute; }
   bool recomputes_aggregate() const {
     return recompute_ && !bf16() && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
+  }
+  // --precision bf16 (before allocate(), after set_bf16_staging): a GCN, SAGE or GIN layer that aggregates first
+  // keeps its Â X for the backward in BF16 (half the bytes) instead of FP32. The forward multiplies W with the
+  // FP32 Â X (in the workspace), so its result is unchanged; the weight gradient reads the BF16 copy widened
+  // (exactly) back to FP32. The model decides (Model::keeps_bf16_aggregate): not for a layer 0 whose FP32
+  // input shares the workspace with the FP32 Â X. No effect on other layers.
+  void set_bf16_aggregate(bool keep) { bf16_aggregate_ = keep; }
+  bool keeps_bf16_aggregate() const {
+    return bf16_aggregate_ && bf16_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
   }
   // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
   // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
@@ -186,6 +211,12 @@ class GraphConv {
   // Â X (gin: S X + (1 + eps) X) of an aggregate-first layer for its backward: the kept one, or recomputed
   // into the input gradient's slot.
   Matrix<const float> aggregate_for_backward(Matrix<const float> x, const LayerContext& context);
+  // grad W += (Â X)^T g for an aggregate-first layer: from aggregate_for_backward, or (keeps_bf16_aggregate)
+  // from the kept BF16 Â X, widened kWidenRows rows at a time into the gradient's slot.
+  void aggregate_weight_gradient(Matrix<const float> x, Matrix<const float> g, const LayerContext& context);
+  // keeps_bf16_aggregate: the forward's FP32 Â X rounded into the kept BF16 copy (unless the forward keeps
+  // nothing: LayerContext::keep_for_backward).
+  void keep_aggregate_bf16(Matrix<const float> ax, const LayerContext& context);
   // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
   // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x
   // is read by nothing afterwards (forward_overwriting).
@@ -205,6 +236,9 @@ class GraphConv {
   bool recompute_ = false;
   bool input_is_scratch_ = false;
   bool input_staged_ = false;  // set_input_staged
+  bool bf16_aggregate_ = false;  // set_bf16_aggregate
+  Buffer<Bf16> kept_bf16_;       // keeps_bf16_aggregate: Â X (n, width) in BF16
+  Matrix<Bf16> ax_bf16_;
   Matrix<Bf16> bf16_staging_;  // bf16 only (set_bf16_staging)
   bool bf16_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;

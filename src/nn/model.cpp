@@ -45,29 +45,52 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
   return width;
 }
 
-// Layer l's scratch (not gat), with recomputation where ModelConfig::recompute applies (hidden layers).
+// Layer l's scratch (not gat), with recomputation where ModelConfig::recompute applies (hidden layers), and
+// the BF16 Â X where Model::keeps_bf16_aggregate applies.
 GraphConv::ScratchPlan layer_scratch(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
-                                     int64_t num_owned, int64_t num_halo) {
+                                     int64_t num_owned, int64_t num_halo, bool dense_input) {
   return GraphConv::scratch_plan(config.kind, widths[l], widths[l + 1], num_owned, num_halo, config.hidden,
-                                 config.gin_learn_eps, config.recompute && !config.bf16 && l > 0);
+                                 config.gin_learn_eps, config.recompute && !config.bf16 && l > 0,
+                                 Model::keeps_bf16_aggregate(config, widths, l, dense_input));
 }
 
 }  // namespace
 
+bool Model::stages_input(const ModelConfig& config, const std::vector<int64_t>& widths, bool dense_input) {
+  // GraphConv::can_take_staged_input: a GCN layer 0 that aggregates first reads X_0 in its forward alone.
+  return config.bf16 && dense_input && config.kind == ConvKind::gcn &&
+         !GraphConv::transform_first(config.kind, widths[0], widths[1], config.hidden);
+}
+
+bool Model::keeps_bf16_aggregate(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
+                                 bool dense_input) {
+  if (!config.bf16 || config.kind == ConvKind::gat || config.kind == ConvKind::appnp) return false;
+  if (GraphConv::transform_first(config.kind, widths[l], widths[l + 1], config.hidden)) return false;
+  // Layer 0's FP32 Â X would need room beside X_0 when X_0 lives in the workspace and is written (not staged):
+  // it keeps its Â X in FP32 then (a GIN with fixed eps, or a GCN on sparse features).
+  const bool input_in_workspace =
+      !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+  return l > 0 || !input_in_workspace || stages_input(config, widths, dense_input);
+}
+
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
-                                           int64_t num_owned, int64_t num_halo) {
+                                           int64_t num_owned, int64_t num_halo, bool dense_input) {
   WorkspacePlan plan;
   int64_t forward = 0, backward = 0;  // the widest forward and backward scratch of any layer
   if (config.kind != ConvKind::gat) {  // GatConv keeps its own scratch
     for (int l = 0; l < config.layers; ++l) {
-      const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, num_owned, num_halo);
+      const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, num_owned, num_halo, dense_input);
       forward = std::max(forward, scratch.forward);
       // Layer 0 computes no input gradient: a GCN or SAGE layer that aggregates first then needs no backward
-      // scratch (its weight gradients read Â X and X).
+      // scratch (its weight gradients read Â X and X), but the rows it widens a BF16 Â X into.
       const bool no_backward_scratch =
           l == 0 && (config.kind == ConvKind::gcn || config.kind == ConvKind::sage) &&
           !GraphConv::transform_first(config.kind, widths[0], widths[1], config.hidden);
-      if (!no_backward_scratch) backward = std::max(backward, scratch.backward);
+      if (!no_backward_scratch)
+        backward = std::max(backward, scratch.backward);
+      else if (keeps_bf16_aggregate(config, widths, l, dense_input))
+        backward = std::max(backward, GraphConv::widen_floats(config.kind, widths[0], widths[1], num_owned,
+                                                              config.hidden));
     }
   }
   // The hidden layers' gradients: dZ_l (l < L-1) is written by layer l+1's backward, which reads dZ_{l+1}
@@ -79,20 +102,23 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   plan.gradient_region = widest;
   plan.floats = std::max(forward, backward + std::min(config.layers - 1, 2) * widest);
   // X_0 is read by layer 0's forward alone when its backward does not read it; layer 0 (aggregate first) has
-  // no forward scratch then, so X_0 can take the workspace during that forward.
+  // no forward scratch then, so X_0 can take the workspace during that forward. A staged X_0 (stages_input)
+  // is never written: it takes no room, and layer 0's forward scratch (its FP32 Â X) may be there.
   plan.input_in_workspace =
       config.kind != ConvKind::gat &&
       !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+  const bool staged = stages_input(config, widths, dense_input);
   const int64_t input_floats =
-      (activation_has_halo_rows(config, widths, 0) ? num_owned + num_halo : num_owned) * widths[0];
-  if (plan.input_in_workspace) {
-    HALOGEN_ASSERT(layer_scratch(config, widths, 0, num_owned, num_halo).forward == 0);
+      staged ? 0 : (activation_has_halo_rows(config, widths, 0) ? num_owned + num_halo : num_owned) * widths[0];
+  if (plan.input_in_workspace && !staged) {
+    HALOGEN_ASSERT(layer_scratch(config, widths, 0, num_owned, num_halo, dense_input).forward == 0);
     plan.floats = std::max(plan.floats, input_floats);
   }
   // X_L is written by the last layer's forward (beside its scratch, and beside its input when that is X_0 in
   // the workspace) and read by the loss or the propagation: no backward reads it.
   const int last = config.layers - 1;
-  plan.output_at = config.kind == ConvKind::gat ? 0 : layer_scratch(config, widths, last, num_owned, num_halo).forward;
+  plan.output_at =
+      config.kind == ConvKind::gat ? 0 : layer_scratch(config, widths, last, num_owned, num_halo, dense_input).forward;
   if (last == 0 && plan.input_in_workspace) plan.output_at = std::max(plan.output_at, input_floats);
   plan.output_rows = activation_has_halo_rows(config, widths, config.layers) ? num_owned + num_halo : num_owned;
   plan.floats = std::max(plan.floats, plan.output_at + plan.output_rows * widths.back());
@@ -256,14 +282,17 @@ void Model::build_layers(const graph::Shard& shard) {
   adjacency_->set_overlap(config_.overlap);
   if (gat_sparse_first_layer(config_) && sparse_input_)
     layers_[0]->gat_conv()->expect_sparse_input();  // copy_features gives it the CSR views
-  workspace_plan_ = workspace_plan(config_, widths_, num_owned_, num_halo_);
+  workspace_plan_ = workspace_plan(config_, widths_, num_owned_, num_halo_, !sparse_input_);
   workspace_ = Tensor(workspace_plan_.floats, 1, device_);
   workspace_.zero();
-  for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
   layers_[0]->set_input_is_scratch(workspace_plan_.input_in_workspace);  // X_0: read by layer 0's forward alone
   // BF16 features straight into the staging buffer (input_dropout), without X_0 in FP32.
-  stage_input_ = config_.bf16 && !sparse_input_ && layers_[0]->can_take_staged_input();
+  stage_input_ = stages_input(config_, widths_, !sparse_input_);
+  HALOGEN_ASSERT(!stage_input_ || layers_[0]->can_take_staged_input(), "layer 0 cannot take a staged input");
   layers_[0]->set_input_staged(stage_input_);
+  for (int l = 0; l < num_layers(); ++l)
+    layers_[l]->set_bf16_aggregate(keeps_bf16_aggregate(config_, widths_, l, !sparse_input_));
+  for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
 }
 
 void Model::copy_features(const graph::Shard& shard) {
@@ -406,7 +435,8 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   const int64_t num_parameters = parameter_count(config, s.num_features, s.num_classes);
   const bool gat = config.kind == ConvKind::gat;
   const int64_t attention_edges = AttentionGraph::edges_for(n, s.nnz);
-  const WorkspacePlan workspace = workspace_plan(config, widths, n, h);
+  const bool dense_input = s.sparse_feature_nonzeros == 0;
+  const WorkspacePlan workspace = workspace_plan(config, widths, n, h, dense_input);
   for (int l = 0; l < config.layers; ++l) {
     if (gat) {
       const int64_t heads = gat_heads_of(config, l);
@@ -416,14 +446,15 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
                                               l == 0 && s.sparse_feature_nonzeros > 0 && gat_sparse_first_layer(config));
       if (l > 0) m.activations += n * widths[l] * f;  // ELU/dropout mask of the layer's input
     } else {
-      m.activations += layer_scratch(config, widths, l, n, h).kept * f;
+      const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, n, h, dense_input);
+      m.activations += scratch.kept * f + scratch.kept_bf16 * static_cast<int64_t>(sizeof(Bf16));
     }
     if (l + 1 < config.layers)  // X_{l+1}; X_L is in the workspace
       m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;
   }
   m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
   m.workspace = workspace.floats * f;
-  if (!workspace.input_in_workspace)  // X_0
+  if (!workspace.input_in_workspace)  // X_0 (in the workspace, or staged and never written)
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
     m.activations += 2 * (config.bf16 ? n : n + h) * widths.back() * f;
@@ -482,6 +513,7 @@ LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}
 
 LayerContext Model::forward_context(int l, int64_t epoch, bool training) {
   LayerContext ctx = context();
+  ctx.keep_for_backward = training;
   if (config_.kind == ConvKind::gat && training) {
     ctx.attention = kernels::EpilogueParams{
         false, config_.attention_dropout, config_.seed,

@@ -100,8 +100,9 @@ struct ModelConfig {
   // staging buffer ((n_own + n_halo) x bf16_stride(widest)) before the product: the halo exchange moves BF16
   // rows, and so do the reverse exchange's partial sums (half the bytes each way), and the SpMM gathers BF16
   // rows (half the memory traffic; GAT widens the received rows into its FP32 buffer instead), widening them
-  // exactly and accumulating in FP32. The FP32 activations then need no halo rows. Parameters, gradients,
-  // optimizer state, the dense products (BLAS) and the loss stay FP32.
+  // exactly and accumulating in FP32. The FP32 activations then need no halo rows. A GCN, SAGE or GIN layer
+  // that aggregates first keeps its Â X for the backward in BF16 (keeps_bf16_aggregate). Parameters, gradients,
+  // optimizer state, the dense products (BLAS), the layers' outputs X_l and the loss stay FP32.
   // --recompute has no effect (the staging buffer does not keep a layer's halo rows until its backward).
   bool bf16 = false;
   // The options of a model that has no field here (a model added in its own file), by option name.
@@ -239,8 +240,16 @@ class Model final : public NodeModel {
     // for a one-layer model).
     int64_t output_at = 0, output_rows = 0;
   };
+  // dense_input: the features take the dense input path (not uses_sparse_input).
   static WorkspacePlan workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
-                                      int64_t num_owned, int64_t num_halo);
+                                      int64_t num_owned, int64_t num_halo, bool dense_input);
+  // bf16: layer 0 takes its input staged in BF16 (GraphConv::set_input_staged): a GCN that aggregates first, on
+  // dense features. X_0 is then never formed in FP32.
+  static bool stages_input(const ModelConfig& config, const std::vector<int64_t>& widths, bool dense_input);
+  // bf16: layer l keeps its Â X for the backward in BF16 (GraphConv::set_bf16_aggregate): a GCN, SAGE or GIN
+  // layer that aggregates first, except a layer 0 whose FP32 X_0 lives in the workspace (not staged).
+  static bool keeps_bf16_aggregate(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
+                                   bool dense_input);
   // Whether X_l (l = 0 .. L) needs the halo rows: it is exchanged (the input of a GCN, SAGE or GIN layer that
   // aggregates first, or APPNP's H = X_L with K > 0). Otherwise only its owned rows are allocated.
   static bool activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l);

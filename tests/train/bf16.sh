@@ -73,7 +73,7 @@ planned = header["memory_plan"]["total"] / 2**20
 assert bf16 - 0.05 <= planned <= 1.05 * bf16, (planned, bf16)
 fp32 = json.loads(open(sys.argv[3]).readline())["memory_plan"]
 # Features and the activations' halo rows shrink; the BF16 staging buffer and partial sums are added (the
-# activations kept for the backward stay FP32), so the total is about the same.
+# activations kept for the backward: Â X is BF16, X_l FP32), so the total is about the same or less.
 assert fp32["features"] > header["memory_plan"]["features"], (fp32, header["memory_plan"])
 assert fp32["activations"] > header["memory_plan"]["activations"], (fp32, header["memory_plan"])
 print(f"ok: planned bytes per rank {fp32['total']} (fp32) -> {header['memory_plan']['total']} (bf16; info {bf16} MiB); "

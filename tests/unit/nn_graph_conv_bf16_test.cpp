@@ -1,0 +1,160 @@
+// GraphConv under --precision bf16 with its Â X kept in BF16 for the backward (GraphConv::set_bf16_aggregate),
+// against the same layer keeping Â X in FP32, on one rank with more owned rows than GraphConv::kWidenRows (so
+// the weight gradient is widened in two whole blocks and a partial one):
+// - the forward is bit for bit the FP32-kept layer's (it multiplies W with the FP32 Â X), and so is the input
+//   gradient (which does not read Â X);
+// - GCN and SAGE: grad W equals a double reference sum_r bf16(Â X)[r, i] grad_z[r, j], with Â X from the
+//   adjacency's own product. The reference with the unrounded Â X is far outside the tolerance, so the
+//   rounding is in effect and a block widened from the wrong rows would fail;
+// - GIN (learned eps): grad W within BF16 rounding of the FP32-kept layer's, every other gradient bit for bit.
+// - An evaluation forward (LayerContext::keep_for_backward false) leaves the kept copy alone.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "comm/halo_exchange.h"
+#include "comm/self_comm.h"
+#include "core/bf16.h"
+#include "core/rng.h"
+#include "graph/local_graph.h"
+#include "nn/graph_conv.h"
+#include "train/synthetic_graph.h"
+
+namespace halogen::nn {
+namespace {
+
+constexpr int64_t kRows = 2 * GraphConv::kWidenRows + 123;
+constexpr int64_t kIn = 12, kOut = 16, kGinHidden = 16;
+
+graph::Normalization normalization_of(ConvKind kind) {
+  return kind == ConvKind::sage ? graph::Normalization::mean
+                                : kind == ConvKind::gin ? graph::Normalization::sum : graph::Normalization::gcn;
+}
+
+std::vector<float> random_values(int64_t count, uint64_t seed) {
+  std::vector<float> v(count);
+  for (int64_t i = 0; i < count; ++i)
+    v[i] = rng::uniform(seed, 7, static_cast<uint64_t>(i)) * 2.0f - 1.0f;
+  return v;
+}
+
+struct Run {
+  std::vector<float> z, grad_x, grads;
+};
+
+// One forward and backward of a layer of `kind` (bf16 staging; Â X kept in BF16 when keep_bf16).
+class Layer {
+ public:
+  Layer(ConvKind kind, bool keep_bf16, DistributedAdjacency& adjacency, Matrix<Bf16> staging)
+      : conv_(kind, 1, kIn, kOut, store_, kind == ConvKind::gin ? kGinHidden : 0, kind == ConvKind::gin) {
+    store_.allocate(Device::cpu);
+    store_.initialize(3);
+    conv_.set_bf16_staging(staging);
+    conv_.set_bf16_aggregate(keep_bf16);
+    conv_.allocate(adjacency);
+    EXPECT_FALSE(conv_.transform_first());
+    EXPECT_EQ(conv_.keeps_bf16_aggregate(), keep_bf16);
+  }
+  void forward(std::vector<float>& x, std::vector<float>& z, bool training) {
+    LayerContext context{clock_.get(), nullptr};
+    context.keep_for_backward = training;
+    conv_.forward(Matrix<float>{x.data(), kRows, kIn, kIn, Device::cpu}, Matrix<float>{z.data(), kRows, kOut, kOut,
+                                                                                          Device::cpu},
+                  context);
+  }
+  Run run(std::vector<float> x, std::vector<float> grad_z, bool eval_between = false) {
+    Run r;
+    r.z.assign(kRows * kOut, 0.0f);
+    forward(x, r.z, true);
+    if (eval_between) {  // an evaluation forward on other inputs keeps nothing
+      std::vector<float> other = random_values(kRows * kIn, 99), z(kRows * kOut);
+      forward(other, z, false);
+    }
+    r.grad_x.assign(kRows * kIn, 0.0f);
+    store_.zero_grads();
+    LayerContext context{clock_.get(), nullptr};
+    conv_.backward(Matrix<const float>{x.data(), kRows, kIn, kIn, Device::cpu},
+                   Matrix<float>{grad_z.data(), kRows, kOut, kOut, Device::cpu},
+                   Matrix<float>{r.grad_x.data(), kRows, kIn, kIn, Device::cpu}, true, context);
+    r.grads.resize(store_.total_size());
+    store_.grads().copy_to_host(r.grads.data());
+    return r;
+  }
+  // The offset and size of "layer1.weight" in the store's gradients.
+  std::pair<int64_t, int64_t> weight_slot() const {
+    for (int k = 0; k < store_.count(); ++k)
+      if (store_.info(k).name == "layer1.weight") return {store_.info(k).offset, store_.info(k).size()};
+    return {0, 0};
+  }
+
+ private:
+  std::unique_ptr<PhaseClock> clock_ = make_phase_clock(Device::cpu);
+  ParameterStore store_;
+  GraphConv conv_;
+};
+
+void check(ConvKind kind, bool eval_between) {
+  const graph::Graph g = testing::synthetic_graph(kRows, 3, 4, 3, 5, 7);
+  const graph::Shard shard = testing::whole_graph_shard(g);
+  comm::SelfComm comm;
+  const graph::LocalGraph local = graph::build_local_graph(shard, normalization_of(kind));
+  DistributedAdjacency adjacency(comm, local, shard.plan, kIn, Device::cpu, nullptr, true);
+  const int64_t stride = comm::HaloExchange::bf16_stride(kIn);
+  Buffer<Bf16> staging_buffer(kRows * stride, Device::cpu);
+  staging_buffer.zero();
+  const Matrix<Bf16> staging{staging_buffer.data(), kRows, stride, stride, Device::cpu};
+
+  const std::vector<float> x = random_values(kRows * kIn, 1), grad_z = random_values(kRows * kOut, 2);
+  Layer fp32(kind, false, adjacency, staging), bf16(kind, true, adjacency, staging);
+  const Run a = fp32.run(x, grad_z), b = bf16.run(x, grad_z, eval_between);
+  EXPECT_EQ(a.z, b.z) << "the forward must not depend on how Â X is kept";
+  EXPECT_EQ(a.grad_x, b.grad_x) << "the input gradient does not read Â X";
+  const auto [offset, size] = bf16.weight_slot();
+  ASSERT_EQ(size, kIn * (kind == ConvKind::gin ? kGinHidden : kOut));
+  for (int64_t i = 0; i < static_cast<int64_t>(a.grads.size()); ++i)
+    if (i < offset || i >= offset + size) {
+      EXPECT_EQ(a.grads[i], b.grads[i]) << "gradient element " << i;
+    }
+
+  double differs = 0, scale = 0;  // the BF16-kept and FP32-kept weight gradients
+  for (int64_t i = offset; i < offset + size; ++i) {
+    differs = std::max(differs, std::abs(double(a.grads[i]) - b.grads[i]));
+    scale = std::max(scale, std::abs(double(a.grads[i])));
+  }
+  EXPECT_GT(differs, 1e-5 * scale) << "the weight gradient should read the rounded Â X";
+  EXPECT_LT(differs, 1e-2 * scale);
+  if (kind == ConvKind::gin) return;
+
+  // The reference: Â X from the adjacency (the layer's own product), rounded or not.
+  std::vector<float> x_copy = x, ax(kRows * kIn);
+  adjacency.forward_rounding(Matrix<float>{x_copy.data(), kRows, kIn, kIn, Device::cpu}, staging,
+                             Matrix<float>{ax.data(), kRows, kIn, kIn, Device::cpu}, false);
+  for (const bool rounded : {true, false}) {
+    double worst = 0;
+    for (int64_t i = 0; i < kIn; ++i)
+      for (int64_t j = 0; j < kOut; ++j) {
+        double sum = 0;
+        for (int64_t r = 0; r < kRows; ++r) {
+          const float v = ax[r * kIn + i];
+          sum += double(rounded ? round_to_bf16(v) : v) * grad_z[r * kOut + j];
+        }
+        worst = std::max(worst, std::abs(sum - b.grads[offset + i * kOut + j]));
+      }
+    if (rounded) {
+      EXPECT_LT(worst, 1e-5 * scale) << "grad W against bf16(Â X)^T grad_z";
+    } else {
+      EXPECT_GT(worst, 1e-4 * scale) << "the unrounded reference should be far off";
+    }
+  }
+}
+
+TEST(GraphConvBf16, GcnKeepsAggregateInBf16) { check(ConvKind::gcn, false); }
+TEST(GraphConvBf16, SageKeepsAggregateInBf16) { check(ConvKind::sage, false); }
+TEST(GraphConvBf16, GinLearnedEpsKeepsAggregateInBf16) { check(ConvKind::gin, false); }
+TEST(GraphConvBf16, EvaluationForwardKeepsNothing) { check(ConvKind::gcn, true); }
+
+}  // namespace
+}  // namespace halogen::nn
