@@ -454,7 +454,7 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
   }
   m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
   m.workspace = workspace.floats * f;
-  if (!workspace.input_in_workspace)  // X_0 (in the workspace, or staged and never written)
+  if (!workspace.input_in_workspace)  // X_0 as an activation of its own (else in the workspace, or staged)
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
     m.activations += 2 * (config.bf16 ? n : n + h) * widths.back() * f;
