@@ -35,7 +35,7 @@ run_check "$WORK/ok"; status=$?
 [ "$status" = 0 ] || { cat "$WORK/ok.log"; fail "dry run exited $status (want 0)"; }
 field_check "$WORK/ok/gpu-check.json" 's["passed"] is True' 's["dry_run"] is True' \
   's["gpu_tests_passed"] is False' 's["loss_max_rel_diff_1rank"] == 0.0' 's["loss_max_rel_diff_2rank"] == 0.0' \
-  's["loss_max_rel_diff_2rank_vs_1rank"] is not None' \
+  's["loss_max_rel_diff_2rank_vs_1rank"] is not None' 's["loss_max_rel_diff_2rank_bf16"] == 0.0' \
   's["loss_max_rel_diff_gat"] == 0.0 and s["loss_max_rel_diff_gat_pyg"] == 0.0' \
   's["epoch_ms_halogen"] is None and s["epoch_ms_pyg"] is None and s["spmm_copy_bw_share"] is None' \
   's["steps"]["parity_1rank"].startswith("rc 0")' 's["steps"]["gpu_tests"].startswith("skipped")' \
