@@ -39,10 +39,10 @@
 # output), logs/<step>.log, halogen_metrics.jsonl. gpu-check.json holds at least:
 #   passed, gpu_tests_passed (bool), loss_max_rel_diff_1rank, loss_max_rel_diff_2rank (GPU against CPU, 2 ranks),
 #   loss_max_rel_diff_2rank_vs_1rank, loss_max_rel_diff_2rank_bf16 (--precision bf16, GPU against CPU, 2 ranks),
-#   temporal_parity_passed, epoch_ms_halogen, epoch_ms_pyg (same graph, same
-#   GPU), epoch_ratio, spmm_gbs, copy_gbs, spmm_copy_bw_share (0-1), peak_gpu_mib and estimate_gpu_mib (the
-#   trainer's peak buffer memory and its prediction), gpu_tests_ran and gpu_tests_skipped (test cases; deliberate
-#   skips counted), steps {name: status}, steps_seconds {name: seconds}, seconds.
+#   temporal_parity_passed, epoch_ms_halogen, epoch_ms_pyg (same graph, same GPU), epoch_ratio, spmm_gbs,
+#   copy_gbs, spmm_copy_bw_share (0-1), peak_gpu_mib and estimate_gpu_mib (the trainer's peak buffer memory and
+#   its prediction), gpu_tests_ran and gpu_tests_skipped (test cases; deliberate skips counted), steps {name:
+#   status}, steps_seconds {name: seconds}, seconds.
 # A field that was not measured is null.
 #
 # Binaries: a bundle made on the build machine by scripts/gpu-bundle.sh (bin/halogen, tests/, lib/, a
