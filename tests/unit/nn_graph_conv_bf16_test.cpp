@@ -67,9 +67,9 @@ class Layer {
   void forward(std::vector<float>& x, std::vector<float>& z, bool training) {
     LayerContext context{clock_.get(), nullptr};
     context.keep_for_backward = training;
-    conv_.forward(Matrix<float>{x.data(), kRows, kIn, kIn, Device::cpu}, Matrix<float>{z.data(), kRows, kOut, kOut,
-                                                                                          Device::cpu},
-                  context);
+    const Matrix<float> input{x.data(), kRows, kIn, kIn, Device::cpu};
+    const Matrix<float> output{z.data(), kRows, kOut, kOut, Device::cpu};
+    conv_.forward(input, output, context);
   }
   Run run(std::vector<float> x, std::vector<float> grad_z, bool eval_between = false) {
     Run r;
