@@ -58,7 +58,8 @@ assert 0 < diff < 1e-2, f"bf16 vs fp32 epoch 1 loss: {one[0]['loss']} vs {fp32[0
 # widening rows, the staging buffer, a staged X_0 that takes no workspace room).
 for np_ in (1, 2, 4):
     final = [json.loads(l) for l in open(f"{work}/{model}-np{np_}-bf16.jsonl")][-1]
-    assert final["estimated_bytes"] == final["allocated_bytes"], (np_, final["estimated_bytes"], final["allocated_bytes"])
+    estimated, allocated = final["estimated_bytes"], final["allocated_bytes"]
+    assert estimated == allocated, f"P={np_}: estimated {estimated} bytes, allocated {allocated}"
 half, full = epochs(2, "bf16")[-1]["halo_bytes"], epochs(2, "fp32")[-1]["halo_bytes"]
 assert full > 0 and half == full / 2, f"halo_bytes: bf16 {half}, fp32 {full}"
 print(f"ok: {model}: bf16 vs fp32 epoch 1 loss {diff:.1e} apart; halo bytes per epoch {int(full)} -> {int(half)}")
