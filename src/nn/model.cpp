@@ -45,6 +45,12 @@ int64_t max_exchange_width(const ModelConfig& config, const std::vector<int64_t>
   return width;
 }
 
+// X_0 lives in the workspace: it is read by layer 0's forward alone (its backward does not read it).
+bool input_in_workspace(const ModelConfig& config, const std::vector<int64_t>& widths) {
+  return config.kind != ConvKind::gat &&
+         !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+}
+
 // Layer l's scratch (not gat), with recomputation where ModelConfig::recompute applies (hidden layers), and
 // the BF16 Â X where Model::keeps_bf16_aggregate applies.
 GraphConv::ScratchPlan layer_scratch(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
@@ -57,7 +63,8 @@ GraphConv::ScratchPlan layer_scratch(const ModelConfig& config, const std::vecto
 }  // namespace
 
 bool Model::stages_input(const ModelConfig& config, const std::vector<int64_t>& widths, bool dense_input) {
-  // GraphConv::can_take_staged_input: a GCN layer 0 that aggregates first reads X_0 in its forward alone.
+  // GraphConv::can_take_staged_input (checked by set_input_staged): a GCN layer 0 that aggregates first reads
+  // X_0 in its forward alone.
   return config.bf16 && dense_input && config.kind == ConvKind::gcn &&
          !GraphConv::transform_first(config.kind, widths[0], widths[1], config.hidden);
 }
@@ -68,9 +75,7 @@ bool Model::keeps_bf16_aggregate(const ModelConfig& config, const std::vector<in
   if (GraphConv::transform_first(config.kind, widths[l], widths[l + 1], config.hidden)) return false;
   // Layer 0's FP32 Â X would need room beside X_0 when X_0 lives in the workspace and is written (not staged):
   // it keeps its Â X in FP32 then (a GIN with fixed eps, or a GCN on sparse features).
-  const bool input_in_workspace =
-      !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
-  return l > 0 || !input_in_workspace || stages_input(config, widths, dense_input);
+  return l > 0 || !input_in_workspace(config, widths) || stages_input(config, widths, dense_input);
 }
 
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
@@ -104,9 +109,7 @@ Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std:
   // X_0 is read by layer 0's forward alone when its backward does not read it; layer 0 (aggregate first) has
   // no forward scratch then, so X_0 can take the workspace during that forward. A staged X_0 (stages_input)
   // is never written: it takes no room, and layer 0's forward scratch (its FP32 Â X) may be there.
-  plan.input_in_workspace =
-      config.kind != ConvKind::gat &&
-      !GraphConv::backward_reads_input(config.kind, widths[0], widths[1], config.hidden, config.gin_learn_eps);
+  plan.input_in_workspace = input_in_workspace(config, widths);
   const bool staged = stages_input(config, widths, dense_input);
   const int64_t input_floats =
       staged ? 0 : (activation_has_halo_rows(config, widths, 0) ? num_owned + num_halo : num_owned) * widths[0];
@@ -288,7 +291,6 @@ void Model::build_layers(const graph::Shard& shard) {
   layers_[0]->set_input_is_scratch(workspace_plan_.input_in_workspace);  // X_0: read by layer 0's forward alone
   // BF16 features straight into the staging buffer (input_dropout), without X_0 in FP32.
   stage_input_ = stages_input(config_, widths_, !sparse_input_);
-  HALOGEN_ASSERT(!stage_input_ || layers_[0]->can_take_staged_input(), "layer 0 cannot take a staged input");
   layers_[0]->set_input_staged(stage_input_);
   for (int l = 0; l < num_layers(); ++l)
     layers_[l]->set_bf16_aggregate(keeps_bf16_aggregate(config_, widths_, l, !sparse_input_));
