@@ -53,7 +53,7 @@ const char* breakdown_meaning(const std::string& name) {
   if (name == "features") return "features, global ids, labels, split rows";
   if (name == "activations") return "kept for the backward: layer outputs, A X or T, masks";
   if (name == "gradients") return "dLoss/dZ of the last layer (APPNP: and of its propagation)";
-  if (name == "workspace") return "shared by lifetime: layer scratch, hidden dLoss/dZ, X_0";
+  if (name == "workspace") return "shared by lifetime: layer scratch, hidden dLoss/dZ, X_0, BF16 blocks";
   if (name == "parameters") return "parameters and their gradients";
   if (name == "optimizer") return "Adam's m and v";
   return "";

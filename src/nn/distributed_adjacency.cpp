@@ -165,6 +165,21 @@ void DistributedAdjacency::forward_rounding(Matrix<float> x_own, Matrix<Bf16> st
   forward_bf16_impl(x, out, extra, scale);
 }
 
+void DistributedAdjacency::forward_bf16_input(Matrix<const Bf16> x_own, Matrix<Bf16> staging, Matrix<float> out,
+                                              OverlapWork extra) {
+  HALOGEN_ASSERT(x_own.rows == num_owned_, "forward_bf16_input: x has %lld rows, expected %lld",
+                 (long long)x_own.rows, (long long)num_owned_);
+  const Matrix<Bf16> x = staging_view(staging, x_own.cols);
+  if (num_owned_ > 0) {
+    begin(Phase::elementwise);
+    // No dropout and no scale: an exact copy into the staging rows (their stride differs).
+    kernels::dropout_scale_round_bf16(x_own, Span<const int64_t>{}, kernels::EpilogueParams{false, 0.0f, 0, 0},
+                                      Span<const float>{}, x.slice_rows(0, num_owned_), stream_);
+    end(Phase::elementwise);
+  }
+  forward_bf16_impl(x, out, extra, /*input_scaled=*/false);
+}
+
 Matrix<Bf16> DistributedAdjacency::staged_input_rows(Matrix<Bf16> staging, int64_t width) const {
   return staging_view(staging, width).slice_rows(0, num_owned_);
 }

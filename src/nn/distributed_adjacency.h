@@ -96,6 +96,10 @@ class DistributedAdjacency {
   Matrix<Bf16> staged_input_rows(Matrix<Bf16> staging, int64_t width) const;
   Span<const float> staged_input_scale() const;
   void forward_staged(Matrix<Bf16> staging, int64_t width, Matrix<float> out, OverlapWork extra = {});
+  // forward_rounding for an input already in BF16 (a layer's BF16 input, nn::GraphConv::set_bf16_input): its
+  // owned rows are copied (exactly) into the staging buffer, and the product scales them as forward's does,
+  // so it gives bit for bit forward_rounding without scratch of float(x_own).   x_own: (n_own, width)
+  void forward_bf16_input(Matrix<const Bf16> x_own, Matrix<Bf16> staging, Matrix<float> out, OverlapWork extra = {});
   bool bf16_messages() const { return bf16_messages_; }
   void gather_halo(Matrix<float> x, OverlapWork extra = {});
   // gather_halo in BF16 (--precision bf16, GAT): x's owned rows are rounded to BF16 (into staging_view(staging,

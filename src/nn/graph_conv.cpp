@@ -156,6 +156,79 @@ void GraphConv::allocate(DistributedAdjacency& adjacency, const AttentionGraph* 
   }
 }
 
+void GraphConv::set_bf16_input(Matrix<const Bf16> x) {
+  HALOGEN_ASSERT(bf16_ && can_take_bf16_input(kind_) && !sparse_input_ && !input_staged_,
+                 "layer %d cannot take a BF16 input", layer_);
+  HALOGEN_ASSERT(x.cols == in_ && x.stride == in_, "layer %d: a BF16 input of %lld x %lld (stride %lld)", layer_,
+                 (long long)x.rows, (long long)x.cols, (long long)x.stride);
+  x_bf16_ = x;
+  bf16_input_set_ = true;
+}
+
+void GraphConv::set_bf16_output(bool bf16_output) {
+  HALOGEN_ASSERT(!bf16_output || (bf16_ && can_give_bf16_output(kind_, in_, out_)),
+                 "layer %d cannot give a BF16 output", layer_);
+  bf16_output_ = bf16_output;
+}
+
+Matrix<const float> GraphConv::widened_input(int64_t first, int64_t rows, const LayerContext& context) {
+  HALOGEN_ASSERT(blocks_.size >= rows * in_, "layer %d: %lld floats of blocks for %lld rows of %lld", layer_,
+                 (long long)blocks_.size, (long long)rows, (long long)in_);
+  Matrix<float> block{blocks_.data, rows, in_, in_, blocks_.device};
+  PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+  kernels::convert_from_bf16(x_bf16_.slice_rows(first, first + rows), block, context.stream);
+  return block;
+}
+
+void GraphConv::input_product(Matrix<const float> x_own, int weight, Matrix<float> out, float beta,
+                              const LayerContext& context) {
+  if (!bf16_input_set_) {
+    timed_gemm(x_own, false, store_.param(weight), false, out, beta, context);
+    return;
+  }
+  const int64_t n = num_owned_;
+  for (int64_t first = 0; first < n; first += kWidenRows) {
+    const int64_t rows = std::min(kWidenRows, n - first);
+    timed_gemm(widened_input(first, rows, context), false, store_.param(weight), false,
+               out.slice_rows(first, first + rows), beta, context);
+  }
+}
+
+void GraphConv::input_gradient_product(Matrix<const float> x_own, Matrix<const float> g, int weight,
+                                       const LayerContext& context) {
+  if (!bf16_input_set_) {
+    timed_gemm(x_own, true, g, false, store_.grad(weight), 1.0f, context);
+    return;
+  }
+  // A k-split of x^T g over the widened blocks, accumulated with beta 1 (aggregate_weight_gradient's).
+  const int64_t n = num_owned_;
+  for (int64_t first = 0; first < n; first += kWidenRows) {
+    const int64_t rows = std::min(kWidenRows, n - first);
+    timed_gemm(widened_input(first, rows, context), true, g.slice_rows(first, first + rows), false,
+               store_.grad(weight), 1.0f, context);
+  }
+}
+
+void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context) {
+  HALOGEN_ASSERT(static_cast<bool>(context.output_block), "layer %d has a BF16 output: give an output_block",
+                 layer_);
+  const int64_t n = num_owned_;
+  const int64_t input_floats = bf16_input_set_ ? std::min(n, kWidenRows) * in_ : 0;
+  HALOGEN_ASSERT(blocks_.size >= input_floats + std::min(n, kWidenRows) * out_, "layer %d: %lld floats of blocks",
+                 layer_, (long long)blocks_.size);
+  for (int64_t first = 0; first < n; first += kWidenRows) {
+    const int64_t rows = std::min(kWidenRows, n - first);
+    Matrix<float> z{blocks_.data + input_floats, rows, out_, out_, blocks_.device};
+    timed_gemm(ax.slice_rows(first, first + rows), false, store_.param(weight_), false, z, 0.0f, context);
+    if (kind_ == ConvKind::sage) {
+      Matrix<const float> x_block =
+          bf16_input_set_ ? widened_input(first, rows, context) : x_own.slice_rows(first, first + rows);
+      timed_gemm(x_block, false, store_.param(weight_self_), false, z, 1.0f, context);
+    }
+    context.output_block(first, z);
+  }
+}
+
 void GraphConv::set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t) {
   HALOGEN_ASSERT(transform_first(), "a sparse input is used only by transform-first layers");
   HALOGEN_ASSERT(x.cols == in_ && x_t.rows == in_ && x.rows == x_t.cols);
@@ -199,7 +272,7 @@ void GraphConv::input_times_weight(Matrix<const float> x_own, Matrix<float> out,
   if (sparse_input_)
     sparse_product(sparse_x_, store_.param(weight_), out, false, context);
   else
-    timed_gemm(x_own, false, store_.param(weight_), false, out, 0.0f, context);
+    input_product(x_own, weight_, out, 0.0f, context);
 }
 
 void GraphConv::weight_gradient(Matrix<const float> x_own, Matrix<const float> g,
@@ -207,7 +280,7 @@ void GraphConv::weight_gradient(Matrix<const float> x_own, Matrix<const float> g
   if (sparse_input_)
     sparse_product(sparse_x_t_, g, store_.grad(weight_), true, context);
   else
-    timed_gemm(x_own, true, g, false, store_.grad(weight_), 1.0f, context);
+    input_gradient_product(x_own, g, weight_, context);
 }
 
 void GraphConv::gin_self_term(Matrix<const float> x, Matrix<float> out, const LayerContext& context) {
@@ -236,14 +309,16 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   TraceRange range(forward_range_.c_str());
   HALOGEN_ASSERT(adjacency_ != nullptr, "allocate() first");
   // x's halo rows are read (exchanged into) only when the layer aggregates first (gat: never, it exchanges X W).
-  HALOGEN_ASSERT((gat_ || transform_first() || bf16_ ? x.rows >= num_owned_ : x.rows == num_owned_ + num_halo_) &&
-                     x.cols == in_ &&
-                     z.rows >= num_owned_ && z.cols == out_,
+  HALOGEN_ASSERT((bf16_input_set_ ||
+                  ((gat_ || transform_first() || bf16_ ? x.rows >= num_owned_ : x.rows == num_owned_ + num_halo_) &&
+                   x.cols == in_)) &&
+                     (bf16_output_ || (z.rows >= num_owned_ && z.cols == out_)),
                  "layer %d forward: x %lld x %lld, z %lld x %lld", layer_, (long long)x.rows, (long long)x.cols,
                  (long long)z.rows, (long long)z.cols);
   const int64_t n = num_owned_;
-  Matrix<const float> x_own = x.slice_rows(0, n);
-  Matrix<float> z_own = z.slice_rows(0, n);
+  // With a BF16 input (output) the FP32 x (z) is not used and may be empty.
+  Matrix<const float> x_own = bf16_input_set_ ? Matrix<const float>{} : x.slice_rows(0, n);
+  Matrix<float> z_own = bf16_output_ ? Matrix<float>{} : z.slice_rows(0, n);
   if (gat_) {
     gat_->forward(x, z, context);
     return;
@@ -264,7 +339,7 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
     // SAGE's self term needs no halo rows: it runs while the exchange of t is in flight.
     auto self_term = [&] {
       if (sparse_input_) sparse_product(sparse_x_, store_.param(weight_self_), z_own, true, context);
-      else timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
+      else input_product(x_own, weight_self_, z_own, 1.0f, context);
     };
     // t is read by nothing after the product (its rows may be left scaled).
     if (kind_ == ConvKind::sage) adjacency_forward(t, z_own, true, self_term);
@@ -274,10 +349,16 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
     // SAGE's self term below reads x: only GCN's input may be left scaled, and only when it is scratch.
     if (input_staged_)  // the owned rows of x are in the staging buffer already (set_input_staged)
       adjacency_->forward_staged(bf16_staging_, in_, ax);
+    else if (bf16_input_set_)
+      adjacency_->forward_bf16_input(x_bf16_, bf16_staging_, ax);
     else
       adjacency_forward(x, ax, kind_ == ConvKind::gcn && input_is_scratch_);
-    timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
-    if (kind_ == ConvKind::sage) timed_gemm(x_own, false, store_.param(weight_self_), false, z_own, 1.0f, context);
+    if (bf16_output_) {
+      output_blocks(ax, x_own, context);
+    } else {
+      timed_gemm(ax, false, weight, false, z_own, 0.0f, context);
+      if (kind_ == ConvKind::sage) input_product(x_own, weight_self_, z_own, 1.0f, context);
+    }
     keep_aggregate_bf16(ax, context);
   }
 }
@@ -298,7 +379,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<flo
     gat_->backward(x, grad_z, grad_x, want_grad_x, context);
     return;
   }
-  Matrix<const float> x_own = x.slice_rows(0, n);
+  Matrix<const float> x_own = bf16_input_set_ ? Matrix<const float>{} : x.slice_rows(0, n);
   Matrix<const float> weight = store_.param(weight_);
 
   if (!context.bias_gradient_done && n > 0) {
@@ -317,7 +398,7 @@ void GraphConv::backward(Matrix<const float> x, Matrix<float> grad_z, Matrix<flo
   }
   if (kind_ == ConvKind::sage) {
     if (sparse_input_) sparse_product(sparse_x_t_, grad_z, store_.grad(weight_self_), true, context);
-    else timed_gemm(x_own, true, grad_z, false, store_.grad(weight_self_), 1.0f, context);
+    else input_gradient_product(x_own, grad_z, weight_self_, context);
   }
 
   if (transform_first()) {

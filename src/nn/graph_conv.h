@@ -33,6 +33,7 @@
 
 #include <memory>
 
+#include "core/function_ref.h"
 #include "nn/attention_graph.h"
 #include "nn/distributed_adjacency.h"
 #include "nn/gat_conv.h"
@@ -65,6 +66,10 @@ struct LayerContext {
   // forward: a backward follows (training); false for an evaluation forward, which then keeps no BF16 copy of
   // Â X (GraphConv::keeps_bf16_aggregate).
   bool keep_for_backward = true;
+  // forward of a layer with a BF16 output (GraphConv::set_bf16_output): called with each block of at most
+  // GraphConv::kWidenRows rows of Z, in row order: the first row and the block (rows, out) in FP32, without the
+  // bias. The caller applies its epilogue to the block and keeps it (in BF16) before the next block overwrites it.
+  FunctionRef<void(int64_t, Matrix<float>)> output_block;
 };
 
 class GraphConv {
@@ -124,6 +129,33 @@ class GraphConv {
   bool keeps_bf16_aggregate() const {
     return bf16_aggregate_ && bf16_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
   }
+  // --precision bf16, the layers' outputs X_l in BF16 (Model::keeps_bf16_activation; GCN and SAGE; after
+  // set_bf16_staging; set_bf16_output before allocate(), the others before the first forward):
+  //   set_bf16_input: the layer's input is `x` (n_own, in) in BF16, owned by the model: forward and backward
+  //     read it instead of their FP32 x (which may be empty). The products with W (and W_self) widen it
+  //     kWidenRows rows at a time into the layer's blocks (exactly) and multiply them with the FP32 BLAS; an
+  //     aggregate-first layer copies it into the staging buffer for the adjacency (DistributedAdjacency::
+  //     forward_bf16_input).
+  //   set_bf16_output: an aggregate-first layer forms Z kWidenRows rows at a time in its blocks and hands each
+  //     block to LayerContext::output_block (the model's epilogue), instead of writing a (n_own, out) z.
+  //   set_bf16_blocks: the FP32 rows these use, block_floats() of them (shared by the model's layers: nothing in
+  //     them survives a call).
+  static bool can_take_bf16_input(ConvKind kind) { return kind == ConvKind::gcn || kind == ConvKind::sage; }
+  static bool can_give_bf16_output(ConvKind kind, int64_t in, int64_t out) {
+    return can_take_bf16_input(kind) && !transform_first(kind, in, out);
+  }
+  void set_bf16_input(Matrix<const Bf16> x);
+  void set_bf16_output(bool bf16_output);
+  bool bf16_input() const { return bf16_input_set_; }
+  bool bf16_output() const { return bf16_output_; }
+  // Floats of the blocks a layer with these BF16 sides uses: min(n, kWidenRows) rows of the input's width (when
+  // its input is BF16) and of its output's (when its output is).
+  static int64_t block_floats(int64_t in, int64_t out, int64_t num_owned, bool bf16_input, bool bf16_output) {
+    const int64_t rows = num_owned < kWidenRows ? num_owned : kWidenRows;
+    return rows * ((bf16_input ? in : 0) + (bf16_output ? out : 0));
+  }
+  void set_bf16_blocks(Span<float> blocks) { blocks_ = blocks; }
+
   // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
   // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
   // other layers: it holds nothing between calls), or the layer's own buffers when `workspace` is empty. The
@@ -217,6 +249,16 @@ class GraphConv {
   // keeps_bf16_aggregate: the forward's FP32 Â X rounded into the kept BF16 copy (unless the forward keeps
   // nothing: LayerContext::keep_for_backward).
   void keep_aggregate_bf16(Matrix<const float> ax, const LayerContext& context);
+  // With a BF16 input (set_bf16_input): its rows [first, first + rows) widened into the input block.
+  Matrix<const float> widened_input(int64_t first, int64_t rows, const LayerContext& context);
+  // out (n, W's columns) "=" (beta 0) or "+=" (beta 1) x_own `weight`: gemm, or block by block from the BF16
+  // input (then out's rows may be a view of any stride).
+  void input_product(Matrix<const float> x_own, int weight, Matrix<float> out, float beta, const LayerContext& context);
+  // grad(weight) += x_own^T g: gemm, or a k-split over the BF16 input's widened blocks.
+  void input_gradient_product(Matrix<const float> x_own, Matrix<const float> g, int weight,
+                              const LayerContext& context);
+  // set_bf16_output: Z = ax W (+ x W_self) block by block, each handed to context.output_block.
+  void output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context);
   // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
   // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x
   // is read by nothing afterwards (forward_overwriting).
@@ -240,6 +282,10 @@ class GraphConv {
   Buffer<Bf16> kept_bf16_;       // keeps_bf16_aggregate: Â X (n, width) in BF16
   Matrix<Bf16> ax_bf16_;
   Matrix<Bf16> bf16_staging_;  // bf16 only (set_bf16_staging)
+  Matrix<const Bf16> x_bf16_;    // set_bf16_input: the input's owned rows (n, in)
+  bool bf16_input_set_ = false;  // (x_bf16_ may have 0 rows on a rank without vertices)
+  bool bf16_output_ = false;     // set_bf16_output
+  Span<float> blocks_;           // set_bf16_blocks: block_floats() floats
   bool bf16_ = false;
   kernels::CsrView sparse_x_, sparse_x_t_;
   int64_t num_owned_ = 0, num_halo_ = 0;

@@ -78,6 +78,20 @@ bool Model::keeps_bf16_aggregate(const ModelConfig& config, const std::vector<in
   return l > 0 || !input_in_workspace(config, widths) || stages_input(config, widths, dense_input);
 }
 
+bool Model::keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l) {
+  return config.bf16 && l >= 1 && l < config.layers &&
+         GraphConv::can_give_bf16_output(config.kind, widths[l - 1], widths[l]);
+}
+
+int64_t Model::bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned) {
+  int64_t floats = 0;
+  for (int l = 0; l < config.layers; ++l)
+    floats = std::max(floats, GraphConv::block_floats(widths[l], widths[l + 1], num_owned,
+                                                      keeps_bf16_activation(config, widths, l),
+                                                      keeps_bf16_activation(config, widths, l + 1)));
+  return floats;  // the model widens X_l into the first rows * F_l floats: within layer l's input block
+}
+
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
                                            int64_t num_owned, int64_t num_halo, bool dense_input) {
   WorkspacePlan plan;
@@ -178,6 +192,10 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
     for (float value : shard.features) nonzeros += value != 0.0f;
     sparse_input_ = uses_sparse_input(nonzeros, num_owned_, shard.num_features);
   }
+  // Dense features are copied (BF16: rounded) and the shard's released before the model's buffers exist, so
+  // that the shard's FP32 copy never sits beside them (the peak of a BF16 run was here); the sparse input path
+  // needs the layers (build_sparse_first_layer).
+  if (!sparse_input_) copy_and_release_features(shard, release_shard);
   build_layers(shard);
   if (release_shard != nullptr) {
     release(release_shard->indptr);
@@ -187,8 +205,7 @@ Model::Model(const ModelConfig& config, comm::Communicator& comm, const graph::S
     release(release_shard->degree_owned);
     release(release_shard->degree_halo);
   }
-  copy_features(shard);
-  if (release_shard != nullptr) release(release_shard->features);
+  if (sparse_input_) copy_and_release_features(shard, release_shard);
   node_labels_ = NodeLabels(shard, device_);
   allocate_activations();
 }
@@ -292,9 +309,16 @@ void Model::build_layers(const graph::Shard& shard) {
   // BF16 features straight into the staging buffer (input_dropout), without X_0 in FP32.
   stage_input_ = stages_input(config_, widths_, !sparse_input_);
   layers_[0]->set_input_staged(stage_input_);
-  for (int l = 0; l < num_layers(); ++l)
+  for (int l = 0; l < num_layers(); ++l) {
     layers_[l]->set_bf16_aggregate(keeps_bf16_aggregate(config_, widths_, l, !sparse_input_));
+    layers_[l]->set_bf16_output(keeps_bf16_activation(config_, widths_, l + 1));
+  }
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
+}
+
+void Model::copy_and_release_features(const graph::Shard& shard, graph::Shard* release_shard) {
+  copy_features(shard);
+  if (release_shard != nullptr) release(release_shard->features);
 }
 
 void Model::copy_features(const graph::Shard& shard) {
@@ -388,9 +412,17 @@ void Model::allocate_activations() {
   for (int l = 0; l <= num_layers(); ++l) {
     const int64_t rows = activation_has_halo_rows(config_, widths_, l) ? n + h : n;
     const bool in_workspace = l == num_layers() || (l == 0 && workspace_plan_.input_in_workspace);
-    activations_.emplace_back(in_workspace ? 0 : rows, widths_[l], device_);
+    const bool bf16 = keeps_bf16_activation(config_, widths_, l);
+    activations_.emplace_back(in_workspace || bf16 ? 0 : rows, widths_[l], device_);
     activations_.back().zero();
+    activations_bf16_.emplace_back(bf16 ? n : 0, widths_[l], device_);
+    activations_bf16_.back().zero();
+    if (bf16)
+      layers_[l]->set_bf16_input(Matrix<const Bf16>{activations_bf16_[l].data(), n, widths_[l], widths_[l], device_});
   }
+  blocks_ = Tensor(bf16_block_floats(config_, widths_, n), 1, device_);
+  blocks_.zero();
+  for (auto& layer : layers_) layer->set_bf16_blocks(blocks_.span());
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
   // the epilogue's output instead (kernels::relu_dropout_backward). The input dropout's mask is never read.
   masks_.emplace_back();
@@ -426,7 +458,9 @@ int64_t Model::parameter_count(const ModelConfig& config, int64_t num_features, 
 
 bool Model::uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f) {
   constexpr double kSparseInputDensity = 0.25;
-  return n > 0 && static_cast<double>(nonzeros) <= kSparseInputDensity * static_cast<double>(n * f) &&
+  // No nonzeros at all (a rank whose features are all zero) takes the dense path: a memory estimate's RankShape
+  // says "sparse" by a nonzero count > 0 (RankShape::sparse_feature_nonzeros).
+  return n > 0 && nonzeros > 0 && static_cast<double>(nonzeros) <= kSparseInputDensity * static_cast<double>(n * f) &&
          n * f < (int64_t{1} << 31);
 }
 
@@ -451,11 +485,13 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
       const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, n, h, dense_input);
       m.activations += scratch.kept * f + scratch.kept_bf16 * static_cast<int64_t>(sizeof(Bf16));
     }
-    if (l + 1 < config.layers)  // X_{l+1}; X_L is in the workspace
+    if (l + 1 < config.layers && keeps_bf16_activation(config, widths, l + 1))  // X_{l+1} in BF16
+      m.activations += n * widths[l + 1] * static_cast<int64_t>(sizeof(Bf16));
+    else if (l + 1 < config.layers)  // X_{l+1}; X_L is in the workspace
       m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;
   }
   m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
-  m.workspace = workspace.floats * f;
+  m.workspace = (workspace.floats + bf16_block_floats(config, widths, n)) * f;
   if (!workspace.input_in_workspace)  // X_0 as an activation of its own (else in the workspace, or staged)
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
@@ -511,7 +547,12 @@ Matrix<float> Model::gradient(int l) {
   return Matrix<float>{data, num_owned_, widths_[l + 1], widths_[l + 1], device_};
 }
 
-LayerContext Model::context() { return LayerContext{clock_.get(), stream_.get()}; }
+LayerContext Model::context() {
+  LayerContext ctx;
+  ctx.clock = clock_.get();
+  ctx.stream = stream_.get();
+  return ctx;
+}
 
 LayerContext Model::forward_context(int l, int64_t epoch, bool training) {
   LayerContext ctx = context();
@@ -539,7 +580,14 @@ void Model::forward(int64_t epoch, bool training) {
     input_dropout(p, stream_of(0));
   }
   for (int l = 0; l < num_layers(); ++l) {
-    layers_[l]->forward(activation(l), activation(l + 1), forward_context(l, epoch, training));
+    LayerContext ctx = forward_context(l, epoch, training);
+    if (layers_[l]->bf16_output()) {  // the epilogue block by block, into the BF16 X_{l+1}
+      auto keep = [&](int64_t first, Matrix<float> z) { epilogue_block(l, first, z, p, stream_of(l + 1)); };
+      ctx.output_block = keep;
+      layers_[l]->forward(activation(l), Matrix<float>{}, ctx);
+      continue;
+    }
+    layers_[l]->forward(activation(l), activation(l + 1), ctx);
     epilogue(l, p, stream_of(l + 1), training);
   }
   if (logits_buffer_ >= 0) propagate();
@@ -605,6 +653,37 @@ void Model::epilogue(int l, float p, uint64_t rng_stream, bool training) {
   // No mask: the backward reads the output (kernels::relu_dropout_backward).
   kernels::bias_relu_dropout(z, layers_[l]->bias(), node_labels_.gids(),
                              params, Matrix<float>{}, stream);
+}
+
+void Model::epilogue_block(int l, int64_t first, Matrix<float> z, float p, uint64_t rng_stream) {
+  const kernels::Stream stream = stream_.get();
+  PhaseScope timer(*clock_, Phase::elementwise, stream);
+  const Span<const int64_t> gids = node_labels_.gids();
+  const kernels::EpilogueParams params{true, p, config_.seed, rng_stream};
+  // The dropout decisions are keyed by the rows' global ids: the same as the whole matrix's.
+  kernels::bias_relu_dropout(z, layers_[l]->bias(), Span<const int64_t>{gids.data + first, z.rows, gids.device},
+                             params, Matrix<float>{}, stream);
+  Matrix<Bf16> x{activations_bf16_[l + 1].data(), num_owned_, widths_[l + 1], widths_[l + 1], device_};
+  kernels::convert_to_bf16(z, x.slice_rows(first, first + z.rows), stream);
+}
+
+Matrix<float> Model::widened_activation(int l, int64_t first, int64_t rows) const {
+  Matrix<float> block{const_cast<float*>(blocks_.data()), rows, widths_[l], widths_[l], device_};
+  HALOGEN_ASSERT(blocks_.size() >= rows * widths_[l], "X_%d: %lld rows do not fit the blocks", l, (long long)rows);
+  const Matrix<const Bf16> x{activations_bf16_[l].data(), num_owned_, widths_[l], widths_[l], device_};
+  kernels::convert_from_bf16(x.slice_rows(first, first + rows), block, stream_.get());
+  return block;
+}
+
+Matrix<const float> Model::layer_output(int l) const {
+  HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
+  if (!keeps_bf16_activation(config_, widths_, l + 1)) return activation(l + 1).slice_rows(0, num_owned_);
+  const int64_t n = num_owned_, width = widths_[l + 1];
+  if (layer_output_.size() < n * width) layer_output_ = Tensor(n, width, device_);
+  Matrix<float> out{layer_output_.data(), n, width, width, device_};
+  const Matrix<const Bf16> x{activations_bf16_[l + 1].data(), n, width, width, device_};
+  if (n > 0) kernels::convert_from_bf16(x, out, stream_.get());
+  return out;
 }
 
 void Model::input_dropout(float p, uint64_t rng_stream) {
@@ -682,11 +761,18 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     // The backward of layer l-1's epilogue: grad_x becomes layer l-1's grad_z and, in the same pass, gives
     // layer l-1's bias gradient (before layer l-1's backward, so before its layer_ready).
     PhaseScope timer(*clock_, Phase::elementwise, stream);
-    if (gat)
+    if (gat) {
       kernels::apply_mask(grad_x, masks_[l].matrix(), stream);
-    else
+    } else if (keeps_bf16_activation(config_, widths_, l)) {  // X_l widened block by block (exactly)
+      for (int64_t first = 0; first < n; first += GraphConv::kWidenRows) {
+        const int64_t rows = std::min(GraphConv::kWidenRows, n - first);
+        kernels::relu_dropout_backward(grad_x.slice_rows(first, first + rows), widened_activation(l, first, rows),
+                                       config_.dropout, layers_[l - 1]->bias_gradient(), stream);
+      }
+    } else {
       kernels::relu_dropout_backward(grad_x, activations_[l].matrix().slice_rows(0, n), config_.dropout,
                                      layers_[l - 1]->bias_gradient(), stream);
+    }
   }
   return loss_sum;
 }
@@ -703,8 +789,17 @@ double Model::evaluated_loss_local(int split) {
 int Model::first_nonfinite_layer_local(int64_t epoch) {
   forward(epoch, /*training=*/true);  // X_L shares the workspace with the backward's buffers
   for (int l = 0; l < num_layers(); ++l) {
-    const Matrix<float> z = activation(l + 1);
-    const double sum = kernels::sum_squares(Span<const float>{z.data, num_owned_ * z.cols, z.device}, stream_.get());
+    double sum = 0.0;
+    if (keeps_bf16_activation(config_, widths_, l + 1)) {  // BF16 keeps NaN and Inf: widened block by block
+      for (int64_t first = 0; first < num_owned_; first += GraphConv::kWidenRows) {
+        const int64_t rows = std::min(GraphConv::kWidenRows, num_owned_ - first);
+        const Matrix<float> z = widened_activation(l + 1, first, rows);
+        sum += kernels::sum_squares(Span<const float>{z.data, rows * z.cols, z.device}, stream_.get());
+      }
+    } else {
+      const Matrix<float> z = activation(l + 1);
+      sum = kernels::sum_squares(Span<const float>{z.data, num_owned_ * z.cols, z.device}, stream_.get());
+    }
     if (!std::isfinite(sum)) return l;
   }
   return -1;

@@ -32,7 +32,9 @@
 // last layer's output X_L (read by the loss or APPNP's propagation, never by the backward) during the forward;
 // during the backward, the layers' backward scratch at its start, then the hidden layers' dLoss/dZ_l (l < L-1)
 // in two regions used in turn (dZ_l lives from layer l+1's backward to layer l's). Kept apart: the activations
-// X_1 .. X_{L-1} (read by the backward), the last layer's dLoss/dZ (written by the loss).
+// X_1 .. X_{L-1} (read by the backward; under --precision bf16 a GCN or SAGE keeps those whose layer aggregates
+// first in BF16 alone, keeps_bf16_activation, formed and read through a few blocks of rows), the last layer's
+// dLoss/dZ (written by the loss).
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
@@ -175,10 +177,8 @@ class Model final : public NodeModel {
   void infer() override { forward(/*epoch=*/0, /*training=*/false); }
   // (n_own, F_{l+1}), contiguous: relu(Z_l + b_l) for a hidden layer l, the logits for the last (= logits()).
   // (The last layer's lives in the workspace: valid until the next training step's backward.)
-  Matrix<const float> layer_output(int l) const override {
-    HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
-    return activation(l + 1).slice_rows(0, num_owned_);
-  }
+  // (A hidden output kept in BF16, keeps_bf16_activation, is widened into a buffer allocated on the first call.)
+  Matrix<const float> layer_output(int l) const override;
   // After evaluate_local(): this rank's sum of softmax cross-entropy over split `split`'s rows (0 train, 1
   // valid, 2 test) for the logits that evaluation computed (dropout off). Uses the last layer's gradient
   // buffer as scratch (every training step overwrites it before reading it), so it changes nothing training
@@ -196,7 +196,8 @@ class Model final : public NodeModel {
   // Nonzero features held for the sparse input-dropout path (0 when the features are dense).
   int64_t sparse_input_nonzeros() const override { return sparse_input_ ? nonzero_values_.rows() : 0; }
   // Whether features with `nonzeros` nonzero values in an (n, f) matrix take the sparse input path
-  // (density <= 25%, and n*f small enough for 32-bit positions). Also used by `halogen info` to predict memory.
+  // (density <= 25% with at least one nonzero, and n*f small enough for 32-bit positions). Also used by
+  // `halogen info` to predict memory.
   static bool uses_sparse_input(int64_t nonzeros, int64_t n, int64_t f);
   // Whether layer 0 takes the sparse input (CSR views) when the features are sparse enough, beyond the
   // transform-first layers: GAT with per-head dropout.
@@ -250,6 +251,12 @@ class Model final : public NodeModel {
   // layer that aggregates first, except a layer 0 whose FP32 X_0 lives in the workspace (not staged).
   static bool keeps_bf16_aggregate(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
                                    bool dense_input);
+  // bf16: X_l (a hidden layer's output, l = 1 .. L-1) is kept in BF16 alone (GraphConv::set_bf16_output on layer
+  // l-1, set_bf16_input on layer l): GCN and SAGE, when layer l-1 aggregates first (its Z is formed block by
+  // block, so no (n_own, F_l) FP32 matrix is ever held). The layers that read X_l widen it block by block.
+  static bool keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l);
+  // The floats of the blocks those layers (and the model's relu backward) widen into (GraphConv::block_floats).
+  static int64_t bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned);
   // Whether X_l (l = 0 .. L) needs the halo rows: it is exchanged (the input of a GCN, SAGE or GIN layer that
   // aggregates first, or APPNP's H = X_L with K > 0). Otherwise only its owned rows are allocated.
   static bool activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l);
@@ -267,6 +274,7 @@ class Model final : public NodeModel {
   // The weighted degrees of the shard's owned and halo vertices (one exchange of the owned ones, collective).
   graph::EdgeWeighting exchange_weighted_degrees(const graph::Shard& shard);
   void copy_features(const graph::Shard& shard);  // dense features, and the sparse input path when it applies
+  void copy_and_release_features(const graph::Shard& shard, graph::Shard* release_shard);
   void build_sparse_first_layer(const std::vector<int32_t>& positions, int64_t f0);
   void allocate_activations();  // activations, masks, gradients, the evaluation's input aggregate
   // APPNP's K propagation steps on H = the last activation (forward) and their reverse (backward: G_K in
@@ -279,6 +287,11 @@ class Model final : public NodeModel {
   // Bias, then relu and dropout (keyed by `rng_stream`) for hidden layers, on layer l's output; the mask only
   // when training.
   void epilogue(int l, float p, uint64_t rng_stream, bool training);
+  // The same epilogue on rows [first, first + z.rows) of layer l's output Z, then rounded into the BF16 X_{l+1}
+  // (keeps_bf16_activation(l + 1): LayerContext::output_block).
+  void epilogue_block(int l, int64_t first, Matrix<float> z, float p, uint64_t rng_stream);
+  // Rows [first, first + rows) of a BF16 X_l widened into the blocks (exactly).
+  Matrix<float> widened_activation(int l, int64_t first, int64_t rows) const;
   LayerContext context();
   // X_l (n_own + n_halo, F_l; only the owned rows where activation_has_halo_rows is false): activations_[l],
   // or a view of the workspace for X_L, and for X_0 when it lives there.
@@ -330,6 +343,10 @@ class Model final : public NodeModel {
   bool stage_input_ = false;
   std::vector<Tensor> activations_;  // X_0 .. X_L (activation(l)); X_L (in the workspace) and X_0 when
                                      // input_in_workspace are empty
+  // keeps_bf16_activation: X_l (n_own, F_l) in BF16 (activations_[l] is then empty); empty for the others.
+  std::vector<Buffer<Bf16>> activations_bf16_;
+  Tensor blocks_;  // bf16_block_floats: the rows the layers and the relu backward widen BF16 activations into
+  mutable Tensor layer_output_;  // layer_output's widened copy of a BF16 hidden output (predict)
   std::vector<Tensor> masks_;        // mask_l (n_own, F_l) for l = 1 .. L-1 (input of layer l); masks_[0] empty
   std::vector<Tensor> grads_;        // dLoss/dZ_l (n_own, F_{l+1}) for l = L-1; empty for l < L-1 (gradient(l))
   // APPNP: P_k in turn (n_own + n_halo, C) x 2 and G_k in turn (n_own, C) x 2; logits_ points at P_K's owned

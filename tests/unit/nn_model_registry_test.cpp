@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "nn/model.h"
 #include "nn/model_registry.h"
 
 namespace halogen::nn {
@@ -133,6 +134,16 @@ TEST(ModelRegistry, LayerStackSpecsUseTheirOwnKind) {
   for (const char* name : {"gcn", "sage", "gin", "gat"})
     counts.insert(model_spec(name).parameter_count(default_model_config(name), 32, 4));
   EXPECT_EQ(counts.size(), 4u);
+}
+
+// The sparse input path needs at least one nonzero: a rank whose features are all zero takes the dense path,
+// which is what a memory estimate (RankShape::sparse_feature_nonzeros == 0) counts for it.
+TEST(ModelRegistry, AllZeroFeaturesTakeTheDensePath) {
+  EXPECT_FALSE(Model::uses_sparse_input(0, 10, 4));
+  EXPECT_TRUE(Model::uses_sparse_input(1, 10, 4));
+  EXPECT_TRUE(Model::uses_sparse_input(10, 10, 4));
+  EXPECT_FALSE(Model::uses_sparse_input(11, 10, 4));  // above 25%
+  EXPECT_FALSE(Model::uses_sparse_input(0, 0, 4));
 }
 
 }  // namespace
