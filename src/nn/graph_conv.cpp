@@ -212,6 +212,7 @@ void GraphConv::input_gradient_product(Matrix<const float> x_own, Matrix<const f
 void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context) {
   HALOGEN_ASSERT(static_cast<bool>(context.output_block), "layer %d has a BF16 output: give an output_block",
                  layer_);
+  HALOGEN_ASSERT(!sparse_input_, "layer %d: a sparse input is not multiplied block by block", layer_);
   const int64_t n = num_owned_;
   const int64_t input_floats = bf16_input_set_ ? std::min(n, kWidenRows) * in_ : 0;
   HALOGEN_ASSERT(blocks_.size >= input_floats + std::min(n, kWidenRows) * out_, "layer %d: %lld floats of blocks",
@@ -219,7 +220,13 @@ void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own,
   for (int64_t first = 0; first < n; first += kWidenRows) {
     const int64_t rows = std::min(kWidenRows, n - first);
     Matrix<float> z{blocks_.data + input_floats, rows, out_, out_, blocks_.device};
-    timed_gemm(ax.slice_rows(first, first + rows), false, store_.param(weight_), false, z, 0.0f, context);
+    if (kind_ == ConvKind::appnp) {  // Z = X W
+      Matrix<const float> x_block =
+          bf16_input_set_ ? widened_input(first, rows, context) : x_own.slice_rows(first, first + rows);
+      timed_gemm(x_block, false, store_.param(weight_), false, z, 0.0f, context);
+    } else {
+      timed_gemm(ax.slice_rows(first, first + rows), false, store_.param(weight_), false, z, 0.0f, context);
+    }
     if (kind_ == ConvKind::sage) {
       Matrix<const float> x_block =
           bf16_input_set_ ? widened_input(first, rows, context) : x_own.slice_rows(first, first + rows);
@@ -325,7 +332,8 @@ void GraphConv::forward(Matrix<float> x, Matrix<float> z, const LayerContext& co
   }
   Matrix<const float> weight = store_.param(weight_);
   if (kind_ == ConvKind::appnp) {
-    input_times_weight(x_own, z_own, context);
+    if (bf16_output_) output_blocks(Matrix<const float>{}, x_own, context);
+    else input_times_weight(x_own, z_own, context);
     return;
   }
   if (kind_ == ConvKind::gin) {

@@ -129,20 +129,24 @@ class GraphConv {
   bool keeps_bf16_aggregate() const {
     return bf16_aggregate_ && bf16_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
   }
-  // --precision bf16, the layers' outputs X_l in BF16 (Model::keeps_bf16_activation; GCN and SAGE; after
+  // --precision bf16, the layers' outputs X_l in BF16 (Model::keeps_bf16_activation; GCN, SAGE, APPNP; after
   // set_bf16_staging; set_bf16_output before allocate(), the others before the first forward):
   //   set_bf16_input: the layer's input is `x` (n_own, in) in BF16, owned by the model: forward and backward
   //     read it instead of their FP32 x (which may be empty). The products with W (and W_self) widen it
   //     kWidenRows rows at a time into the layer's blocks (exactly) and multiply them with the FP32 BLAS; an
   //     aggregate-first layer copies it into the staging buffer for the adjacency (DistributedAdjacency::
   //     forward_bf16_input).
-  //   set_bf16_output: an aggregate-first layer forms Z kWidenRows rows at a time in its blocks and hands each
+  //   set_bf16_output: an aggregate-first layer (or APPNP's, Z = X W) forms Z kWidenRows rows at a time in its blocks and hands each
   //     block to LayerContext::output_block (the model's epilogue), instead of writing a (n_own, out) z.
   //   set_bf16_blocks: the FP32 rows these use, block_floats() of them (shared by the model's layers: nothing in
   //     them survives a call).
-  static bool can_take_bf16_input(ConvKind kind) { return kind == ConvKind::gcn || kind == ConvKind::sage; }
+  // GCN, SAGE and APPNP (its MLP's layers); an output only where Z is formed by gemms (not by the SpMM of a
+  // transform-first layer).
+  static bool can_take_bf16_input(ConvKind kind) {
+    return kind == ConvKind::gcn || kind == ConvKind::sage || kind == ConvKind::appnp;
+  }
   static bool can_give_bf16_output(ConvKind kind, int64_t in, int64_t out) {
-    return can_take_bf16_input(kind) && !transform_first(kind, in, out);
+    return kind == ConvKind::appnp || (can_take_bf16_input(kind) && !transform_first(kind, in, out));
   }
   void set_bf16_input(Matrix<const Bf16> x);
   void set_bf16_output(bool bf16_output);
@@ -257,7 +261,8 @@ class GraphConv {
   // grad(weight) += x_own^T g: gemm, or a k-split over the BF16 input's widened blocks.
   void input_gradient_product(Matrix<const float> x_own, Matrix<const float> g, int weight,
                               const LayerContext& context);
-  // set_bf16_output: Z = ax W (+ x W_self) block by block, each handed to context.output_block.
+  // set_bf16_output: Z = ax W (+ x W_self) (appnp: x W; ax is not read) block by block, each handed to
+  // context.output_block.
   void output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context);
   // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
   // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x

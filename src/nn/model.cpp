@@ -78,17 +78,21 @@ bool Model::keeps_bf16_aggregate(const ModelConfig& config, const std::vector<in
   return l > 0 || !input_in_workspace(config, widths) || stages_input(config, widths, dense_input);
 }
 
-bool Model::keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l) {
+bool Model::keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
+                                  bool dense_input) {
+  // APPNP's layer 0 on sparse features multiplies the CSR input (spmm), which is not formed block by block.
   return config.bf16 && l >= 1 && l < config.layers &&
-         GraphConv::can_give_bf16_output(config.kind, widths[l - 1], widths[l]);
+         GraphConv::can_give_bf16_output(config.kind, widths[l - 1], widths[l]) &&
+         !(l == 1 && config.kind == ConvKind::appnp && !dense_input);
 }
 
-int64_t Model::bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned) {
+int64_t Model::bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned,
+                                 bool dense_input) {
   int64_t floats = 0;
   for (int l = 0; l < config.layers; ++l)
     floats = std::max(floats, GraphConv::block_floats(widths[l], widths[l + 1], num_owned,
-                                                      keeps_bf16_activation(config, widths, l),
-                                                      keeps_bf16_activation(config, widths, l + 1)));
+                                                      keeps_bf16_activation(config, widths, l, dense_input),
+                                                      keeps_bf16_activation(config, widths, l + 1, dense_input)));
   return floats;  // the model widens X_l into the first rows * F_l floats: within layer l's input block
 }
 
@@ -311,7 +315,7 @@ void Model::build_layers(const graph::Shard& shard) {
   layers_[0]->set_input_staged(stage_input_);
   for (int l = 0; l < num_layers(); ++l) {
     layers_[l]->set_bf16_aggregate(keeps_bf16_aggregate(config_, widths_, l, !sparse_input_));
-    layers_[l]->set_bf16_output(keeps_bf16_activation(config_, widths_, l + 1));
+    layers_[l]->set_bf16_output(keeps_bf16_activation(l + 1));
   }
   for (auto& layer : layers_) layer->allocate(*adjacency_, attention_graph_.get(), workspace_.span());
 }
@@ -412,7 +416,7 @@ void Model::allocate_activations() {
   for (int l = 0; l <= num_layers(); ++l) {
     const int64_t rows = activation_has_halo_rows(config_, widths_, l) ? n + h : n;
     const bool in_workspace = l == num_layers() || (l == 0 && workspace_plan_.input_in_workspace);
-    const bool bf16 = keeps_bf16_activation(config_, widths_, l);
+    const bool bf16 = keeps_bf16_activation(l);
     activations_.emplace_back(in_workspace || bf16 ? 0 : rows, widths_[l], device_);
     activations_.back().zero();
     activations_bf16_.emplace_back(bf16 ? n : 0, widths_[l], device_);
@@ -420,7 +424,7 @@ void Model::allocate_activations() {
     if (bf16)
       layers_[l]->set_bf16_input(Matrix<const Bf16>{activations_bf16_[l].data(), n, widths_[l], widths_[l], device_});
   }
-  blocks_ = Tensor(bf16_block_floats(config_, widths_, n), 1, device_);
+  blocks_ = Tensor(bf16_block_floats(config_, widths_, n, !sparse_input_), 1, device_);
   blocks_.zero();
   for (auto& layer : layers_) layer->set_bf16_blocks(blocks_.span());
   // Only GAT records a mask (ELU's derivative is not read off its output); the relu epilogue's backward reads
@@ -485,13 +489,13 @@ MemoryBreakdown Model::estimate_breakdown(const ModelConfig& config, const RankS
       const GraphConv::ScratchPlan scratch = layer_scratch(config, widths, l, n, h, dense_input);
       m.activations += scratch.kept * f + scratch.kept_bf16 * static_cast<int64_t>(sizeof(Bf16));
     }
-    if (l + 1 < config.layers && keeps_bf16_activation(config, widths, l + 1))  // X_{l+1} in BF16
+    if (l + 1 < config.layers && keeps_bf16_activation(config, widths, l + 1, dense_input))  // X_{l+1} in BF16
       m.activations += n * widths[l + 1] * static_cast<int64_t>(sizeof(Bf16));
     else if (l + 1 < config.layers)  // X_{l+1}; X_L is in the workspace
       m.activations += (activation_has_halo_rows(config, widths, l + 1) ? n + h : n) * widths[l + 1] * f;
   }
   m.gradients += n * widths.back() * f;  // the last layer's; the hidden layers' are in the workspace
-  m.workspace = (workspace.floats + bf16_block_floats(config, widths, n)) * f;
+  m.workspace = (workspace.floats + bf16_block_floats(config, widths, n, dense_input)) * f;
   if (!workspace.input_in_workspace)  // X_0 as an activation of its own (else in the workspace, or staged)
     m.activations += (activation_has_halo_rows(config, widths, 0) ? n + h : n) * widths[0] * f;
   if (config.kind == ConvKind::appnp && config.appnp_k > 0) {  // propagation P_k and G_k, two of each
@@ -677,7 +681,7 @@ Matrix<float> Model::widened_activation(int l, int64_t first, int64_t rows) cons
 
 Matrix<const float> Model::layer_output(int l) const {
   HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
-  if (!keeps_bf16_activation(config_, widths_, l + 1)) return activation(l + 1).slice_rows(0, num_owned_);
+  if (!keeps_bf16_activation(l + 1)) return activation(l + 1).slice_rows(0, num_owned_);
   const int64_t n = num_owned_, width = widths_[l + 1];
   if (layer_output_.size() < n * width) layer_output_ = Tensor(n, width, device_);
   Matrix<float> out{layer_output_.data(), n, width, width, device_};
@@ -763,7 +767,7 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     PhaseScope timer(*clock_, Phase::elementwise, stream);
     if (gat) {
       kernels::apply_mask(grad_x, masks_[l].matrix(), stream);
-    } else if (keeps_bf16_activation(config_, widths_, l)) {  // X_l widened block by block (exactly)
+    } else if (keeps_bf16_activation(l)) {  // X_l widened block by block (exactly)
       for (int64_t first = 0; first < n; first += GraphConv::kWidenRows) {
         const int64_t rows = std::min(GraphConv::kWidenRows, n - first);
         kernels::relu_dropout_backward(grad_x.slice_rows(first, first + rows), widened_activation(l, first, rows),
@@ -790,7 +794,7 @@ int Model::first_nonfinite_layer_local(int64_t epoch) {
   forward(epoch, /*training=*/true);  // X_L shares the workspace with the backward's buffers
   for (int l = 0; l < num_layers(); ++l) {
     double sum = 0.0;
-    if (keeps_bf16_activation(config_, widths_, l + 1)) {  // BF16 keeps NaN and Inf: widened block by block
+    if (keeps_bf16_activation(l + 1)) {  // BF16 keeps NaN and Inf: widened block by block
       for (int64_t first = 0; first < num_owned_; first += GraphConv::kWidenRows) {
         const int64_t rows = std::min(GraphConv::kWidenRows, num_owned_ - first);
         const Matrix<float> z = widened_activation(l + 1, first, rows);

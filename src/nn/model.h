@@ -252,11 +252,14 @@ class Model final : public NodeModel {
   static bool keeps_bf16_aggregate(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
                                    bool dense_input);
   // bf16: X_l (a hidden layer's output, l = 1 .. L-1) is kept in BF16 alone (GraphConv::set_bf16_output on layer
-  // l-1, set_bf16_input on layer l): GCN and SAGE, when layer l-1 aggregates first (its Z is formed block by
-  // block, so no (n_own, F_l) FP32 matrix is ever held). The layers that read X_l widen it block by block.
-  static bool keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l);
+  // l-1, set_bf16_input on layer l): GCN and SAGE when layer l-1 aggregates first, and APPNP's MLP (but for X_1
+  // on sparse features): layer l-1's Z is formed block by block, so no (n_own, F_l) FP32 matrix is ever held. The
+  // layers that read X_l widen it block by block.
+  static bool keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
+                                    bool dense_input);
   // The floats of the blocks those layers (and the model's relu backward) widen into (GraphConv::block_floats).
-  static int64_t bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned);
+  static int64_t bf16_block_floats(const ModelConfig& config, const std::vector<int64_t>& widths, int64_t num_owned,
+                                   bool dense_input);
   // Whether X_l (l = 0 .. L) needs the halo rows: it is exchanged (the input of a GCN, SAGE or GIN layer that
   // aggregates first, or APPNP's H = X_L with K > 0). Otherwise only its owned rows are allocated.
   static bool activation_has_halo_rows(const ModelConfig& config, const std::vector<int64_t>& widths, int l);
@@ -290,6 +293,7 @@ class Model final : public NodeModel {
   // The same epilogue on rows [first, first + z.rows) of layer l's output Z, then rounded into the BF16 X_{l+1}
   // (keeps_bf16_activation(l + 1): LayerContext::output_block).
   void epilogue_block(int l, int64_t first, Matrix<float> z, float p, uint64_t rng_stream);
+  bool keeps_bf16_activation(int l) const { return keeps_bf16_activation(config_, widths_, l, !sparse_input_); }
   // Rows [first, first + rows) of a BF16 X_l widened into the blocks (exactly).
   Matrix<float> widened_activation(int l, int64_t first, int64_t rows) const;
   LayerContext context();

@@ -196,9 +196,10 @@ void check_bf16_sides(ConvKind kind, bool transform_first) {
     store.initialize(3);
     conv.set_bf16_staging(staging);
     conv.set_bf16_aggregate(!transform_first);
-    EXPECT_EQ(conv.transform_first(), transform_first);
-    const bool output = bf16_sides && !transform_first;
-    EXPECT_EQ(GraphConv::can_give_bf16_output(kind, in, out), !transform_first);
+    EXPECT_EQ(conv.transform_first(), transform_first || kind == ConvKind::appnp);
+    const bool gives_output = kind == ConvKind::appnp || !transform_first;
+    const bool output = bf16_sides && gives_output;
+    EXPECT_EQ(GraphConv::can_give_bf16_output(kind, in, out), gives_output);
     if (bf16_sides) conv.set_bf16_input(Matrix<const Bf16>{x_bf16.data(), kRows, in, in, Device::cpu});
     conv.set_bf16_output(output);
     std::vector<float> blocks(GraphConv::block_floats(in, out, kRows, bf16_sides, output), -1.0f);
@@ -236,7 +237,7 @@ void check_bf16_sides(ConvKind kind, bool transform_first) {
     return r;
   };
   const Result a = run(false), b = run(true);
-  EXPECT_EQ(b.blocks, transform_first ? 0 : 3);
+  EXPECT_EQ(b.blocks, transform_first && kind != ConvKind::appnp ? 0 : 3);
   auto near = [](const std::vector<float>& u, const std::vector<float>& v, const char* what) {
     ASSERT_EQ(u.size(), v.size());
     double scale = 0, worst = 0;
@@ -256,6 +257,7 @@ TEST(GraphConvBf16, GcnBf16InputAndOutput) { check_bf16_sides(ConvKind::gcn, fal
 TEST(GraphConvBf16, SageBf16InputAndOutput) { check_bf16_sides(ConvKind::sage, false); }
 TEST(GraphConvBf16, GcnTransformFirstBf16Input) { check_bf16_sides(ConvKind::gcn, true); }
 TEST(GraphConvBf16, SageTransformFirstBf16Input) { check_bf16_sides(ConvKind::sage, true); }
+TEST(GraphConvBf16, AppnpBf16InputAndOutput) { check_bf16_sides(ConvKind::appnp, false); }
 
 // One training step of a whole model: its loss and gradients.
 std::pair<double, std::vector<float>> train_step(ConvKind kind, int layers, bool learn_eps, bool bf16,
@@ -308,14 +310,27 @@ TEST(ModelBf16, GcnBf16ActivationsInBlocksGradientsNearFp32) {
   config.hidden = 8;
   config.bf16 = true;
   const std::vector<int64_t> widths = Model::layer_widths(config, 6, 3);
-  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 1));
-  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2));
-  EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 3));  // the logits
+  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 1, true));
+  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2, true));
+  EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 3, true));  // the logits
   config.bf16 = false;
-  EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 1));
+  EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 1, true));
   check_model(ConvKind::gcn, 3, false, kRows);
 }
 TEST(ModelBf16, SageBf16ActivationsInBlocksGradientsNearFp32) { check_model(ConvKind::sage, 2, false, kRows); }
+TEST(ModelBf16, AppnpBf16ActivationsInBlocksGradientsNearFp32) {
+  ModelConfig config;
+  config.kind = ConvKind::appnp;
+  config.layers = 3;
+  config.hidden = 8;
+  config.bf16 = true;
+  const std::vector<int64_t> widths = Model::layer_widths(config, 6, 3);
+  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 1, true));
+  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2, true));
+  EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 1, false));  // layer 0 multiplies a sparse input
+  EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2, false));
+  check_model(ConvKind::appnp, 3, false, kRows);
+}
 
 TEST(GraphConvBf16, GcnKeepsAggregateInBf16) { check(ConvKind::gcn, false); }
 TEST(GraphConvBf16, SageKeepsAggregateInBf16) { check(ConvKind::sage, false); }
