@@ -224,6 +224,8 @@ void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own,
       Matrix<const float> x_block =
           bf16_input_set_ ? widened_input(first, rows, context) : x_own.slice_rows(first, first + rows);
       timed_gemm(x_block, false, store_.param(weight_), false, z, 0.0f, context);
+    } else if (kind_ == ConvKind::gin) {  // Z = h W_out (ax is GIN's h)
+      timed_gemm(ax.slice_rows(first, first + rows), false, store_.param(weight_out_), false, z, 0.0f, context);
     } else {
       timed_gemm(ax.slice_rows(first, first + rows), false, store_.param(weight_), false, z, 0.0f, context);
     }
@@ -465,9 +467,16 @@ Matrix<const float> GraphConv::aggregate_for_backward(Matrix<const float> x, con
   return ax;
 }
 
+void GraphConv::gin_self_term_bf16_input(Matrix<float> out, const LayerContext& context) {
+  for (int64_t first = 0; first < num_owned_; first += kWidenRows) {
+    const int64_t rows = std::min(kWidenRows, num_owned_ - first);
+    gin_self_term(widened_input(first, rows, context), out.slice_rows(first, first + rows), context);
+  }
+}
+
 void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context) {
   const int64_t n = num_owned_;
-  Matrix<const float> x_own = x.slice_rows(0, n);
+  Matrix<const float> x_own = bf16_input_set_ ? Matrix<const float>{} : x.slice_rows(0, n);
   Matrix<float> h = gin_h_;  // (n, hidden)
   if (transform_first()) {
     // h = S T + (1 + eps) T, T = X W (n + h, hidden): the self term runs while T's halo rows are in flight.
@@ -478,7 +487,10 @@ void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerCon
   } else {
     // ax = S X + (1 + eps) X (n, in), then h = ax W.
     Matrix<float> ax = t_or_ax_.slice_rows(0, n);
-    adjacency_forward(x, ax, false, [&] { gin_self_term(x_own, ax, context); });
+    if (bf16_input_set_)
+      adjacency_->forward_bf16_input(x_bf16_, bf16_staging_, ax, [&] { gin_self_term_bf16_input(ax, context); });
+    else
+      adjacency_forward(x, ax, false, [&] { gin_self_term(x_own, ax, context); });
     timed_gemm(ax, false, store_.param(weight_), false, h, 0.0f, context);
     keep_aggregate_bf16(ax, context);
   }
@@ -489,13 +501,14 @@ void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerCon
                       context.stream);
     kernels::relu_forward(h, h, context.stream);
   }
-  timed_gemm(h, false, store_.param(weight_out_), false, z_own, 0.0f, context);
+  if (bf16_output_) output_blocks(h, x_own, context);
+  else timed_gemm(h, false, store_.param(weight_out_), false, z_own, 0.0f, context);
 }
 
 void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x,
                              bool want_grad_x, const LayerContext& context) {
   const int64_t n = num_owned_;
-  Matrix<const float> x_own = x.slice_rows(0, n);
+  Matrix<const float> x_own = bf16_input_set_ ? Matrix<const float>{} : x.slice_rows(0, n);
   Matrix<const float> h = gin_h_;
   Matrix<float> grad_h = grad_gin_h_;  // (n, hidden)
   timed_gemm(h, true, grad_z, false, store_.grad(weight_out_), 1.0f, context);
@@ -531,7 +544,14 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
     Matrix<float> grad_ax = grad_t_or_ax_;  // (n, in)
     timed_gemm(grad_h_const, false, store_.param(weight_), true, grad_ax, 0.0f, context);
     Matrix<const float> grad_ax_const = grad_ax;
-    eps_gradient(x_own, grad_ax_const);
+    if (!bf16_input_set_) {
+      eps_gradient(x_own, grad_ax_const);
+    } else {  // block by block from the widened input: dot_add accumulates
+      for (int64_t first = 0; first < n; first += kWidenRows) {
+        const int64_t rows = std::min(kWidenRows, n - first);
+        eps_gradient(widened_input(first, rows, context), grad_ax_const.slice_rows(first, first + rows));
+      }
+    }
     if (want_grad_x)
       adjacency_->transpose(grad_ax_const, grad_x, [&] { gin_self_term(grad_ax_const, grad_x, context); });
   }

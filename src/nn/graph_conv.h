@@ -129,7 +129,7 @@ class GraphConv {
   bool keeps_bf16_aggregate() const {
     return bf16_aggregate_ && bf16_ && !transform_first() && !gat_ && kind_ != ConvKind::appnp;
   }
-  // --precision bf16, the layers' outputs X_l in BF16 (Model::keeps_bf16_activation; GCN, SAGE, APPNP; after
+  // --precision bf16, the layers' outputs X_l in BF16 (Model::keeps_bf16_activation; not GAT; after
   // set_bf16_staging; set_bf16_output before allocate(), the others before the first forward):
   //   set_bf16_input: the layer's input is `x` (n_own, in) in BF16, owned by the model: forward and backward
   //     read it instead of their FP32 x (which may be empty). The products with W (and W_self) widen it
@@ -140,13 +140,11 @@ class GraphConv {
   //     block to LayerContext::output_block (the model's epilogue), instead of writing a (n_own, out) z.
   //   set_bf16_blocks: the FP32 rows these use, block_floats() of them (shared by the model's layers: nothing in
   //     them survives a call).
-  // GCN, SAGE and APPNP (its MLP's layers); an output only where Z is formed by gemms (not by the SpMM of a
-  // transform-first layer).
-  static bool can_take_bf16_input(ConvKind kind) {
-    return kind == ConvKind::gcn || kind == ConvKind::sage || kind == ConvKind::appnp;
-  }
+  // Every kind but GAT; an output only where Z is formed by gemms: not by the SpMM of a transform-first GCN or
+  // SAGE layer (GIN's Z is h W_out, APPNP's X W).
+  static bool can_take_bf16_input(ConvKind kind) { return kind != ConvKind::gat; }
   static bool can_give_bf16_output(ConvKind kind, int64_t in, int64_t out) {
-    return kind == ConvKind::appnp || (can_take_bf16_input(kind) && !transform_first(kind, in, out));
+    return kind == ConvKind::appnp || kind == ConvKind::gin || (kind != ConvKind::gat && !transform_first(kind, in, out));
   }
   void set_bf16_input(Matrix<const Bf16> x);
   void set_bf16_output(bool bf16_output);
@@ -241,6 +239,8 @@ class GraphConv {
   void weight_gradient(Matrix<const float> x_own, Matrix<const float> g, const LayerContext& context);
   // GIN's self term: out += (1 + eps) x (eps learned or 0).
   void gin_self_term(Matrix<const float> x, Matrix<float> out, const LayerContext& context);
+  // The same from the BF16 input, widened block by block.
+  void gin_self_term_bf16_input(Matrix<float> out, const LayerContext& context);
   void forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context);
   void backward_gin(Matrix<const float> x, Matrix<const float> grad_z, Matrix<float> grad_x, bool want_grad_x,
                     const LayerContext& context);
@@ -261,8 +261,8 @@ class GraphConv {
   // grad(weight) += x_own^T g: gemm, or a k-split over the BF16 input's widened blocks.
   void input_gradient_product(Matrix<const float> x_own, Matrix<const float> g, int weight,
                               const LayerContext& context);
-  // set_bf16_output: Z = ax W (+ x W_self) (appnp: x W; ax is not read) block by block, each handed to
-  // context.output_block.
+  // set_bf16_output: Z = ax W (+ x W_self) (appnp: x W, ax not read; gin: ax is h, Z = h W_out) block by block,
+  // each handed to context.output_block.
   void output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context);
   // out "=" S x (S the adjacency; x's owned rows are the input, its halo rows are overwritten, or not read
   // under bf16, where x may have only its owned rows), extra() while the exchange is in flight. `scratch`: x

@@ -6,8 +6,8 @@
 #   features are rounded by their owners alike; only summation order differs). Later epochs drift further than
 #   FP32's 1e-6: a value that P ranks sum in another order (1e-7 apart) can round to the neighbouring BF16
 #   value (2^-8 apart), and the reverse exchange rounds partial sums that 1 rank never forms; the weight
-#   gradients read Â X rounded to BF16, and GCN's, SAGE's and APPNP's hidden outputs X_l are kept in BF16. Measured over
-#   20 epochs (seed 9): losses within 6.7e-3 relative (GIN, 2 ranks; 1.4e-2 for SAGE before X_l was kept in
+#   gradients read Â X rounded to BF16, and the hidden outputs X_l of every model but GAT are kept in BF16. Measured over
+#   20 epochs (seed 9): losses within 8.2e-3 relative (GIN, 2 ranks; 1.4e-2 for SAGE before X_l was kept in
 #   BF16), accuracies within 3 of 266 vertices; the bounds below are 2x and 3x the largest seen. A real error (a
 #   halo row from the wrong vertex, a lost reverse contribution) moves epoch 1 by far more.
 # - BF16 differs from FP32 (the rounding is in effect), by less than 1e-2 relative in the first loss.

@@ -191,13 +191,14 @@ void check_bf16_sides(ConvKind kind, bool transform_first) {
   };
   auto run = [&](bool bf16_sides) {
     ParameterStore store;
-    GraphConv conv(kind, 1, in, out, store);
+    const bool gin = kind == ConvKind::gin;  // learned eps; hidden 8 < in when transforming first
+    GraphConv conv(kind, 1, in, out, store, gin ? (transform_first ? 8 : kGinHidden) : 0, gin);
     store.allocate(Device::cpu);
     store.initialize(3);
     conv.set_bf16_staging(staging);
     conv.set_bf16_aggregate(!transform_first);
     EXPECT_EQ(conv.transform_first(), transform_first || kind == ConvKind::appnp);
-    const bool gives_output = kind == ConvKind::appnp || !transform_first;
+    const bool gives_output = kind == ConvKind::appnp || gin || !transform_first;
     const bool output = bf16_sides && gives_output;
     EXPECT_EQ(GraphConv::can_give_bf16_output(kind, in, out), gives_output);
     if (bf16_sides) conv.set_bf16_input(Matrix<const Bf16>{x_bf16.data(), kRows, in, in, Device::cpu});
@@ -237,7 +238,7 @@ void check_bf16_sides(ConvKind kind, bool transform_first) {
     return r;
   };
   const Result a = run(false), b = run(true);
-  EXPECT_EQ(b.blocks, transform_first && kind != ConvKind::appnp ? 0 : 3);
+  EXPECT_EQ(b.blocks, transform_first && kind != ConvKind::appnp && kind != ConvKind::gin ? 0 : 3);
   auto near = [](const std::vector<float>& u, const std::vector<float>& v, const char* what) {
     ASSERT_EQ(u.size(), v.size());
     double scale = 0, worst = 0;
@@ -258,6 +259,8 @@ TEST(GraphConvBf16, SageBf16InputAndOutput) { check_bf16_sides(ConvKind::sage, f
 TEST(GraphConvBf16, GcnTransformFirstBf16Input) { check_bf16_sides(ConvKind::gcn, true); }
 TEST(GraphConvBf16, SageTransformFirstBf16Input) { check_bf16_sides(ConvKind::sage, true); }
 TEST(GraphConvBf16, AppnpBf16InputAndOutput) { check_bf16_sides(ConvKind::appnp, false); }
+TEST(GraphConvBf16, GinBf16InputAndOutput) { check_bf16_sides(ConvKind::gin, false); }
+TEST(GraphConvBf16, GinTransformFirstBf16InputAndOutput) { check_bf16_sides(ConvKind::gin, true); }
 
 // One training step of a whole model: its loss and gradients.
 std::pair<double, std::vector<float>> train_step(ConvKind kind, int layers, bool learn_eps, bool bf16,
@@ -318,6 +321,9 @@ TEST(ModelBf16, GcnBf16ActivationsInBlocksGradientsNearFp32) {
   check_model(ConvKind::gcn, 3, false, kRows);
 }
 TEST(ModelBf16, SageBf16ActivationsInBlocksGradientsNearFp32) { check_model(ConvKind::sage, 2, false, kRows); }
+// GIN (learned eps; hidden 8 over 6 features: its layers aggregate first): the self term and the eps gradient
+// read the widened BF16 input block by block.
+TEST(ModelBf16, GinBf16ActivationsInBlocksGradientsNearFp32) { check_model(ConvKind::gin, 3, true, kRows); }
 TEST(ModelBf16, AppnpBf16ActivationsInBlocksGradientsNearFp32) {
   ModelConfig config;
   config.kind = ConvKind::appnp;
