@@ -171,13 +171,18 @@ void GraphConv::set_bf16_output(bool bf16_output) {
   bf16_output_ = bf16_output;
 }
 
-Matrix<const float> GraphConv::widened_input(int64_t first, int64_t rows, const LayerContext& context) {
-  HALOGEN_ASSERT(blocks_.size >= rows * in_, "layer %d: %lld floats of blocks for %lld rows of %lld", layer_,
-                 (long long)blocks_.size, (long long)rows, (long long)in_);
+Matrix<const float> GraphConv::widen_input(int64_t first, int64_t rows, kernels::Stream stream) const {
+  HALOGEN_ASSERT(bf16_input_set_ && blocks_.size >= rows * in_,
+                 "layer %d: %lld floats of blocks for %lld rows of %lld (BF16 input: %d)", layer_,
+                 (long long)blocks_.size, (long long)rows, (long long)in_, int(bf16_input_set_));
   Matrix<float> block{blocks_.data, rows, in_, in_, blocks_.device};
-  PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
-  kernels::convert_from_bf16(x_bf16_.slice_rows(first, first + rows), block, context.stream);
+  kernels::convert_from_bf16(x_bf16_.slice_rows(first, first + rows), block, stream);
   return block;
+}
+
+Matrix<const float> GraphConv::widened_input(int64_t first, int64_t rows, const LayerContext& context) {
+  PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
+  return widen_input(first, rows, context.stream);
 }
 
 void GraphConv::input_product(Matrix<const float> x_own, int weight, Matrix<float> out, float beta,
@@ -186,12 +191,10 @@ void GraphConv::input_product(Matrix<const float> x_own, int weight, Matrix<floa
     timed_gemm(x_own, false, store_.param(weight), false, out, beta, context);
     return;
   }
-  const int64_t n = num_owned_;
-  for (int64_t first = 0; first < n; first += kWidenRows) {
-    const int64_t rows = std::min(kWidenRows, n - first);
+  for_each_block(num_owned_, [&](int64_t first, int64_t rows) {
     timed_gemm(widened_input(first, rows, context), false, store_.param(weight), false,
                out.slice_rows(first, first + rows), beta, context);
-  }
+  });
 }
 
 void GraphConv::input_gradient_product(Matrix<const float> x_own, Matrix<const float> g, int weight,
@@ -201,12 +204,10 @@ void GraphConv::input_gradient_product(Matrix<const float> x_own, Matrix<const f
     return;
   }
   // A k-split of x^T g over the widened blocks, accumulated with beta 1 (aggregate_weight_gradient's).
-  const int64_t n = num_owned_;
-  for (int64_t first = 0; first < n; first += kWidenRows) {
-    const int64_t rows = std::min(kWidenRows, n - first);
+  for_each_block(num_owned_, [&](int64_t first, int64_t rows) {
     timed_gemm(widened_input(first, rows, context), true, g.slice_rows(first, first + rows), false,
                store_.grad(weight), 1.0f, context);
-  }
+  });
 }
 
 void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own, const LayerContext& context) {
@@ -214,11 +215,10 @@ void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own,
                  layer_);
   HALOGEN_ASSERT(!sparse_input_, "layer %d: a sparse input is not multiplied block by block", layer_);
   const int64_t n = num_owned_;
-  const int64_t input_floats = bf16_input_set_ ? std::min(n, kWidenRows) * in_ : 0;
-  HALOGEN_ASSERT(blocks_.size >= input_floats + std::min(n, kWidenRows) * out_, "layer %d: %lld floats of blocks",
+  const int64_t input_floats = bf16_input_set_ ? block_rows(n) * in_ : 0;
+  HALOGEN_ASSERT(blocks_.size >= block_floats(in_, out_, n, bf16_input_set_, true), "layer %d: %lld floats of blocks",
                  layer_, (long long)blocks_.size);
-  for (int64_t first = 0; first < n; first += kWidenRows) {
-    const int64_t rows = std::min(kWidenRows, n - first);
+  for_each_block(n, [&](int64_t first, int64_t rows) {
     Matrix<float> z{blocks_.data + input_floats, rows, out_, out_, blocks_.device};
     if (kind_ == ConvKind::appnp) {  // Z = X W
       Matrix<const float> x_block =
@@ -235,7 +235,7 @@ void GraphConv::output_blocks(Matrix<const float> ax, Matrix<const float> x_own,
       timed_gemm(x_block, false, store_.param(weight_self_), false, z, 1.0f, context);
     }
     context.output_block(first, z);
-  }
+  });
 }
 
 void GraphConv::set_sparse_input(const kernels::CsrView& x, const kernels::CsrView& x_t) {
@@ -441,8 +441,7 @@ void GraphConv::aggregate_weight_gradient(Matrix<const float> x, Matrix<const fl
   // grad W += sum over row blocks of float(ax_block)^T g_block: the block is widened (exactly) into the first
   // rows of the gradient's slot, which is free until the input gradient is written, after this.
   const int64_t n = num_owned_;
-  for (int64_t first = 0; first < n; first += kWidenRows) {
-    const int64_t rows = std::min(kWidenRows, n - first);
+  for_each_block(n, [&](int64_t first, int64_t rows) {
     Matrix<float> block = grad_t_or_ax_.slice_rows(0, rows);
     {
       PhaseScope timer(*context.clock, Phase::elementwise, context.stream);
@@ -450,7 +449,7 @@ void GraphConv::aggregate_weight_gradient(Matrix<const float> x, Matrix<const fl
       kernels::convert_from_bf16(kept.slice_rows(first, first + rows), block, context.stream);
     }
     timed_gemm(block, true, g.slice_rows(first, first + rows), false, store_.grad(weight_), 1.0f, context);
-  }
+  });
 }
 
 Matrix<const float> GraphConv::aggregate_for_backward(Matrix<const float> x, const LayerContext& context) {
@@ -468,10 +467,9 @@ Matrix<const float> GraphConv::aggregate_for_backward(Matrix<const float> x, con
 }
 
 void GraphConv::gin_self_term_bf16_input(Matrix<float> out, const LayerContext& context) {
-  for (int64_t first = 0; first < num_owned_; first += kWidenRows) {
-    const int64_t rows = std::min(kWidenRows, num_owned_ - first);
+  for_each_block(num_owned_, [&](int64_t first, int64_t rows) {
     gin_self_term(widened_input(first, rows, context), out.slice_rows(first, first + rows), context);
-  }
+  });
 }
 
 void GraphConv::forward_gin(Matrix<float> x, Matrix<float> z_own, const LayerContext& context) {
@@ -547,10 +545,9 @@ void GraphConv::backward_gin(Matrix<const float> x, Matrix<const float> grad_z, 
     if (!bf16_input_set_) {
       eps_gradient(x_own, grad_ax_const);
     } else {  // block by block from the widened input: dot_add accumulates
-      for (int64_t first = 0; first < n; first += kWidenRows) {
-        const int64_t rows = std::min(kWidenRows, n - first);
+      for_each_block(n, [&](int64_t first, int64_t rows) {
         eps_gradient(widened_input(first, rows, context), grad_ax_const.slice_rows(first, first + rows));
-      }
+      });
     }
     if (want_grad_x)
       adjacency_->transpose(grad_ax_const, grad_x, [&] { gin_self_term(grad_ax_const, grad_x, context); });

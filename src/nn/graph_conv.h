@@ -104,12 +104,18 @@ class GraphConv {
   static ScratchPlan scratch_plan(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t num_halo,
                                   int64_t gin_hidden = 0, bool gin_learn_eps = false, bool recompute = false,
                                   bool bf16_aggregate = false);
-  // Rows of the kept BF16 Â X widened per weight-gradient product (a k-split of X^T G, accumulated with beta 1).
+  // Rows of a BF16 matrix widened (or of Z formed) per block: the kept Â X per weight-gradient product (a
+  // k-split of X^T G, accumulated with beta 1), and the BF16 inputs and outputs below.
   static constexpr int64_t kWidenRows = 8192;
-  // The backward scratch of the widening alone: min(num_owned, kWidenRows) rows of the exchange width.
+  // The rows of the largest block of n rows, and f(first, rows) for each block of [0, n), in row order.
+  static int64_t block_rows(int64_t n) { return n < kWidenRows ? n : kWidenRows; }
+  template <typename F>
+  static void for_each_block(int64_t n, F&& f) {
+    for (int64_t first = 0; first < n; first += kWidenRows) f(first, block_rows(n - first));
+  }
+  // The backward scratch of the widening alone: block_rows(num_owned) rows of the exchange width.
   static int64_t widen_floats(ConvKind kind, int64_t in, int64_t out, int64_t num_owned, int64_t gin_hidden = 0) {
-    const int64_t rows = num_owned < kWidenRows ? num_owned : kWidenRows;
-    return rows * exchange_width(kind, in, out, gin_hidden);
+    return block_rows(num_owned) * exchange_width(kind, in, out, gin_hidden);
   }
   // Recomputation (before allocate()): a GCN, SAGE or GIN layer that aggregates first keeps no Â X between its
   // forward and backward; the backward recomputes it from x (DistributedAdjacency::forward_local: x's halo rows
@@ -136,27 +142,30 @@ class GraphConv {
   //     kWidenRows rows at a time into the layer's blocks (exactly) and multiply them with the FP32 BLAS; an
   //     aggregate-first layer copies it into the staging buffer for the adjacency (DistributedAdjacency::
   //     forward_bf16_input).
-  //   set_bf16_output: an aggregate-first layer (or APPNP's, Z = X W) forms Z kWidenRows rows at a time in its blocks and hands each
-  //     block to LayerContext::output_block (the model's epilogue), instead of writing a (n_own, out) z.
+  //   set_bf16_output: a layer whose Z comes from gemms (can_give_bf16_output) forms Z kWidenRows rows at a
+  //     time in its blocks and hands each block to LayerContext::output_block (the model's epilogue), instead of
+  //     writing a (n_own, out) z.
   //   set_bf16_blocks: the FP32 rows these use, block_floats() of them (shared by the model's layers: nothing in
   //     them survives a call).
   // Every kind but GAT; an output only where Z is formed by gemms: not by the SpMM of a transform-first GCN or
   // SAGE layer (GIN's Z is h W_out, APPNP's X W).
   static bool can_take_bf16_input(ConvKind kind) { return kind != ConvKind::gat; }
   static bool can_give_bf16_output(ConvKind kind, int64_t in, int64_t out) {
-    return kind == ConvKind::appnp || kind == ConvKind::gin || (kind != ConvKind::gat && !transform_first(kind, in, out));
+    return kind == ConvKind::appnp || kind == ConvKind::gin ||
+           (can_take_bf16_input(kind) && !transform_first(kind, in, out));
   }
   void set_bf16_input(Matrix<const Bf16> x);
   void set_bf16_output(bool bf16_output);
-  bool bf16_input() const { return bf16_input_set_; }
   bool bf16_output() const { return bf16_output_; }
-  // Floats of the blocks a layer with these BF16 sides uses: min(n, kWidenRows) rows of the input's width (when
-  // its input is BF16) and of its output's (when its output is).
+  // Floats of the blocks a layer with these BF16 sides uses: block_rows(n) rows of the input's width (when its
+  // input is BF16) and of its output's (when its output is).
   static int64_t block_floats(int64_t in, int64_t out, int64_t num_owned, bool bf16_input, bool bf16_output) {
-    const int64_t rows = num_owned < kWidenRows ? num_owned : kWidenRows;
-    return rows * ((bf16_input ? in : 0) + (bf16_output ? out : 0));
+    return block_rows(num_owned) * ((bf16_input ? in : 0) + (bf16_output ? out : 0));
   }
   void set_bf16_blocks(Span<float> blocks) { blocks_ = blocks; }
+  // Rows [first, first + rows) of the BF16 input widened (exactly) into the first floats of the blocks, untimed
+  // (the model's relu backward and non-finite check read the layer's input, X_l, this way too).
+  Matrix<const float> widen_input(int64_t first, int64_t rows, kernels::Stream stream) const;
 
   // Allocates the layer's kept buffers (after store.allocate()) on adjacency.device(); the forward and backward
   // ones are views of `workspace` (at least scratch_plan(...).transient() floats on that device, shared with
@@ -253,7 +262,7 @@ class GraphConv {
   // keeps_bf16_aggregate: the forward's FP32 Â X rounded into the kept BF16 copy (unless the forward keeps
   // nothing: LayerContext::keep_for_backward).
   void keep_aggregate_bf16(Matrix<const float> ax, const LayerContext& context);
-  // With a BF16 input (set_bf16_input): its rows [first, first + rows) widened into the input block.
+  // widen_input, timed as elementwise work.
   Matrix<const float> widened_input(int64_t first, int64_t rows, const LayerContext& context);
   // out (n, W's columns) "=" (beta 0) or "+=" (beta 1) x_own `weight`: gemm, or block by block from the BF16
   // input (then out's rows may be a view of any stride).

@@ -93,7 +93,7 @@ int64_t Model::bf16_block_floats(const ModelConfig& config, const std::vector<in
     floats = std::max(floats, GraphConv::block_floats(widths[l], widths[l + 1], num_owned,
                                                       keeps_bf16_activation(config, widths, l, dense_input),
                                                       keeps_bf16_activation(config, widths, l + 1, dense_input)));
-  return floats;  // the model widens X_l into the first rows * F_l floats: within layer l's input block
+  return floats;  // the model widens X_l through layer l (GraphConv::widen_input): within its input block
 }
 
 Model::WorkspacePlan Model::workspace_plan(const ModelConfig& config, const std::vector<int64_t>& widths,
@@ -671,14 +671,6 @@ void Model::epilogue_block(int l, int64_t first, Matrix<float> z, float p, uint6
   kernels::convert_to_bf16(z, x.slice_rows(first, first + z.rows), stream);
 }
 
-Matrix<float> Model::widened_activation(int l, int64_t first, int64_t rows) const {
-  Matrix<float> block{const_cast<float*>(blocks_.data()), rows, widths_[l], widths_[l], device_};
-  HALOGEN_ASSERT(blocks_.size() >= rows * widths_[l], "X_%d: %lld rows do not fit the blocks", l, (long long)rows);
-  const Matrix<const Bf16> x{activations_bf16_[l].data(), num_owned_, widths_[l], widths_[l], device_};
-  kernels::convert_from_bf16(x.slice_rows(first, first + rows), block, stream_.get());
-  return block;
-}
-
 Matrix<const float> Model::layer_output(int l) const {
   HALOGEN_ASSERT(l + 1 < num_layers() || output_valid_, "layer %d's output was overwritten by a backward", l);
   if (!keeps_bf16_activation(l + 1)) return activation(l + 1).slice_rows(0, num_owned_);
@@ -768,11 +760,11 @@ double Model::train_step_local(int64_t epoch, float loss_scale, GradientReducer*
     if (gat) {
       kernels::apply_mask(grad_x, masks_[l].matrix(), stream);
     } else if (keeps_bf16_activation(l)) {  // X_l widened block by block (exactly)
-      for (int64_t first = 0; first < n; first += GraphConv::kWidenRows) {
-        const int64_t rows = std::min(GraphConv::kWidenRows, n - first);
-        kernels::relu_dropout_backward(grad_x.slice_rows(first, first + rows), widened_activation(l, first, rows),
-                                       config_.dropout, layers_[l - 1]->bias_gradient(), stream);
-      }
+      GraphConv::for_each_block(n, [&](int64_t first, int64_t rows) {
+        kernels::relu_dropout_backward(grad_x.slice_rows(first, first + rows),
+                                       layers_[l]->widen_input(first, rows, stream), config_.dropout,
+                                       layers_[l - 1]->bias_gradient(), stream);
+      });
     } else {
       kernels::relu_dropout_backward(grad_x, activations_[l].matrix().slice_rows(0, n), config_.dropout,
                                      layers_[l - 1]->bias_gradient(), stream);
@@ -795,11 +787,10 @@ int Model::first_nonfinite_layer_local(int64_t epoch) {
   for (int l = 0; l < num_layers(); ++l) {
     double sum = 0.0;
     if (keeps_bf16_activation(l + 1)) {  // BF16 keeps NaN and Inf: widened block by block
-      for (int64_t first = 0; first < num_owned_; first += GraphConv::kWidenRows) {
-        const int64_t rows = std::min(GraphConv::kWidenRows, num_owned_ - first);
-        const Matrix<float> z = widened_activation(l + 1, first, rows);
+      GraphConv::for_each_block(num_owned_, [&](int64_t first, int64_t rows) {
+        const Matrix<const float> z = layers_[l + 1]->widen_input(first, rows, stream_.get());
         sum += kernels::sum_squares(Span<const float>{z.data, rows * z.cols, z.device}, stream_.get());
-      }
+      });
     } else {
       const Matrix<float> z = activation(l + 1);
       sum = kernels::sum_squares(Span<const float>{z.data, num_owned_ * z.cols, z.device}, stream_.get());

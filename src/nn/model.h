@@ -32,9 +32,8 @@
 // last layer's output X_L (read by the loss or APPNP's propagation, never by the backward) during the forward;
 // during the backward, the layers' backward scratch at its start, then the hidden layers' dLoss/dZ_l (l < L-1)
 // in two regions used in turn (dZ_l lives from layer l+1's backward to layer l's). Kept apart: the activations
-// X_1 .. X_{L-1} (read by the backward; under --precision bf16 a GCN or SAGE keeps those whose layer aggregates
-// first in BF16 alone, keeps_bf16_activation, formed and read through a few blocks of rows), the last layer's
-// dLoss/dZ (written by the loss).
+// X_1 .. X_{L-1} (read by the backward; under --precision bf16 those that keeps_bf16_activation names live in
+// BF16 alone, formed and read through a few blocks of rows), the last layer's dLoss/dZ (written by the loss).
 //
 // Loss: masked softmax cross-entropy over the rank's training rows, gradients scaled by the caller's
 // `loss_scale` (= 1 / global training count); the caller sums the returned local loss over ranks, and the
@@ -252,9 +251,9 @@ class Model final : public NodeModel {
   static bool keeps_bf16_aggregate(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
                                    bool dense_input);
   // bf16: X_l (a hidden layer's output, l = 1 .. L-1) is kept in BF16 alone (GraphConv::set_bf16_output on layer
-  // l-1, set_bf16_input on layer l): GCN and SAGE when layer l-1 aggregates first, and APPNP's MLP (but for X_1
-  // on sparse features): layer l-1's Z is formed block by block, so no (n_own, F_l) FP32 matrix is ever held. The
-  // layers that read X_l widen it block by block.
+  // l-1, set_bf16_input on layer l): GCN and SAGE when layer l-1 aggregates first, GIN, and APPNP's MLP (but for
+  // X_1 on sparse features): layer l-1's Z is formed block by block, so no (n_own, F_l) FP32 matrix is ever held.
+  // The layers that read X_l widen it block by block.
   static bool keeps_bf16_activation(const ModelConfig& config, const std::vector<int64_t>& widths, int l,
                                     bool dense_input);
   // The floats of the blocks those layers (and the model's relu backward) widen into (GraphConv::block_floats).
@@ -294,8 +293,6 @@ class Model final : public NodeModel {
   // (keeps_bf16_activation(l + 1): LayerContext::output_block).
   void epilogue_block(int l, int64_t first, Matrix<float> z, float p, uint64_t rng_stream);
   bool keeps_bf16_activation(int l) const { return keeps_bf16_activation(config_, widths_, l, !sparse_input_); }
-  // Rows [first, first + rows) of a BF16 X_l widened into the blocks (exactly).
-  Matrix<float> widened_activation(int l, int64_t first, int64_t rows) const;
   LayerContext context();
   // X_l (n_own + n_halo, F_l; only the owned rows where activation_has_halo_rows is false): activations_[l],
   // or a view of the workspace for X_L, and for X_0 when it lives there.

@@ -262,12 +262,9 @@ TEST(GraphConvBf16, AppnpBf16InputAndOutput) { check_bf16_sides(ConvKind::appnp,
 TEST(GraphConvBf16, GinBf16InputAndOutput) { check_bf16_sides(ConvKind::gin, false); }
 TEST(GraphConvBf16, GinTransformFirstBf16InputAndOutput) { check_bf16_sides(ConvKind::gin, true); }
 
-// One training step of a whole model: its loss and gradients.
-std::pair<double, std::vector<float>> train_step(ConvKind kind, int layers, bool learn_eps, bool bf16,
-                                                 int64_t n = 24) {
-  const graph::Graph g = testing::synthetic_graph(n, /*classes=*/3, /*features=*/6, /*picks=*/2, 5, 7);
-  const graph::Shard shard = testing::whole_graph_shard(g);
-  comm::SelfComm comm;
+// The whole models below: 6 features, hidden 8, 3 classes.
+constexpr int64_t kModelFeatures = 6, kModelClasses = 3;
+ModelConfig model_config(ConvKind kind, int layers, bool learn_eps, bool bf16) {
   ModelConfig config;
   config.kind = kind;
   config.layers = layers;
@@ -276,6 +273,16 @@ std::pair<double, std::vector<float>> train_step(ConvKind kind, int layers, bool
   config.seed = 11;
   config.gin_learn_eps = learn_eps;
   config.bf16 = bf16;
+  return config;
+}
+
+// One training step of a whole model: its loss and gradients.
+std::pair<double, std::vector<float>> train_step(ConvKind kind, int layers, bool learn_eps, bool bf16,
+                                                 int64_t n = 24) {
+  const graph::Graph g = testing::synthetic_graph(n, kModelClasses, kModelFeatures, /*picks=*/2, 5, 7);
+  const graph::Shard shard = testing::whole_graph_shard(g);
+  comm::SelfComm comm;
+  const ModelConfig config = model_config(kind, layers, learn_eps, bf16);
   const std::unique_ptr<NodeModel> model = model_spec(config).build(config, comm, shard, nullptr, Device::cpu);
   const int64_t train_count = model->split_sizes_local()[0];
   const double loss = model->train_step_local(3, 1.0f / static_cast<float>(train_count)) / train_count;
@@ -307,12 +314,8 @@ TEST(ModelBf16, GinLearnedEpsGradientsNearFp32) { check_model(ConvKind::gin, 2, 
 // aggregate first) over more rows than a block: the epilogue's dropout keyed block by block by the rows' global
 // ids, the relu backward widened block by block. A block keyed by the wrong rows fails here.
 TEST(ModelBf16, GcnBf16ActivationsInBlocksGradientsNearFp32) {
-  ModelConfig config;
-  config.kind = ConvKind::gcn;
-  config.layers = 3;
-  config.hidden = 8;
-  config.bf16 = true;
-  const std::vector<int64_t> widths = Model::layer_widths(config, 6, 3);
+  ModelConfig config = model_config(ConvKind::gcn, 3, false, true);
+  const std::vector<int64_t> widths = Model::layer_widths(config, kModelFeatures, kModelClasses);
   EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 1, true));
   EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2, true));
   EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 3, true));  // the logits
@@ -325,12 +328,8 @@ TEST(ModelBf16, SageBf16ActivationsInBlocksGradientsNearFp32) { check_model(Conv
 // read the widened BF16 input block by block.
 TEST(ModelBf16, GinBf16ActivationsInBlocksGradientsNearFp32) { check_model(ConvKind::gin, 3, true, kRows); }
 TEST(ModelBf16, AppnpBf16ActivationsInBlocksGradientsNearFp32) {
-  ModelConfig config;
-  config.kind = ConvKind::appnp;
-  config.layers = 3;
-  config.hidden = 8;
-  config.bf16 = true;
-  const std::vector<int64_t> widths = Model::layer_widths(config, 6, 3);
+  const ModelConfig config = model_config(ConvKind::appnp, 3, false, true);
+  const std::vector<int64_t> widths = Model::layer_widths(config, kModelFeatures, kModelClasses);
   EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 1, true));
   EXPECT_TRUE(Model::keeps_bf16_activation(config, widths, 2, true));
   EXPECT_FALSE(Model::keeps_bf16_activation(config, widths, 1, false));  // layer 0 multiplies a sparse input
